@@ -1,0 +1,227 @@
+//! `!pw.array`: a logical array with optional placement and sharding.
+
+use crate::{dtype::DType, ffi, layout::Sharding};
+use melior::{
+    ir::{
+        attribute::{ArrayAttribute, FlatSymbolRefAttribute, StringAttribute},
+        r#type::{IntegerType, RankedTensorType},
+        Attribute, AttributeLike, Type, TypeLike,
+    },
+    Context,
+};
+use mlir_sys::{
+    mlirIntegerTypeGetWidth, mlirIntegerTypeIsUnsigned, mlirShapedTypeGetDimSize,
+    mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirTypeIsABF16, mlirTypeIsAF16,
+    mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger, MlirAttribute,
+};
+
+/// The Rust view of a `!pw.array<shape x dtype[, @mesh[, sharding]]>` type.
+///
+/// `mesh == None` is the location-agnostic form; `sharding == None` means the
+/// sharding is not decided yet (the sharding pass decides it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayType {
+    pub shape: Vec<i64>,
+    pub dtype: DType,
+    pub mesh: Option<String>,
+    pub sharding: Option<Sharding>,
+}
+
+/// Why a type could not be read as a pw array.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TypeError {
+    #[error("expected a !pw.array type, found {0}")]
+    NotArray(String),
+    #[error("unsupported element type {0}")]
+    UnsupportedElement(String),
+}
+
+impl ArrayType {
+    pub fn new(shape: Vec<i64>, dtype: DType) -> Self {
+        Self {
+            shape,
+            dtype,
+            mesh: None,
+            sharding: None,
+        }
+    }
+
+    /// Reads a `!pw.array` type.
+    pub fn read(t: Type) -> Result<Self, TypeError> {
+        let raw = t.to_raw();
+        // SAFETY: all calls below take a valid type and only inspect it; the
+        // pw accessors are called only once the type is known to be an array.
+        unsafe {
+            if !ffi::pwTypeIsAArray(raw) {
+                return Err(TypeError::NotArray(t.to_string()));
+            }
+            let tensor = ffi::pwArrayTypeGetTensor(raw);
+            let rank = mlirShapedTypeGetRank(tensor) as isize;
+            let shape = (0..rank).map(|d| mlirShapedTypeGetDimSize(tensor, d)).collect();
+            let element = mlirShapedTypeGetElementType(tensor);
+            let dtype = element_dtype(element).ok_or_else(|| {
+                TypeError::UnsupportedElement(Type::from_raw(element).to_string())
+            })?;
+            let mesh = optional(ffi::pwArrayTypeGetMesh(raw))
+                .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
+                .map(|a| a.value().to_owned());
+            let sharding = optional(ffi::pwArrayTypeGetSharding(raw)).map(read_sharding);
+            Ok(Self {
+                shape,
+                dtype,
+                mesh,
+                sharding,
+            })
+        }
+    }
+
+    /// Builds the MLIR type.
+    pub fn to_mlir<'c>(&self, context: &'c Context) -> Type<'c> {
+        let dims: Vec<u64> = self.shape.iter().map(|&d| d as u64).collect();
+        let tensor = RankedTensorType::new(&dims, element_type(context, self.dtype), None);
+        let mesh = self
+            .mesh
+            .as_ref()
+            .map(|m| FlatSymbolRefAttribute::new(context, m).into());
+        let sharding = self.sharding.as_ref().map(|s| sharding_attribute(context, s));
+        let null = MlirAttribute {
+            ptr: std::ptr::null(),
+        };
+        // SAFETY: the tensor type and attributes are valid and of the kinds
+        // the constructor expects; null stands for an absent parameter.
+        unsafe {
+            Type::from_raw(ffi::pwArrayTypeGet(
+                tensor.to_raw(),
+                mesh.map_or(null, |a: Attribute| a.to_raw()),
+                sharding.map_or(null, |a| a.to_raw()),
+            ))
+        }
+    }
+
+    /// Elements of the logical array.
+    pub fn elements(&self) -> i64 {
+        self.shape.iter().product()
+    }
+
+    /// Bytes of the logical array.
+    pub fn bytes(&self) -> u64 {
+        self.elements() as u64 * self.dtype.byte_size()
+    }
+
+    /// Whether both describe arrays of the same shape and element type.
+    pub fn same_tensor(&self, other: &ArrayType) -> bool {
+        self.shape == other.shape && self.dtype == other.dtype
+    }
+
+    /// This array placed on `mesh` with `sharding`.
+    pub fn placed(&self, mesh: Option<&str>, sharding: Option<Sharding>) -> Self {
+        Self {
+            shape: self.shape.clone(),
+            dtype: self.dtype,
+            mesh: mesh.map(str::to_owned),
+            sharding,
+        }
+    }
+
+    /// The tensor type a computation sees for this array.
+    pub fn tensor_string(&self) -> String {
+        let mut s = String::from("tensor<");
+        for d in &self.shape {
+            s.push_str(&format!("{d}x"));
+        }
+        s.push_str(self.dtype.mlir_name());
+        s.push('>');
+        s
+    }
+}
+
+fn optional<'c>(raw: MlirAttribute) -> Option<Attribute<'c>> {
+    // SAFETY: a non-null attribute handle from the C API is valid.
+    unsafe { (!raw.ptr.is_null()).then(|| Attribute::from_raw(raw)) }
+}
+
+/// Reads `[["x"], []]` (as stored) into a sharding; malformed entries are
+/// skipped, as the type verifier already rejected them.
+pub fn read_sharding(attr: Attribute) -> Sharding {
+    let dims = crate::ops::array_elements(attr)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dim| {
+            crate::ops::array_elements(dim)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|a| StringAttribute::try_from(a).ok())
+                .map(|s| s.value().to_owned())
+                .collect()
+        })
+        .collect();
+    Sharding { dims }
+}
+
+/// The stored form of a sharding: an array of arrays of axis names.
+pub fn sharding_attribute<'c>(context: &'c Context, sharding: &Sharding) -> Attribute<'c> {
+    let dims: Vec<Attribute> = sharding
+        .dims
+        .iter()
+        .map(|axes| {
+            let names: Vec<Attribute> = axes
+                .iter()
+                .map(|a| StringAttribute::new(context, a).into())
+                .collect();
+            ArrayAttribute::new(context, &names).into()
+        })
+        .collect();
+    ArrayAttribute::new(context, &dims).into()
+}
+
+/// The element type of a builtin tensor as a [`DType`].
+///
+/// # Safety
+/// `element` must be a valid type.
+pub(crate) unsafe fn element_dtype(element: mlir_sys::MlirType) -> Option<DType> {
+    unsafe {
+        if mlirTypeIsAF32(element) {
+            Some(DType::F32)
+        } else if mlirTypeIsABF16(element) {
+            Some(DType::BF16)
+        } else if mlirTypeIsAF16(element) {
+            Some(DType::F16)
+        } else if mlirTypeIsAF64(element) {
+            Some(DType::F64)
+        } else if mlirTypeIsAInteger(element) {
+            let unsigned = mlirIntegerTypeIsUnsigned(element);
+            match (mlirIntegerTypeGetWidth(element), unsigned) {
+                (1, _) => Some(DType::Pred),
+                (8, false) => Some(DType::S8),
+                (16, false) => Some(DType::S16),
+                (32, false) => Some(DType::S32),
+                (64, false) => Some(DType::S64),
+                (8, true) => Some(DType::U8),
+                (16, true) => Some(DType::U16),
+                (32, true) => Some(DType::U32),
+                (64, true) => Some(DType::U64),
+                _ => None,
+            }
+        } else {
+            None
+        }
+    }
+}
+
+fn element_type(context: &Context, dtype: DType) -> Type<'_> {
+    match dtype {
+        DType::Pred => IntegerType::new(context, 1).into(),
+        DType::S8 => IntegerType::new(context, 8).into(),
+        DType::S16 => IntegerType::new(context, 16).into(),
+        DType::S32 => IntegerType::new(context, 32).into(),
+        DType::S64 => IntegerType::new(context, 64).into(),
+        DType::U8 => IntegerType::unsigned(context, 8).into(),
+        DType::U16 => IntegerType::unsigned(context, 16).into(),
+        DType::U32 => IntegerType::unsigned(context, 32).into(),
+        DType::U64 => IntegerType::unsigned(context, 64).into(),
+        DType::F16 => Type::float16(context),
+        DType::BF16 => Type::bfloat16(context),
+        DType::F32 => Type::float32(context),
+        DType::F64 => Type::float64(context),
+    }
+}

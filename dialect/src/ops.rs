@@ -1,0 +1,208 @@
+//! Names of the pw ops and attributes, and small readers and builders.
+
+use crate::{array_type::ArrayType, layout::Sharding, piece::Piece};
+use melior::{
+    ir::{
+        attribute::{
+            ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute,
+            StringAttribute,
+        },
+        operation::{OperationBuilder, OperationLike},
+        Attribute, Identifier, Location, Operation, Value,
+    },
+    Context,
+};
+
+pub const MESH: &str = "pw.mesh";
+pub const CALL: &str = "pw.call";
+pub const TRANSFER: &str = "pw.transfer";
+pub const RESHARD: &str = "pw.reshard";
+pub const COPY: &str = "pw.copy";
+pub const SCATTER: &str = "pw.scatter";
+pub const GATHER: &str = "pw.gather";
+pub const ASSEMBLE: &str = "pw.assemble";
+pub const FUNC: &str = "func.func";
+pub const RETURN: &str = "func.return";
+pub const MODULE: &str = "builtin.module";
+
+pub const ATTR_CALLEE: &str = "callee";
+pub const ATTR_MESH: &str = "mesh";
+pub const ATTR_IN_SHARDINGS: &str = "in_shardings";
+pub const ATTR_PIECES: &str = "pieces";
+pub const ATTR_SYM_NAME: &str = "sym_name";
+pub const ATTR_AXIS_NAMES: &str = "axis_names";
+pub const ATTR_AXIS_SIZES: &str = "axis_sizes";
+pub const ATTR_KIND: &str = "kind";
+pub const ATTR_SAME_ISLAND_AS: &str = "same_island_as";
+pub const ATTR_DEVICES: &str = "devices";
+pub const ATTR_FUNCTION_TYPE: &str = "function_type";
+/// On a computation: its partition count, as lowering fixes it.
+pub const ATTR_NUM_PARTITIONS: &str = "pw.num_partitions";
+/// On a computation: the device sets (one array per mesh) it runs on.
+pub const ATTR_DEVICE_ASSIGNMENTS: &str = "pw.device_assignments";
+/// On the program: set by the schedule pass; body order is the schedule.
+pub const ATTR_SCHEDULE: &str = "pw.schedule";
+
+/// The ops that may appear in a program's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Call,
+    Transfer,
+    Reshard,
+    Copy,
+    Scatter,
+    Gather,
+    Assemble,
+    Return,
+}
+
+impl OpKind {
+    pub fn of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Self> {
+        let name = op.name();
+        Self::from_name(name.as_string_ref().as_str().ok()?)
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            CALL => OpKind::Call,
+            TRANSFER => OpKind::Transfer,
+            RESHARD => OpKind::Reshard,
+            COPY => OpKind::Copy,
+            SCATTER => OpKind::Scatter,
+            GATHER => OpKind::Gather,
+            ASSEMBLE => OpKind::Assemble,
+            RETURN => OpKind::Return,
+            _ => return None,
+        })
+    }
+
+    /// Ops that move bytes between shards (the physical form's copies).
+    pub fn is_piece_op(self) -> bool {
+        matches!(self, OpKind::Copy | OpKind::Scatter | OpKind::Gather)
+    }
+}
+
+/// The op's name as a plain string.
+pub fn op_name<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> String {
+    op.name()
+        .as_string_ref()
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_default()
+}
+
+pub fn string_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
+    op.attribute(name)
+        .ok()
+        .and_then(|a| StringAttribute::try_from(a).ok())
+        .map(|s| s.value().to_owned())
+}
+
+pub fn symbol_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
+    op.attribute(name)
+        .ok()
+        .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
+        .map(|s| s.value().to_owned())
+}
+
+pub fn i64_array_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<Vec<i64>> {
+    op.attribute(name).ok().and_then(read_i64_array)
+}
+
+pub fn read_i64_array(attr: Attribute) -> Option<Vec<i64>> {
+    let array = DenseI64ArrayAttribute::try_from(attr).ok()?;
+    (0..array.len()).map(|i| array.element(i).ok()).collect()
+}
+
+pub fn integer_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<i64> {
+    op.attribute(name)
+        .ok()
+        .and_then(|a| IntegerAttribute::try_from(a).ok())
+        .map(|i| i.value())
+}
+
+/// Reads `in_shardings` of a call: one sharding per operand.
+pub fn in_shardings<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Vec<Sharding>> {
+    let elements = array_elements(op.attribute(ATTR_IN_SHARDINGS).ok()?)?;
+    Some(elements.into_iter().map(crate::array_type::read_sharding).collect())
+}
+
+pub fn in_shardings_attribute<'c>(context: &'c Context, shardings: &[Sharding]) -> Attribute<'c> {
+    let elements: Vec<Attribute> = shardings
+        .iter()
+        .map(|s| crate::array_type::sharding_attribute(context, s))
+        .collect();
+    ArrayAttribute::new(context, &elements).into()
+}
+
+pub fn dense_i64<'c>(context: &'c Context, values: &[i64]) -> Attribute<'c> {
+    DenseI64ArrayAttribute::new(context, values).into()
+}
+
+/// `pw.transfer` or `pw.reshard` of `input` to `to`.
+pub fn build_move<'c>(
+    context: &'c Context,
+    name: &str,
+    location: Location<'c>,
+    input: Value<'c, '_>,
+    to: &ArrayType,
+) -> Result<Operation<'c>, melior::Error> {
+    OperationBuilder::new(name, location)
+        .add_operands(&[input])
+        .add_results(&[to.to_mlir(context)])
+        .build()
+}
+
+/// `pw.copy`/`pw.scatter`/`pw.gather` of `input` moving `pieces`.
+pub fn build_piece_op<'c>(
+    context: &'c Context,
+    name: &str,
+    location: Location<'c>,
+    input: Value<'c, '_>,
+    to: &ArrayType,
+    pieces: &[Piece],
+) -> Result<Operation<'c>, melior::Error> {
+    OperationBuilder::new(name, location)
+        .add_operands(&[input])
+        .add_attributes(&[(
+            Identifier::new(context, ATTR_PIECES),
+            crate::piece::pieces_attribute(context, pieces),
+        )])
+        .add_results(&[to.to_mlir(context)])
+        .build()
+}
+
+/// `pw.assemble` of `parts` into one array of type `to`.
+pub fn build_assemble<'c>(
+    context: &'c Context,
+    location: Location<'c>,
+    parts: &[Value<'c, '_>],
+    to: &ArrayType,
+) -> Result<Operation<'c>, melior::Error> {
+    OperationBuilder::new(ASSEMBLE, location)
+        .add_operands(parts)
+        .add_results(&[to.to_mlir(context)])
+        .build()
+}
+
+/// The elements of a builtin array attribute.
+///
+/// (melior 0.27's `ArrayAttribute::try_from` tests for a dense i64 array
+/// instead of an array, so arrays are read through the C API here.)
+pub fn array_elements(attr: Attribute<'_>) -> Option<Vec<Attribute<'_>>> {
+    use melior::ir::AttributeLike;
+    let raw = attr.to_raw();
+    // SAFETY: element accessors are called only on an array attribute, with
+    // in-range indices.
+    unsafe {
+        if !mlir_sys::mlirAttributeIsAArray(raw) {
+            return None;
+        }
+        let n = mlir_sys::mlirArrayAttrGetNumElements(raw);
+        Some(
+            (0..n)
+                .map(|i| Attribute::from_raw(mlir_sys::mlirArrayAttrGetElement(raw, i)))
+                .collect(),
+        )
+    }
+}

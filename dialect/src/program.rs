@@ -1,0 +1,322 @@
+//! A read-only view of a pw program: its meshes, its computations and its
+//! entry function, built by one walk over the module's top level.
+//!
+//! A program module holds, at its top level and in any order:
+//! - `pw.mesh` ops, the virtual meshes;
+//! - nested `builtin.module`s with a `sym_name`, the computations, each the
+//!   module `jax.jit(f).lower(...)` produced, entry point `@main`;
+//! - exactly one `func.func @main`, the dataflow program itself.
+
+use crate::{
+    array_type::element_dtype,
+    diag::Diag,
+    dtype::DType,
+    layout::{MeshShape, Sharding},
+    ops::{self, op_name},
+    sdy,
+};
+use melior::ir::{
+    attribute::{DictionaryAttribute, StringAttribute, TypeAttribute},
+    block::BlockLike,
+    operation::{OperationLike, OperationRef},
+    r#type::FunctionType,
+    BlockRef, Location, Module, RegionLike, Type, TypeLike,
+};
+use mlir_sys::{mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirTypeIsARankedTensor};
+use std::collections::HashMap;
+
+/// A `pw.mesh` declaration.
+#[derive(Clone, Debug)]
+pub struct Mesh<'c, 'a> {
+    pub name: String,
+    pub shape: MeshShape,
+    pub kind: Option<String>,
+    pub same_island_as: Option<String>,
+    /// Physical device ids, row-major over the axes, once lowered.
+    pub devices: Option<Vec<i64>>,
+    pub op: OperationRef<'c, 'a>,
+}
+
+impl Mesh<'_, '_> {
+    pub fn size(&self) -> i64 {
+        self.shape.size()
+    }
+}
+
+/// One tensor of a computation's entry signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorSig {
+    pub shape: Vec<i64>,
+    /// `None` for element types pw does not support.
+    pub dtype: Option<DType>,
+    /// The printed type, for diagnostics.
+    pub text: String,
+    /// The sharding the computation declares (Shardy), on its own mesh axes.
+    pub sharding: Option<Sharding>,
+}
+
+/// An embedded computation (a nested module from JAX).
+#[derive(Clone, Debug)]
+pub struct Computation<'c, 'a> {
+    pub name: String,
+    pub op: OperationRef<'c, 'a>,
+    pub num_partitions: i64,
+    /// The Shardy mesh its shardings refer to, if it declares one.
+    pub mesh: Option<MeshShape>,
+    pub inputs: Vec<TensorSig>,
+    pub outputs: Vec<TensorSig>,
+}
+
+/// The whole program.
+pub struct Program<'c, 'a> {
+    pub meshes: Vec<Mesh<'c, 'a>>,
+    pub computations: Vec<Computation<'c, 'a>>,
+    /// The `func.func @main` holding the dataflow graph.
+    pub entry: OperationRef<'c, 'a>,
+    mesh_index: HashMap<String, usize>,
+    computation_index: HashMap<String, usize>,
+}
+
+impl<'c, 'a> Program<'c, 'a> {
+    /// Reads the program's structure; reports every structural problem.
+    pub fn read(module: &'a Module<'c>) -> Result<Self, Vec<Diag<'c>>> {
+        let mut errors = Vec::new();
+        let mut meshes = Vec::new();
+        let mut computations = Vec::new();
+        let mut entries = Vec::new();
+        let module_op = module.as_operation();
+        let mut next = module.body().first_operation();
+        while let Some(op) = next {
+            next = op.next_in_block();
+            match op_name(&op).as_str() {
+                ops::MESH => meshes.push(read_mesh(op)),
+                ops::MODULE => match read_computation(op) {
+                    Ok(c) => computations.push(c),
+                    Err(e) => errors.push(e),
+                },
+                ops::FUNC => entries.push(op),
+                other => errors.push(Diag::error(
+                    op.location(),
+                    format!(
+                        "'{other}' cannot appear at the top level of a pw program \
+                         (expected pw.mesh, a computation module or func.func @main)"
+                    ),
+                )),
+            }
+        }
+        let entry = match entries.as_slice() {
+            [entry] if ops::string_attr(entry, ops::ATTR_SYM_NAME).as_deref() == Some("main") => {
+                Some(*entry)
+            }
+            [] => {
+                errors.push(Diag::error(
+                    module_op.location(),
+                    "not a pw program: no func.func @main",
+                ));
+                None
+            }
+            [first, ..] => {
+                let location = entries
+                    .iter()
+                    .find(|e| ops::string_attr(*e, ops::ATTR_SYM_NAME).as_deref() != Some("main"))
+                    .or(entries.get(1))
+                    .map_or(first.location(), |e| e.location());
+                errors.push(Diag::error(
+                    location,
+                    "a pw program has exactly one function, func.func @main",
+                ));
+                None
+            }
+        };
+        match entry {
+            Some(entry) if errors.is_empty() => {
+                let mesh_index = meshes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| (m.name.clone(), i))
+                    .collect();
+                let computation_index = computations
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.name.clone(), i))
+                    .collect();
+                Ok(Self {
+                    meshes,
+                    computations,
+                    entry,
+                    mesh_index,
+                    computation_index,
+                })
+            }
+            _ => Err(errors),
+        }
+    }
+
+    pub fn mesh(&self, name: &str) -> Option<&Mesh<'c, 'a>> {
+        self.mesh_index.get(name).map(|&i| &self.meshes[i])
+    }
+
+    pub fn computation(&self, name: &str) -> Option<&Computation<'c, 'a>> {
+        self.computation_index.get(name).map(|&i| &self.computations[i])
+    }
+
+    /// The entry's single block, holding the program's ops.
+    pub fn body(&self) -> Option<BlockRef<'c, 'a>> {
+        self.entry.region(0).ok()?.first_block()
+    }
+
+    /// The ops of the body, in order (the terminator included).
+    pub fn ops(&self) -> Vec<OperationRef<'c, 'a>> {
+        let mut ops = Vec::new();
+        let mut next = self.body().and_then(|b| b.first_operation());
+        while let Some(op) = next {
+            next = op.next_in_block();
+            ops.push(op);
+        }
+        ops
+    }
+
+    pub fn location(&self) -> Location<'c> {
+        self.entry.location()
+    }
+}
+
+fn read_mesh<'c, 'a>(op: OperationRef<'c, 'a>) -> Mesh<'c, 'a> {
+    let names: Vec<String> = op
+        .attribute(ops::ATTR_AXIS_NAMES)
+        .ok()
+        .and_then(ops::array_elements)
+        .map(|a| {
+            a.into_iter()
+                .filter_map(|e| StringAttribute::try_from(e).ok())
+                .map(|s| s.value().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let sizes = ops::i64_array_attr(&op, ops::ATTR_AXIS_SIZES).unwrap_or_default();
+    Mesh {
+        name: ops::string_attr(&op, ops::ATTR_SYM_NAME).unwrap_or_default(),
+        shape: MeshShape::new(names.into_iter().zip(sizes).collect()),
+        kind: ops::string_attr(&op, ops::ATTR_KIND),
+        same_island_as: ops::symbol_attr(&op, ops::ATTR_SAME_ISLAND_AS),
+        devices: ops::i64_array_attr(&op, ops::ATTR_DEVICES),
+        op,
+    }
+}
+
+fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 'a>, Diag<'c>> {
+    let location = op.location();
+    let name = ops::string_attr(&op, ops::ATTR_SYM_NAME).ok_or_else(|| {
+        Diag::error(location, "a computation module needs a name (module @name)")
+    })?;
+    let num_partitions = ops::integer_attr(&op, "mhlo.num_partitions").unwrap_or(1);
+    let mut sdy_meshes = HashMap::new();
+    let mut main = None;
+    let body = op
+        .region(0)
+        .ok()
+        .and_then(|r| r.first_block())
+        .ok_or_else(|| Diag::error(location, format!("computation @{name} has no body")))?;
+    let mut next = body.first_operation();
+    while let Some(inner) = next {
+        next = inner.next_in_block();
+        match op_name(&inner).as_str() {
+            "sdy.mesh" => {
+                let mesh_name = ops::string_attr(&inner, ops::ATTR_SYM_NAME).unwrap_or_default();
+                let text = inner.attribute("mesh").map(|a| a.to_string()).unwrap_or_default();
+                let shape = sdy::parse_mesh(&text)
+                    .map_err(|e| Diag::error(inner.location(), format!("cannot read sdy.mesh: {e}")))?;
+                sdy_meshes.insert(mesh_name, shape);
+            }
+            ops::FUNC if ops::string_attr(&inner, ops::ATTR_SYM_NAME).as_deref() == Some("main") => {
+                main = Some(inner);
+            }
+            _ => {}
+        }
+    }
+    let main = main.ok_or_else(|| {
+        Diag::error(location, format!("computation @{name} has no entry function @main"))
+    })?;
+    let function = main
+        .attribute(ops::ATTR_FUNCTION_TYPE)
+        .ok()
+        .and_then(|a| TypeAttribute::try_from(a).ok())
+        .and_then(|t| FunctionType::try_from(t.value()).ok())
+        .ok_or_else(|| Diag::error(main.location(), "entry function has no function_type"))?;
+    let arg_attrs = main.attribute("arg_attrs").ok();
+    let res_attrs = main.attribute("res_attrs").ok();
+    let mut mesh_names = Vec::new();
+    let mut read_sigs = |count: usize,
+                         get: &dyn Fn(usize) -> Option<Type<'c>>,
+                         attrs: Option<melior::ir::Attribute<'c>>,
+                         what: &str|
+     -> Result<Vec<TensorSig>, Diag<'c>> {
+        (0..count)
+            .map(|i| {
+                let t = get(i).ok_or_else(|| Diag::error(main.location(), "bad function type"))?;
+                let mut sig = tensor_sig(t).ok_or_else(|| {
+                    Diag::error(
+                        main.location(),
+                        format!("{what} #{i} of computation @{name} is {t}, not a ranked tensor"),
+                    )
+                })?;
+                if let Some(text) = sharding_text(attrs, i) {
+                    let parsed = sdy::parse_sharding(&text).map_err(|e| {
+                        Diag::error(main.location(), format!("cannot read the sharding of {what} #{i}: {e}"))
+                    })?;
+                    mesh_names.push(parsed.mesh);
+                    sig.sharding = Some(parsed.sharding);
+                }
+                Ok(sig)
+            })
+            .collect()
+    };
+    let inputs = read_sigs(function.input_count(), &|i| function.input(i).ok(), arg_attrs, "argument")?;
+    let outputs = read_sigs(function.result_count(), &|i| function.result(i).ok(), res_attrs, "result")?;
+    mesh_names.sort();
+    mesh_names.dedup();
+    let mesh = match mesh_names.as_slice() {
+        [] => None,
+        [one] => Some(sdy_meshes.get(one).cloned().ok_or_else(|| {
+            Diag::error(location, format!("computation @{name} refers to an undeclared sdy mesh @{one}"))
+        })?),
+        _ => {
+            return Err(Diag::error(
+                location,
+                format!("computation @{name} uses several sdy meshes; pw needs one per computation"),
+            ))
+        }
+    };
+    Ok(Computation {
+        name,
+        op,
+        num_partitions,
+        mesh,
+        inputs,
+        outputs,
+    })
+}
+
+fn tensor_sig(t: Type) -> Option<TensorSig> {
+    let raw = t.to_raw();
+    // SAFETY: shape accessors are called only on a ranked tensor type.
+    unsafe {
+        if !mlirTypeIsARankedTensor(raw) {
+            return None;
+        }
+        let rank = mlirShapedTypeGetRank(raw) as isize;
+        Some(TensorSig {
+            shape: (0..rank).map(|d| mlirShapedTypeGetDimSize(raw, d)).collect(),
+            dtype: element_dtype(mlirShapedTypeGetElementType(raw)),
+            text: t.to_string(),
+            sharding: None,
+        })
+    }
+}
+
+/// The printed `sdy.sharding` of argument/result `index`, if any.
+fn sharding_text(attrs: Option<melior::ir::Attribute>, index: usize) -> Option<String> {
+    let array = ops::array_elements(attrs?)?;
+    let dict = DictionaryAttribute::try_from(*array.get(index)?).ok()?;
+    dict.element_by_name("sdy.sharding").map(|a| a.to_string())
+}

@@ -1,0 +1,27 @@
+//! The pw runtime core: a binding to the PJRT C API and IFRT-style arrays.
+//!
+//! * [`pjrt`]: our own binding to recent PJRT plugins (loading, clients,
+//!   devices, compilation, execution, transfers, events).
+//! * [`Array`]: one logical array that knows its [`DType`], shape,
+//!   [`Sharding`] and [`Layout`], over per-device [`pjrt::Buffer`]s, with the
+//!   operations of IFRT's `Array`/`Client` (make from host, assemble,
+//!   disassemble, reshard, remap, bitcast...).
+//! * [`npy`]: arrays in and out of `.npy` files.
+//!
+//! All `unsafe` code lives in [`pjrt`]; everything above it is safe Rust.
+#![deny(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::print_stdout, clippy::print_stderr)]
+
+pub mod array;
+pub mod dtype;
+pub mod error;
+pub mod host;
+pub mod npy;
+pub mod pjrt;
+pub mod sharding;
+
+pub use array::{Array, ArraySpec, CopySemantics, RemapMapping, RemapPlan};
+pub use dtype::{DType, Element};
+pub use error::{ApiVersion, Error, ErrorCode, Result};
+pub use host::HostArray;
+pub use sharding::{IndexDomain, Layout, Mesh, Sharding};

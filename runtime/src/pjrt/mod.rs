@@ -1,0 +1,138 @@
+//! Our own binding to the PJRT C API.
+//!
+//! # Layers
+//!
+//! * [`sys`]: hand-written `#[repr(C)]` layouts of the C API subset we use,
+//!   following **PJRT C API 0.115** (see that module for the compatibility
+//!   argument). The only place with layout facts.
+//! * `call!` and [`Api::check`](plugin) (the result layer): every C entry point
+//!   is reached through one macro that looks the function up in the plugin's
+//!   table (an [`Error::Unsupported`] if the plugin's table is too short or the
+//!   entry null), calls it, and turns a returned `PJRT_Error*` into
+//!   [`Error::Pjrt`] carrying the plugin's message, its status code and the C
+//!   function's name. The `PJRT_Error` is always destroyed.
+//! * The safe API: [`Plugin`], [`Client`], [`Device`], [`Memory`],
+//!   [`Buffer`], [`Event`], [`Executable`], [`LoadedExecutable`]. No `unsafe`
+//!   exists outside this module.
+//!
+//! # Ownership and threads
+//!
+//! A handle keeps its parent alive: every [`Buffer`], [`Event`] and
+//! executable holds a [`Client`] (an `Arc`), and a client holds its
+//! [`Plugin`]. So a client is destroyed only after its last buffer, and a
+//! plugin is never unloaded (XLA plugins keep process-wide state, thread pools
+//! and flag registries, that does not survive `dlclose`). `Drop` never panics:
+//! a failing `*_Destroy` is recorded and can be read with
+//! [`take_drop_errors`].
+//!
+//! The PJRT C API is thread-safe, so [`Plugin`], [`Client`], [`Device`],
+//! [`Memory`], [`Buffer`], [`Event`] and the executables are `Send + Sync`.
+//!
+//! # Leak accounting
+//!
+//! Each client counts the buffers, events and executables it has handed out
+//! and that are still alive ([`Client::live`]); tests assert it returns to
+//! zero.
+//!
+//! # Covered C API functions
+//!
+//! See [`COVERED_FUNCTIONS`].
+
+#![allow(unsafe_code)]
+
+macro_rules! call {
+    ($api:expr, $name:ident, $args:expr) => {{
+        let api: &$crate::pjrt::plugin::Api = $api;
+        let offset = ::std::mem::offset_of!($crate::pjrt::sys::PJRT_Api, $name);
+        match api.entry(offset).and_then(|table| table.$name) {
+            None => Err(api.unsupported(stringify!($name))),
+            Some(f) => {
+                let err = f($args);
+                api.check(stringify!($name), err)
+            }
+        }
+    }};
+}
+
+mod buffer;
+mod client;
+mod event;
+mod executable;
+mod plugin;
+pub mod sys;
+
+pub use buffer::Buffer;
+pub use client::{Client, ClientOptions, Device, LiveCounts, Memory, NamedValue};
+pub use event::Event;
+pub use executable::{
+    CompileOptions, DeviceAssignment, ExecuteOptions, Execution, Executable, LoadedExecutable, Program,
+    ProgramFormat,
+};
+pub use plugin::{take_drop_errors, Plugin, PLUGIN_ENV};
+
+/// The PJRT C API functions this binding calls.
+pub const COVERED_FUNCTIONS: &[&str] = &[
+    "PJRT_Error_Destroy",
+    "PJRT_Error_Message",
+    "PJRT_Error_GetCode",
+    "PJRT_Plugin_Initialize",
+    "PJRT_Plugin_Attributes",
+    "PJRT_Event_Destroy",
+    "PJRT_Event_IsReady",
+    "PJRT_Event_Await",
+    "PJRT_Event_OnReady",
+    "PJRT_Event_Create",
+    "PJRT_Event_Set",
+    "PJRT_Client_Create",
+    "PJRT_Client_Destroy",
+    "PJRT_Client_PlatformName",
+    "PJRT_Client_PlatformVersion",
+    "PJRT_Client_Devices",
+    "PJRT_Client_AddressableDevices",
+    "PJRT_Client_AddressableMemories",
+    "PJRT_Client_Compile",
+    "PJRT_Client_DefaultDeviceAssignment",
+    "PJRT_Client_BufferFromHostBuffer",
+    "PJRT_Client_CreateViewOfDeviceBuffer",
+    "PJRT_DeviceDescription_Id",
+    "PJRT_DeviceDescription_ProcessIndex",
+    "PJRT_DeviceDescription_Kind",
+    "PJRT_DeviceDescription_ToString",
+    "PJRT_Device_GetDescription",
+    "PJRT_Device_IsAddressable",
+    "PJRT_Device_LocalHardwareId",
+    "PJRT_Device_AddressableMemories",
+    "PJRT_Device_DefaultMemory",
+    "PJRT_Memory_Id",
+    "PJRT_Memory_Kind",
+    "PJRT_Memory_AddressableByDevices",
+    "PJRT_Executable_Destroy",
+    "PJRT_Executable_Name",
+    "PJRT_Executable_NumReplicas",
+    "PJRT_Executable_NumPartitions",
+    "PJRT_Executable_NumOutputs",
+    "PJRT_Executable_OutputElementTypes",
+    "PJRT_Executable_OutputDimensions",
+    "PJRT_Executable_Fingerprint",
+    "PJRT_Executable_Serialize",
+    "PJRT_Executable_DeserializeAndLoad",
+    "PJRT_LoadedExecutable_Destroy",
+    "PJRT_LoadedExecutable_GetExecutable",
+    "PJRT_LoadedExecutable_AddressableDevices",
+    "PJRT_LoadedExecutable_Execute",
+    "PJRT_Buffer_Destroy",
+    "PJRT_Buffer_ElementType",
+    "PJRT_Buffer_Dimensions",
+    "PJRT_Buffer_OnDeviceSizeInBytes",
+    "PJRT_Buffer_Device",
+    "PJRT_Buffer_Memory",
+    "PJRT_Buffer_Delete",
+    "PJRT_Buffer_IsDeleted",
+    "PJRT_Buffer_CopyToDevice",
+    "PJRT_Buffer_CopyToMemory",
+    "PJRT_Buffer_ToHostBuffer",
+    "PJRT_Buffer_ReadyEvent",
+    "PJRT_Buffer_IncreaseExternalReferenceCount",
+    "PJRT_Buffer_DecreaseExternalReferenceCount",
+    "PJRT_Buffer_OpaqueDeviceMemoryDataPointer",
+];

@@ -1,0 +1,409 @@
+//! Loading a plugin, checking its version, and the result layer.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, CStr};
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use libloading::Library;
+
+use super::client::NamedValue;
+use super::sys;
+use crate::error::{ApiVersion, Error, ErrorCode, Result};
+
+/// Environment variable naming the plugin to load.
+pub const PLUGIN_ENV: &str = "PW_PJRT_PLUGIN";
+
+/// A loaded PJRT plugin: the shared object and its function table.
+///
+/// Cheap to clone (an `Arc`). Loading the same file twice returns the same
+/// plugin, so `PJRT_Plugin_Initialize` runs once per file and process. Plugins
+/// are never unloaded. `Send + Sync`: the function table is immutable and the
+/// C API is thread-safe.
+#[derive(Clone)]
+pub struct Plugin {
+    pub(crate) api: Arc<Api>,
+}
+
+/// The function table of one plugin, with the result layer on top of it.
+pub(crate) struct Api {
+    path: PathBuf,
+    table: *const sys::PJRT_Api,
+    version: ApiVersion,
+    attributes: Vec<(String, NamedValue)>,
+    // Never dlclose'd: see the module doc of `pjrt`.
+    _library: ManuallyDrop<Library>,
+}
+
+// SAFETY: the table is immutable after `GetPjrtApi` and the PJRT C API may be
+// called from any thread.
+unsafe impl Send for Api {}
+// SAFETY: as above; `&Api` only reads the table.
+unsafe impl Sync for Api {}
+
+fn registry() -> &'static Mutex<HashMap<PathBuf, Plugin>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<PathBuf, Plugin>>> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn drop_errors() -> &'static Mutex<Vec<String>> {
+    static ERRORS: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    ERRORS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Records an error that a `Drop` impl could not return.
+pub(crate) fn record_drop_error(error: Error) {
+    drop_errors().lock().unwrap_or_else(|e| e.into_inner()).push(error.to_string());
+}
+
+/// Takes the errors that `Drop` impls met since the last call (a failing
+/// `PJRT_Buffer_Destroy`, say). Empty in a healthy process.
+pub fn take_drop_errors() -> Vec<String> {
+    std::mem::take(&mut *drop_errors().lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+impl Plugin {
+    /// Loads the plugin at `path`, checks its API version and initializes it.
+    pub fn load(path: impl AsRef<Path>) -> Result<Plugin> {
+        let path = path.as_ref();
+        if !path.exists() {
+            return Err(Error::PluginNotFound { path: path.to_path_buf() });
+        }
+        let key = path.canonicalize()?;
+        let mut registry = registry().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plugin) = registry.get(&key) {
+            return Ok(plugin.clone());
+        }
+        let plugin = Plugin { api: Arc::new(Api::open(&key)?) };
+        registry.insert(key, plugin.clone());
+        Ok(plugin)
+    }
+
+    /// Loads the plugin named by `PW_PJRT_PLUGIN`, or else the CPU plugin of
+    /// the project's venv (`$PW_VENV`, or a `.venv` in the current directory
+    /// or one of its parents) that `scripts/setup.sh` installs.
+    pub fn discover() -> Result<Plugin> {
+        Plugin::load(Self::discover_path()?)
+    }
+
+    /// The path [`Plugin::discover`] would load.
+    pub fn discover_path() -> Result<PathBuf> {
+        if let Some(path) = std::env::var_os(PLUGIN_ENV) {
+            return Ok(PathBuf::from(path));
+        }
+        let mut venvs = Vec::new();
+        if let Some(venv) = std::env::var_os("PW_VENV") {
+            venvs.push(PathBuf::from(venv));
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            venvs.extend(cwd.ancestors().map(|dir| dir.join(".venv")));
+        }
+        for venv in &venvs {
+            if let Some(path) = find_in_venv(venv, "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so") {
+                return Ok(path);
+            }
+        }
+        Err(Error::PluginNotFound {
+            path: PathBuf::from(format!(
+                "<none: set {PLUGIN_ENV}, or run scripts/setup.sh to install the CPU plugin into .venv>"
+            )),
+        })
+    }
+
+    /// The file the plugin was loaded from (canonical).
+    pub fn path(&self) -> &Path {
+        &self.api.path
+    }
+
+    /// The PJRT C API version the plugin implements.
+    pub fn version(&self) -> ApiVersion {
+        self.api.version
+    }
+
+    /// The plugin's attributes (`xla_version`, `stablehlo_current_version`...).
+    pub fn attributes(&self) -> &[(String, NamedValue)] {
+        &self.api.attributes
+    }
+
+    /// Whether the plugin's function table has `function` (a C name such as
+    /// `"PJRT_Event_Create"`). Unknown names are `false`.
+    pub fn provides(&self, function: &str) -> bool {
+        self.api.provides(function)
+    }
+}
+
+impl fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Plugin({}, C API {})", self.api.path.display(), self.api.version)
+    }
+}
+
+/// Finds `rel` under `<venv>/lib/python3*/site-packages/`.
+pub(crate) fn find_in_venv(venv: &Path, rel: &str) -> Option<PathBuf> {
+    let lib = std::fs::read_dir(venv.join("lib")).ok()?;
+    lib.flatten()
+        .map(|entry| entry.path().join("site-packages").join(rel))
+        .find(|candidate| candidate.is_file())
+}
+
+impl Api {
+    fn open(path: &Path) -> Result<Api> {
+        // SAFETY: loading a shared object runs its initializers; that is the
+        // documented contract of a PJRT plugin.
+        let library = unsafe { Library::new(path) }
+            .map_err(|e| Error::PluginLoad { path: path.to_path_buf(), reason: e.to_string() })?;
+        let not_a_plugin = |reason: String| Error::NotAPlugin { path: path.to_path_buf(), reason };
+        // SAFETY: `GetPjrtApi` has this signature in every PJRT plugin.
+        let get_api = unsafe { library.get::<sys::GetPjrtApiFn>(b"GetPjrtApi\0") }
+            .map_err(|e| not_a_plugin(format!("it exports no `GetPjrtApi` ({e})")))?;
+        // SAFETY: the symbol is a PJRT plugin's entry point.
+        let table = unsafe { get_api() };
+        if table.is_null() {
+            return Err(not_a_plugin("`GetPjrtApi` returned null".into()));
+        }
+        // SAFETY: non-null; a plugin's table starts with `struct_size` and
+        // the version struct, present in every API version.
+        let (struct_size, major, minor) = unsafe {
+            let t = &*table;
+            (t.struct_size, t.pjrt_api_version.major_version, t.pjrt_api_version.minor_version)
+        };
+        let version = ApiVersion { major, minor };
+        let api = Api {
+            path: path.to_path_buf(),
+            table,
+            version,
+            attributes: Vec::new(),
+            _library: ManuallyDrop::new(library),
+        };
+        api.check_version(struct_size)?;
+        let mut api = api;
+        let mut args = sys::PJRT_Plugin_Initialize_Args::new();
+        // SAFETY: args is a valid, correctly sized argument struct.
+        unsafe { call!(&api, PJRT_Plugin_Initialize, &mut args)? };
+        api.attributes = api.read_attributes()?;
+        Ok(api)
+    }
+
+    /// Returns an error unless this binding can drive the plugin's table.
+    fn check_version(&self, struct_size: usize) -> Result<()> {
+        let supported = format!(
+            "major {}, minor >= {} (layouts follow {}.{})",
+            sys::LAYOUT_VERSION.0,
+            sys::MIN_MINOR,
+            sys::LAYOUT_VERSION.0,
+            sys::LAYOUT_VERSION.1
+        );
+        let incompatible = |reason: String| Error::IncompatibleVersion {
+            path: self.path.clone(),
+            found: self.version,
+            supported: supported.clone(),
+            reason,
+        };
+        if self.version.major != sys::LAYOUT_VERSION.0 {
+            return Err(incompatible(format!(
+                "major version {} changes the ABI (this binding implements major {})",
+                self.version.major,
+                sys::LAYOUT_VERSION.0
+            )));
+        }
+        if self.version.minor < sys::MIN_MINOR {
+            return Err(incompatible(format!(
+                "before 0.{} the function table had another order",
+                sys::MIN_MINOR
+            )));
+        }
+        let required = std::mem::offset_of!(sys::PJRT_Api, PJRT_Client_BufferFromHostBuffer) + 8;
+        if struct_size < required {
+            return Err(incompatible(format!(
+                "its function table is {struct_size} bytes, shorter than the {required} bytes of the core entries"
+            )));
+        }
+        // SAFETY: the table has at least `required` bytes.
+        let t = unsafe { &*self.table };
+        if t.PJRT_Error_Destroy.is_none() || t.PJRT_Error_Message.is_none() {
+            return Err(incompatible("its table has no PJRT_Error_Destroy/PJRT_Error_Message".into()));
+        }
+        Ok(())
+    }
+
+    fn read_attributes(&self) -> Result<Vec<(String, NamedValue)>> {
+        let mut args = sys::PJRT_Plugin_Attributes_Args::new();
+        // SAFETY: valid argument struct.
+        match unsafe { call!(self, PJRT_Plugin_Attributes, &mut args) } {
+            Ok(()) => {}
+            // Attributes are informative only; a plugin without them still works.
+            Err(Error::Unsupported { .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        }
+        let mut out = Vec::with_capacity(args.num_attributes);
+        for i in 0..args.num_attributes {
+            // SAFETY: the plugin returned `num_attributes` values that live as
+            // long as the process.
+            let value = unsafe { &*args.attributes.add(i) };
+            // SAFETY: as above.
+            if let Some(pair) = unsafe { read_named_value(value) } {
+                out.push(pair);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The table, if it is long enough to hold the entry at `offset`.
+    pub(crate) fn entry(&self, offset: usize) -> Option<&sys::PJRT_Api> {
+        // SAFETY: `table` is valid for the process lifetime (never unloaded).
+        let table = unsafe { &*self.table };
+        (offset + std::mem::size_of::<usize>() <= table.struct_size).then_some(table)
+    }
+
+    pub(crate) fn version(&self) -> ApiVersion {
+        self.version
+    }
+
+    pub(crate) fn unsupported(&self, function: &'static str) -> Error {
+        Error::Unsupported { function, version: self.version }
+    }
+
+    fn provides(&self, function: &str) -> bool {
+        macro_rules! lookup {
+            ($($name:ident),*) => {
+                match function {
+                    $(stringify!($name) => self
+                        .entry(std::mem::offset_of!(sys::PJRT_Api, $name))
+                        .is_some_and(|t| t.$name.is_some()),)*
+                    _ => false,
+                }
+            };
+        }
+        lookup!(
+            PJRT_Event_Create,
+            PJRT_Event_Set,
+            PJRT_Client_CreateViewOfDeviceBuffer,
+            PJRT_Buffer_CopyToMemory,
+            PJRT_Executable_Fingerprint,
+            PJRT_Executable_OutputElementTypes,
+            PJRT_Executable_OutputDimensions,
+            PJRT_Client_Compile,
+            PJRT_LoadedExecutable_Execute,
+            PJRT_Executable_Serialize,
+            PJRT_Executable_DeserializeAndLoad,
+            PJRT_Buffer_CopyToDevice
+        )
+    }
+
+    /// Converts a returned `PJRT_Error*` into a `Result`, destroying it.
+    ///
+    /// # Safety
+    /// `error` is null or a live error returned by this plugin, owned by the
+    /// caller (it is freed here).
+    pub(crate) unsafe fn check(&self, function: &'static str, error: *mut sys::PJRT_Error) -> Result<()> {
+        if error.is_null() {
+            return Ok(());
+        }
+        // SAFETY: forwarded contract.
+        let (code, message) = unsafe { self.describe(error) };
+        // SAFETY: forwarded contract: `error` is owned and not used again.
+        unsafe { self.destroy_error(error) };
+        Err(Error::Pjrt { function, code, message })
+    }
+
+    /// # Safety
+    /// `error` is a live error of this plugin.
+    pub(crate) unsafe fn describe(&self, error: *mut sys::PJRT_Error) -> (ErrorCode, String) {
+        // SAFETY: checked at load time; the table outlives the process.
+        let table = unsafe { &*self.table };
+        let mut msg = sys::PJRT_Error_Message_Args::new();
+        msg.error = error;
+        let message = match table.PJRT_Error_Message {
+            Some(f) => {
+                // SAFETY: valid args; `error` is live.
+                unsafe { f(&mut msg) };
+                // SAFETY: the plugin returned `message_size` bytes living as long as `error`.
+                unsafe { lossy(msg.message, msg.message_size) }
+            }
+            None => String::from("<no message>"),
+        };
+        let mut get = sys::PJRT_Error_GetCode_Args::new();
+        get.error = error;
+        let code = match table.PJRT_Error_GetCode {
+            Some(f) => {
+                // SAFETY: valid args; `error` is live.
+                let e = unsafe { f(&mut get) };
+                if e.is_null() {
+                    ErrorCode::from_raw(get.code)
+                } else {
+                    // SAFETY: `e` is a fresh error owned by us.
+                    unsafe { self.destroy_error(e) };
+                    ErrorCode::Other(-1)
+                }
+            }
+            None => ErrorCode::Other(-1),
+        };
+        (code, message)
+    }
+
+    /// # Safety
+    /// `error` is a live error of this plugin, owned by the caller.
+    pub(crate) unsafe fn destroy_error(&self, error: *mut sys::PJRT_Error) {
+        // SAFETY: checked at load time.
+        let table = unsafe { &*self.table };
+        if let Some(f) = table.PJRT_Error_Destroy {
+            let mut args = sys::PJRT_Error_Destroy_Args::new();
+            args.error = error;
+            // SAFETY: valid args; ownership of `error` ends here.
+            unsafe { f(&mut args) };
+        }
+    }
+}
+
+/// Copies a (pointer, length) string the plugin returned.
+///
+/// # Safety
+/// `ptr` is null or valid for `len` bytes.
+pub(crate) unsafe fn lossy(ptr: *const c_char, len: usize) -> String {
+    if ptr.is_null() || len == 0 {
+        return String::new();
+    }
+    // SAFETY: forwarded contract.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// # Safety
+/// `value` is a named value returned by the plugin, with valid pointers.
+unsafe fn read_named_value(value: &sys::PJRT_NamedValue) -> Option<(String, NamedValue)> {
+    // SAFETY: forwarded contract.
+    let name = unsafe { lossy(value.name, value.name_size) };
+    // SAFETY: the union member read is the one `type_` names.
+    let parsed = unsafe {
+        match value.type_ {
+            sys::PJRT_NamedValue_kString => {
+                NamedValue::String(lossy(value.value.string_value, value.value_size))
+            }
+            sys::PJRT_NamedValue_kInt64 => NamedValue::Int64(value.value.int64_value),
+            sys::PJRT_NamedValue_kInt64List => {
+                let ptr = value.value.int64_array_value;
+                if ptr.is_null() {
+                    NamedValue::Int64List(Vec::new())
+                } else {
+                    NamedValue::Int64List(std::slice::from_raw_parts(ptr, value.value_size).to_vec())
+                }
+            }
+            sys::PJRT_NamedValue_kFloat => NamedValue::Float(value.value.float_value),
+            sys::PJRT_NamedValue_kBool => NamedValue::Bool(value.value.bool_value),
+            _ => return None,
+        }
+    };
+    Some((name, parsed))
+}
+
+/// A nul-terminated copy of `s`, for the few C strings the API takes.
+pub(crate) fn c_string(s: &str) -> Result<std::ffi::CString> {
+    std::ffi::CString::new(s).map_err(|_| Error::invalid(format!("string {s:?} contains a NUL byte")))
+}
+
+#[allow(dead_code)]
+pub(crate) fn c_str_to_string(s: &CStr) -> String {
+    s.to_string_lossy().into_owned()
+}

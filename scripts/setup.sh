@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs, idempotently, everything pw needs on Debian 12 (run as root):
+# the LLVM/MLIR 22 packages, a project-local Python venv (.venv) with JAX and
+# the PJRT CPU plugins, and the pw Python front end. Sourced by the scripts
+# that run the example and the tests; safe to run any number of times.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+apt_packages=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools libpolly-22-dev libclang-22-dev lld-22
+  libzstd-dev libz3-dev libxml2-dev zlib1g-dev
+  python3-venv ca-certificates
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2
+  exit 1
+fi
+
+# The venv is rebuilt only when the requirements change.
+venv="$root/.venv"
+stamp="$venv/.pw-requirements"
+want="$(cat "$root/scripts/requirements.txt")"
+if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+  echo "setup: creating the Python venv in $venv" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q -r "$root/scripts/requirements.txt"
+  printf '%s' "$want" > "$stamp"
+fi
+if [[ -f "$root/frontend/python/pyproject.toml" ]] && ! "$venv/bin/python" -c 'import pw' >/dev/null 2>&1; then
+  "$venv/bin/pip" install -q --no-deps -e "$root/frontend/python"
+fi
+
+export PW_VENV="$venv"
+export PW_PJRT_PLUGIN="${PW_PJRT_PLUGIN:-$("$venv/bin/python" -c 'import lammps_jax_pjrt_cpu, os; print(os.path.join(os.path.dirname(lammps_jax_pjrt_cpu.__file__), "pjrt_c_api_cpu_plugin.so"))')}"

@@ -1,0 +1,9 @@
+//! The command-line tools of pw, as a library so that tests drive them
+//! in-process exactly as the binaries do.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod diagnostics;
+pub mod expected;
+pub mod opt;
+pub mod split;
