@@ -3,10 +3,11 @@
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use super::client::{Client, Device, Memory};
 use super::event::Event;
-use super::sys;
+use super::sys::{self, Args as _};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -104,8 +105,8 @@ impl Client {
 
 /// Releases the source of a view made by [`Buffer::view_as`] once PJRT frees the view.
 unsafe extern "C" fn release_view_source(_device_ptr: *mut c_void, user_arg: *mut c_void) {
-    // SAFETY: `user_arg` is the `Box<Buffer>` leaked by `view_as`, handed back once.
-    let source = unsafe { Box::from_raw(user_arg.cast::<Buffer>()) };
+    // SAFETY: `user_arg` is the `Box<Arc<Buffer>>` leaked by `view_as`, handed back once.
+    let source = unsafe { Box::from_raw(user_arg.cast::<Arc<Buffer>>()) };
     let mut args = sys::PJRT_Buffer_DecreaseExternalReferenceCount_Args::new();
     args.buffer = source.raw;
     // SAFETY: valid args; `view_as` increased the count once.
@@ -244,35 +245,36 @@ impl Buffer {
         self.client.buffer_from_host(&data, self.dtype()?, &self.dims()?, &self.device()?)
     }
 
-    /// A new buffer over the same device memory with another element type
-    /// and dimensions of the same byte size: no data moves. The view keeps
-    /// this buffer's memory alive until the view itself is freed.
+    /// A new buffer over the same device memory as `source`, with another
+    /// element type and dimensions of the same byte size: no data moves. The
+    /// view keeps `source` alive until the view itself is freed.
     ///
     /// Built from `PJRT_Buffer_OpaqueDeviceMemoryDataPointer`, pinned with
     /// `PJRT_Buffer_IncreaseExternalReferenceCount`, and
     /// `PJRT_Client_CreateViewOfDeviceBuffer`. Waits for the data to be defined.
-    pub fn view_as(self, dtype: DType, dims: &[usize]) -> Result<Buffer> {
-        let old_bytes = self.dims()?.iter().product::<usize>() * self.dtype()?.size_in_bytes();
+    pub fn view_as(source: &Arc<Buffer>, dtype: DType, dims: &[usize]) -> Result<Buffer> {
+        let this = &**source;
+        let old_bytes = this.dims()?.iter().product::<usize>() * this.dtype()?.size_in_bytes();
         let new_bytes = dims.iter().product::<usize>() * dtype.size_in_bytes();
         if old_bytes != new_bytes {
             return Err(Error::invalid(format!(
                 "a view as {dtype}{dims:?} needs {new_bytes} bytes, the buffer has {old_bytes}"
             )));
         }
-        self.wait_ready()?;
-        let api = self.client.api();
+        this.wait_ready()?;
+        let api = this.client.api();
         let mut ptr = sys::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args::new();
-        ptr.buffer = self.raw;
+        ptr.buffer = this.raw;
         // SAFETY: valid args on a live, defined buffer.
         unsafe { call!(api, PJRT_Buffer_OpaqueDeviceMemoryDataPointer, &mut ptr)? };
         let mut pin = sys::PJRT_Buffer_IncreaseExternalReferenceCount_Args::new();
-        pin.buffer = self.raw;
+        pin.buffer = this.raw;
         // SAFETY: as above. Pinned, the pointer stays valid while the source lives.
         unsafe { call!(api, PJRT_Buffer_IncreaseExternalReferenceCount, &mut pin)? };
-        let device = self.device()?;
-        let client = self.client.clone();
+        let device = this.device()?;
+        let client = this.client.clone();
         let dims64 = dims_i64(dims)?;
-        let source = Box::into_raw(Box::new(self));
+        let source = Box::into_raw(Box::new(Arc::clone(source)));
         let mut args = sys::PJRT_Client_CreateViewOfDeviceBuffer_Args::new();
         args.client = client.inner.raw;
         args.device_buffer_ptr = ptr.device_memory_ptr;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::plugin::{lossy, Api, Plugin};
-use super::sys;
+use super::sys::{self, Args as _};
 use crate::error::{Error, Result};
 
 /// A value of a PJRT named-value list (client options, plugin attributes).

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::client::Client;
-use super::sys;
+use super::sys::{self, Args as _};
 use crate::error::{Error, ErrorCode, Result};
 
 /// A PJRT event: completes once, with success or an error.

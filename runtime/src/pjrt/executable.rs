@@ -8,7 +8,7 @@ use prost::Message;
 use super::buffer::Buffer;
 use super::client::{raw_list, Client, Device};
 use super::event::Event;
-use super::sys;
+use super::sys::{self, Args as _};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorCode, Result};
 

@@ -1,7 +1,7 @@
 //! Loading a plugin, checking its version, and the result layer.
 
 use std::collections::HashMap;
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use libloading::Library;
 
 use super::client::NamedValue;
-use super::sys;
+use super::sys::{self, Args as _};
 use crate::error::{ApiVersion, Error, ErrorCode, Result};
 
 /// Environment variable naming the plugin to load.
@@ -257,10 +257,6 @@ impl Api {
         (offset + std::mem::size_of::<usize>() <= table.struct_size).then_some(table)
     }
 
-    pub(crate) fn version(&self) -> ApiVersion {
-        self.version
-    }
-
     pub(crate) fn unsupported(&self, function: &'static str) -> Error {
         Error::Unsupported { function, version: self.version }
     }
@@ -396,14 +392,4 @@ unsafe fn read_named_value(value: &sys::PJRT_NamedValue) -> Option<(String, Name
         }
     };
     Some((name, parsed))
-}
-
-/// A nul-terminated copy of `s`, for the few C strings the API takes.
-pub(crate) fn c_string(s: &str) -> Result<std::ffi::CString> {
-    std::ffi::CString::new(s).map_err(|_| Error::invalid(format!("string {s:?} contains a NUL byte")))
-}
-
-#[allow(dead_code)]
-pub(crate) fn c_str_to_string(s: &CStr) -> String {
-    s.to_string_lossy().into_owned()
 }

@@ -17,7 +17,7 @@
 //!
 //! C enums are plain `c_int` aliases: a value a newer plugin adds must not be
 //! undefined behaviour here.
-#![allow(non_camel_case_types, non_snake_case, dead_code)]
+#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
 
 use std::ffi::{c_char, c_int, c_void};
 
