@@ -57,14 +57,14 @@ impl ArrayType {
             }
             let tensor = ffi::pwArrayTypeGetTensor(raw);
             let rank = mlirShapedTypeGetRank(tensor) as isize;
-            let shape = (0..rank).map(|d| mlirShapedTypeGetDimSize(tensor, d)).collect();
+            let shape = (0..rank)
+                .map(|d| mlirShapedTypeGetDimSize(tensor, d))
+                .collect();
             let element = mlirShapedTypeGetElementType(tensor);
             let dtype = element_dtype(element).ok_or_else(|| {
                 TypeError::UnsupportedElement(Type::from_raw(element).to_string())
             })?;
-            let mesh = optional(ffi::pwArrayTypeGetMesh(raw))
-                .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
-                .map(|a| a.value().to_owned());
+            let mesh = optional(ffi::pwArrayTypeGetMesh(raw)).and_then(crate::ops::symbol_value);
             let sharding = optional(ffi::pwArrayTypeGetSharding(raw)).map(read_sharding);
             Ok(Self {
                 shape,
@@ -83,7 +83,10 @@ impl ArrayType {
             .mesh
             .as_ref()
             .map(|m| FlatSymbolRefAttribute::new(context, m).into());
-        let sharding = self.sharding.as_ref().map(|s| sharding_attribute(context, s));
+        let sharding = self
+            .sharding
+            .as_ref()
+            .map(|s| sharding_attribute(context, s));
         let null = MlirAttribute {
             ptr: std::ptr::null(),
         };
@@ -150,8 +153,7 @@ pub fn read_sharding(attr: Attribute) -> Sharding {
             crate::ops::array_elements(dim)
                 .unwrap_or_default()
                 .into_iter()
-                .filter_map(|a| StringAttribute::try_from(a).ok())
-                .map(|s| s.value().to_owned())
+                .filter_map(crate::ops::string_value)
                 .collect()
         })
         .collect();

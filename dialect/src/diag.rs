@@ -56,7 +56,12 @@ impl<'c> Diag<'c> {
         let message = StringRef::new(&self.message);
         let (note_location, note) = match &self.note {
             Some((location, note)) => (location.to_raw(), StringRef::new(note)),
-            None => (MlirLocation { ptr: std::ptr::null() }, StringRef::new("")),
+            None => (
+                MlirLocation {
+                    ptr: std::ptr::null(),
+                },
+                StringRef::new(""),
+            ),
         };
         // SAFETY: the locations are valid (or null for "no note") and the
         // strings outlive the call.

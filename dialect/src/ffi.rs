@@ -27,8 +27,11 @@ extern "C" {
     );
 
     pub fn pwTypeIsAArray(t: MlirType) -> bool;
-    pub fn pwArrayTypeGet(tensor: MlirType, mesh: MlirAttribute, sharding: MlirAttribute)
-        -> MlirType;
+    pub fn pwArrayTypeGet(
+        tensor: MlirType,
+        mesh: MlirAttribute,
+        sharding: MlirAttribute,
+    ) -> MlirType;
     pub fn pwArrayTypeGetTensor(t: MlirType) -> MlirType;
     pub fn pwArrayTypeGetMesh(t: MlirType) -> MlirAttribute;
     pub fn pwArrayTypeGetSharding(t: MlirType) -> MlirAttribute;

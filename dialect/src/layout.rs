@@ -139,10 +139,12 @@ impl Layout {
             let mut indices = Vec::with_capacity(axes.len());
             let mut parts = 1;
             for axis in axes {
-                let index = mesh.axis_index(axis).ok_or_else(|| LayoutError::UnknownAxis {
-                    axis: axis.clone(),
-                    mesh: mesh.clone(),
-                })?;
+                let index = mesh
+                    .axis_index(axis)
+                    .ok_or_else(|| LayoutError::UnknownAxis {
+                        axis: axis.clone(),
+                        mesh: mesh.clone(),
+                    })?;
                 if seen.contains(&index) {
                     return Err(LayoutError::AxisReused { axis: axis.clone() });
                 }

@@ -3,10 +3,7 @@
 use crate::{array_type::ArrayType, layout::Sharding, piece::Piece};
 use melior::{
     ir::{
-        attribute::{
-            ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute,
-            StringAttribute,
-        },
+        attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
         operation::{OperationBuilder, OperationLike},
         Attribute, Identifier, Location, Operation, Value,
     },
@@ -58,8 +55,7 @@ pub enum OpKind {
 
 impl OpKind {
     pub fn of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Self> {
-        let name = op.name();
-        Self::from_name(name.as_string_ref().as_str().ok()?)
+        Self::from_name(&op_name(op))
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -84,25 +80,46 @@ impl OpKind {
 
 /// The op's name as a plain string.
 pub fn op_name<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> String {
-    op.name()
-        .as_string_ref()
-        .as_str()
-        .map(str::to_owned)
-        .unwrap_or_default()
+    string_ref(op.name().as_string_ref().to_raw())
 }
 
 pub fn string_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
-    op.attribute(name)
-        .ok()
-        .and_then(|a| StringAttribute::try_from(a).ok())
-        .map(|s| s.value().to_owned())
+    op.attribute(name).ok().and_then(string_value)
 }
 
 pub fn symbol_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
-    op.attribute(name)
-        .ok()
-        .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
-        .map(|s| s.value().to_owned())
+    op.attribute(name).ok().and_then(symbol_value)
+}
+
+/// The text of a C API string. (melior's `StringRef::as_str` must not see
+/// the null data pointer of an empty string: it aborts.)
+pub fn string_ref(s: mlir_sys::MlirStringRef) -> String {
+    if s.data.is_null() || s.length == 0 {
+        return String::new();
+    }
+    // SAFETY: a non-null C API string points at `length` valid bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(s.data as *const u8, s.length) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The value of a builtin string attribute.
+pub fn string_value(attr: Attribute) -> Option<String> {
+    use melior::ir::AttributeLike;
+    // SAFETY: the value is read only from a string attribute.
+    unsafe {
+        mlir_sys::mlirAttributeIsAString(attr.to_raw())
+            .then(|| string_ref(mlir_sys::mlirStringAttrGetValue(attr.to_raw())))
+    }
+}
+
+/// The name a flat symbol reference refers to.
+pub fn symbol_value(attr: Attribute) -> Option<String> {
+    use melior::ir::AttributeLike;
+    // SAFETY: the value is read only from a flat symbol reference.
+    unsafe {
+        mlir_sys::mlirAttributeIsAFlatSymbolRef(attr.to_raw())
+            .then(|| string_ref(mlir_sys::mlirFlatSymbolRefAttrGetValue(attr.to_raw())))
+    }
 }
 
 pub fn i64_array_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<Vec<i64>> {
@@ -124,7 +141,12 @@ pub fn integer_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> 
 /// Reads `in_shardings` of a call: one sharding per operand.
 pub fn in_shardings<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Vec<Sharding>> {
     let elements = array_elements(op.attribute(ATTR_IN_SHARDINGS).ok()?)?;
-    Some(elements.into_iter().map(crate::array_type::read_sharding).collect())
+    Some(
+        elements
+            .into_iter()
+            .map(crate::array_type::read_sharding)
+            .collect(),
+    )
 }
 
 pub fn in_shardings_attribute<'c>(context: &'c Context, shardings: &[Sharding]) -> Attribute<'c> {

@@ -74,10 +74,7 @@ impl Piece {
                     slice::from_raw_parts(p, rank).to_vec()
                 }
             };
-            let link = ffi::pwPieceAttrGetLink(raw);
-            let link = std::str::from_utf8(slice::from_raw_parts(link.data as *const u8, link.length))
-                .ok()
-                .and_then(Link::from_name)?;
+            let link = Link::from_name(&crate::ops::string_ref(ffi::pwPieceAttrGetLink(raw)))?;
             Some(Self {
                 src_device: ffi::pwPieceAttrGetSrcDevice(raw),
                 src_offsets: array(ffi::pwPieceAttrGetSrcOffsets(raw)),

@@ -16,13 +16,16 @@ use crate::{
     sdy,
 };
 use melior::ir::{
-    attribute::{DictionaryAttribute, StringAttribute, TypeAttribute},
+    attribute::{DictionaryAttribute, TypeAttribute},
     block::BlockLike,
     operation::{OperationLike, OperationRef},
     r#type::FunctionType,
     BlockRef, Location, Module, RegionLike, Type, TypeLike,
 };
-use mlir_sys::{mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirTypeIsARankedTensor};
+use mlir_sys::{
+    mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank,
+    mlirTypeIsARankedTensor,
+};
 use std::collections::HashMap;
 
 /// A `pw.mesh` declaration.
@@ -157,7 +160,9 @@ impl<'c, 'a> Program<'c, 'a> {
     }
 
     pub fn computation(&self, name: &str) -> Option<&Computation<'c, 'a>> {
-        self.computation_index.get(name).map(|&i| &self.computations[i])
+        self.computation_index
+            .get(name)
+            .map(|&i| &self.computations[i])
     }
 
     /// The entry's single block, holding the program's ops.
@@ -186,12 +191,7 @@ fn read_mesh<'c, 'a>(op: OperationRef<'c, 'a>) -> Mesh<'c, 'a> {
         .attribute(ops::ATTR_AXIS_NAMES)
         .ok()
         .and_then(ops::array_elements)
-        .map(|a| {
-            a.into_iter()
-                .filter_map(|e| StringAttribute::try_from(e).ok())
-                .map(|s| s.value().to_owned())
-                .collect()
-        })
+        .map(|a| a.into_iter().filter_map(ops::string_value).collect())
         .unwrap_or_default();
     let sizes = ops::i64_array_attr(&op, ops::ATTR_AXIS_SIZES).unwrap_or_default();
     Mesh {
@@ -206,9 +206,8 @@ fn read_mesh<'c, 'a>(op: OperationRef<'c, 'a>) -> Mesh<'c, 'a> {
 
 fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 'a>, Diag<'c>> {
     let location = op.location();
-    let name = ops::string_attr(&op, ops::ATTR_SYM_NAME).ok_or_else(|| {
-        Diag::error(location, "a computation module needs a name (module @name)")
-    })?;
+    let name = ops::string_attr(&op, ops::ATTR_SYM_NAME)
+        .ok_or_else(|| Diag::error(location, "a computation module needs a name (module @name)"))?;
     let num_partitions = ops::integer_attr(&op, "mhlo.num_partitions").unwrap_or(1);
     let mut sdy_meshes = HashMap::new();
     let mut main = None;
@@ -223,19 +222,28 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
         match op_name(&inner).as_str() {
             "sdy.mesh" => {
                 let mesh_name = ops::string_attr(&inner, ops::ATTR_SYM_NAME).unwrap_or_default();
-                let text = inner.attribute("mesh").map(|a| a.to_string()).unwrap_or_default();
-                let shape = sdy::parse_mesh(&text)
-                    .map_err(|e| Diag::error(inner.location(), format!("cannot read sdy.mesh: {e}")))?;
+                let text = inner
+                    .attribute("mesh")
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                let shape = sdy::parse_mesh(&text).map_err(|e| {
+                    Diag::error(inner.location(), format!("cannot read sdy.mesh: {e}"))
+                })?;
                 sdy_meshes.insert(mesh_name, shape);
             }
-            ops::FUNC if ops::string_attr(&inner, ops::ATTR_SYM_NAME).as_deref() == Some("main") => {
+            ops::FUNC
+                if ops::string_attr(&inner, ops::ATTR_SYM_NAME).as_deref() == Some("main") =>
+            {
                 main = Some(inner);
             }
             _ => {}
         }
     }
     let main = main.ok_or_else(|| {
-        Diag::error(location, format!("computation @{name} has no entry function @main"))
+        Diag::error(
+            location,
+            format!("computation @{name} has no entry function @main"),
+        )
     })?;
     let function = main
         .attribute(ops::ATTR_FUNCTION_TYPE)
@@ -262,7 +270,10 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
                 })?;
                 if let Some(text) = sharding_text(attrs, i) {
                     let parsed = sdy::parse_sharding(&text).map_err(|e| {
-                        Diag::error(main.location(), format!("cannot read the sharding of {what} #{i}: {e}"))
+                        Diag::error(
+                            main.location(),
+                            format!("cannot read the sharding of {what} #{i}: {e}"),
+                        )
                     })?;
                     mesh_names.push(parsed.mesh);
                     sig.sharding = Some(parsed.sharding);
@@ -271,19 +282,34 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
             })
             .collect()
     };
-    let inputs = read_sigs(function.input_count(), &|i| function.input(i).ok(), arg_attrs, "argument")?;
-    let outputs = read_sigs(function.result_count(), &|i| function.result(i).ok(), res_attrs, "result")?;
+    let inputs = read_sigs(
+        function.input_count(),
+        &|i| function.input(i).ok(),
+        arg_attrs,
+        "argument",
+    )?;
+    let outputs = read_sigs(
+        function.result_count(),
+        &|i| function.result(i).ok(),
+        res_attrs,
+        "result",
+    )?;
     mesh_names.sort();
     mesh_names.dedup();
     let mesh = match mesh_names.as_slice() {
         [] => None,
         [one] => Some(sdy_meshes.get(one).cloned().ok_or_else(|| {
-            Diag::error(location, format!("computation @{name} refers to an undeclared sdy mesh @{one}"))
+            Diag::error(
+                location,
+                format!("computation @{name} refers to an undeclared sdy mesh @{one}"),
+            )
         })?),
         _ => {
             return Err(Diag::error(
                 location,
-                format!("computation @{name} uses several sdy meshes; pw needs one per computation"),
+                format!(
+                    "computation @{name} uses several sdy meshes; pw needs one per computation"
+                ),
             ))
         }
     };
@@ -306,7 +332,9 @@ fn tensor_sig(t: Type) -> Option<TensorSig> {
         }
         let rank = mlirShapedTypeGetRank(raw) as isize;
         Some(TensorSig {
-            shape: (0..rank).map(|d| mlirShapedTypeGetDimSize(raw, d)).collect(),
+            shape: (0..rank)
+                .map(|d| mlirShapedTypeGetDimSize(raw, d))
+                .collect(),
             dtype: element_dtype(mlirShapedTypeGetElementType(raw)),
             text: t.to_string(),
             sharding: None,

@@ -9,7 +9,11 @@ use melior::{ir::Module, Context, StringRef};
 /// mlir-opt does. On failure the parser's errors have gone to the context's
 /// diagnostic handlers and `None` is returned. Parsing also runs MLIR's own
 /// verifier (op structure, SSA dominance, symbol uniqueness).
-pub fn parse_source<'c>(context: &'c Context, source: &str, source_name: &str) -> Option<Module<'c>> {
+pub fn parse_source<'c>(
+    context: &'c Context,
+    source: &str,
+    source_name: &str,
+) -> Option<Module<'c>> {
     let source = StringRef::new(source);
     let name = StringRef::new(source_name);
     // SAFETY: the context is live; the strings outlive the call; a null

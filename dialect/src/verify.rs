@@ -69,27 +69,55 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
             if declared != sizes.len() {
                 self.error(
                     location,
-                    format!("mesh @{} has {declared} axis names but {} sizes", mesh.name, sizes.len()),
+                    format!(
+                        "mesh @{} has {declared} axis names but {} sizes",
+                        mesh.name,
+                        sizes.len()
+                    ),
                 );
                 continue;
             }
             let mut seen = HashSet::new();
             for (axis, size) in &mesh.shape.axes {
                 if axis.is_empty() || !seen.insert(axis) {
-                    self.error(location, format!("mesh @{} repeats or has an empty axis name \"{axis}\"", mesh.name));
+                    self.error(
+                        location,
+                        format!(
+                            "mesh @{} repeats or has an empty axis name \"{axis}\"",
+                            mesh.name
+                        ),
+                    );
                 }
                 if *size < 1 {
-                    self.error(location, format!("axis \"{axis}\" of mesh @{} has size {size}; sizes must be >= 1", mesh.name));
+                    self.error(
+                        location,
+                        format!(
+                            "axis \"{axis}\" of mesh @{} has size {size}; sizes must be >= 1",
+                            mesh.name
+                        ),
+                    );
                 }
             }
             if mesh.kind.as_deref() == Some("") {
-                self.error(location, format!("mesh @{} has an empty device kind", mesh.name));
+                self.error(
+                    location,
+                    format!("mesh @{} has an empty device kind", mesh.name),
+                );
             }
             if let Some(other) = &mesh.same_island_as {
                 if other == &mesh.name {
-                    self.error(location, format!("mesh @{} cannot be on the same island as itself", mesh.name));
+                    self.error(
+                        location,
+                        format!("mesh @{} cannot be on the same island as itself", mesh.name),
+                    );
                 } else if self.program.mesh(other).is_none() {
-                    self.error(location, format!("mesh @{} must share an island with unknown mesh @{other}", mesh.name));
+                    self.error(
+                        location,
+                        format!(
+                            "mesh @{} must share an island with unknown mesh @{other}",
+                            mesh.name
+                        ),
+                    );
                 }
             }
             if let Some(devices) = &mesh.devices {
@@ -97,10 +125,21 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
                 if devices.len() as i64 != mesh.size() {
                     self.error(
                         location,
-                        format!("mesh @{} has {} devices but its axes need {}", mesh.name, devices.len(), mesh.size()),
+                        format!(
+                            "mesh @{} has {} devices but its axes need {}",
+                            mesh.name,
+                            devices.len(),
+                            mesh.size()
+                        ),
                     );
                 } else if unique.len() != devices.len() || devices.iter().any(|&d| d < 0) {
-                    self.error(location, format!("mesh @{} lists a device twice or a negative device id", mesh.name));
+                    self.error(
+                        location,
+                        format!(
+                            "mesh @{} lists a device twice or a negative device id",
+                            mesh.name
+                        ),
+                    );
                 }
             }
         }
@@ -123,7 +162,10 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
             let Some(kind) = OpKind::of(&op) else {
                 self.error(
                     location,
-                    format!("'{}' is not a pw op; a program's body holds only pw ops", ops::op_name(&op)),
+                    format!(
+                        "'{}' is not a pw op; a program's body holds only pw ops",
+                        ops::op_name(&op)
+                    ),
                 );
                 continue;
             };
@@ -141,7 +183,12 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
             }
             let operands: Option<Vec<ArrayType>> = op
                 .operands()
-                .map(|v| types.get(&v.to_raw().ptr).cloned().or_else(|| ArrayType::read(v.r#type()).ok()))
+                .map(|v| {
+                    types
+                        .get(&v.to_raw().ptr)
+                        .cloned()
+                        .or_else(|| ArrayType::read(v.r#type()).ok())
+                })
                 .collect();
             let (Some(operands), true) = (operands, ok) else {
                 continue;
@@ -152,7 +199,9 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
                 .collect();
             match kind {
                 OpKind::Call => self.call(op, &operands, &results),
-                OpKind::Transfer | OpKind::Reshard => self.move_op(op, kind, &operands[0], &results[0]),
+                OpKind::Transfer | OpKind::Reshard => {
+                    self.move_op(op, kind, &operands[0], &results[0])
+                }
                 OpKind::Copy | OpKind::Scatter | OpKind::Gather => {
                     self.piece_op(op, kind, &operands[0], &results[0])
                 }
@@ -163,7 +212,12 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
     }
 
     /// Reads a value as a pw array and checks its mesh and sharding.
-    fn array(&mut self, location: Location<'c>, value: &Value<'c, '_>, what: &str) -> Option<ArrayType> {
+    fn array(
+        &mut self,
+        location: Location<'c>,
+        value: &Value<'c, '_>,
+        what: &str,
+    ) -> Option<ArrayType> {
         let t = match ArrayType::read(value.r#type()) {
             Ok(t) => t,
             Err(e) => {
@@ -171,16 +225,24 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
                 return None;
             }
         };
-        let mesh_name = t.mesh.as_deref()?;
+        let Some(mesh_name) = t.mesh.as_deref() else {
+            return Some(t);
+        };
         let Some(mesh) = self.program.mesh(mesh_name) else {
-            self.error(location, format!("{what} is placed on unknown mesh @{mesh_name}"));
+            self.error(
+                location,
+                format!("{what} is placed on unknown mesh @{mesh_name}"),
+            );
             return None;
         };
         if let Some(sharding) = &t.sharding {
             if let Err(e) = Layout::new(&t.shape, sharding, &mesh.shape) {
                 self.error(
                     location,
-                    format!("{what}: sharding {sharding} of {} does not fit mesh @{mesh_name}: {e}", t.tensor_string()),
+                    format!(
+                        "{what}: sharding {sharding} of {} does not fit mesh @{mesh_name}: {e}",
+                        t.tensor_string()
+                    ),
                 );
                 return None;
             }
@@ -198,15 +260,34 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
             self.error(location, format!("call to unknown computation @{callee}"));
             return;
         };
-        self.signature(location, computation, "argument", operands, &computation.inputs);
-        self.signature(location, computation, "result", results, &computation.outputs);
+        self.signature(
+            location,
+            computation,
+            "argument",
+            operands,
+            &computation.inputs,
+        );
+        self.signature(
+            location,
+            computation,
+            "result",
+            results,
+            &computation.outputs,
+        );
         let mesh_name = ops::symbol_attr(&op, ops::ATTR_MESH);
         for (i, r) in results.iter().enumerate() {
             if r.mesh != mesh_name {
-                let on = |m: &Option<String>| m.as_ref().map_or("unplaced".to_owned(), |m| format!("on @{m}"));
+                let on = |m: &Option<String>| {
+                    m.as_ref()
+                        .map_or("unplaced".to_owned(), |m| format!("on @{m}"))
+                };
                 self.error(
                     location,
-                    format!("result #{i} is {} but the call is {}", on(&r.mesh), on(&mesh_name)),
+                    format!(
+                        "result #{i} is {} but the call is {}",
+                        on(&r.mesh),
+                        on(&mesh_name)
+                    ),
                 );
             }
         }
@@ -218,7 +299,10 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
             return;
         };
         let Some(mesh) = program.mesh(&mesh_name) else {
-            self.error(location, format!("call placed on unknown mesh @{mesh_name}"));
+            self.error(
+                location,
+                format!("call placed on unknown mesh @{mesh_name}"),
+            );
             return;
         };
         self.fits(location, computation, mesh);
@@ -226,13 +310,20 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
             if shardings.len() != operands.len() {
                 self.error(
                     location,
-                    format!("in_shardings has {} entries for {} operands", shardings.len(), operands.len()),
+                    format!(
+                        "in_shardings has {} entries for {} operands",
+                        shardings.len(),
+                        operands.len()
+                    ),
                 );
                 return;
             }
             for (i, (sharding, operand)) in shardings.iter().zip(operands).enumerate() {
                 if let Err(e) = Layout::new(&operand.shape, sharding, &mesh.shape) {
-                    self.error(location, format!("in_shardings #{i} {sharding} does not fit mesh @{mesh_name}: {e}"));
+                    self.error(
+                        location,
+                        format!("in_shardings #{i} {sharding} does not fit mesh @{mesh_name}: {e}"),
+                    );
                 }
             }
         }
@@ -305,56 +396,100 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
         }
     }
 
-    fn move_op(&mut self, op: OperationRef<'c, 'a>, kind: OpKind, from: &ArrayType, to: &ArrayType) {
+    fn move_op(
+        &mut self,
+        op: OperationRef<'c, 'a>,
+        kind: OpKind,
+        from: &ArrayType,
+        to: &ArrayType,
+    ) {
         let location = op.location();
         let name = ops::op_name(&op);
         if !from.same_tensor(to) {
             self.error(
                 location,
-                format!("{name} changes the array type from {} to {}", from.tensor_string(), to.tensor_string()),
+                format!(
+                    "{name} changes the array type from {} to {}",
+                    from.tensor_string(),
+                    to.tensor_string()
+                ),
             );
             return;
         }
         let (Some(a), Some(b)) = (&from.mesh, &to.mesh) else {
-            self.error(location, format!("{name} moves placed arrays; both sides need a mesh"));
+            self.error(
+                location,
+                format!("{name} moves placed arrays; both sides need a mesh"),
+            );
             return;
         };
         if from.sharding.is_none() || to.sharding.is_none() {
-            self.error(location, format!("{name} moves sharded arrays; both sides need a sharding"));
+            self.error(
+                location,
+                format!("{name} moves sharded arrays; both sides need a sharding"),
+            );
             return;
         }
         match kind {
-            OpKind::Transfer if a == b => {
-                self.error(location, format!("pw.transfer stays on mesh @{a}; use pw.reshard within a mesh"))
-            }
-            OpKind::Reshard if a != b => {
-                self.error(location, format!("pw.reshard cannot move @{a} to @{b}; use pw.transfer"))
-            }
+            OpKind::Transfer if a == b => self.error(
+                location,
+                format!("pw.transfer stays on mesh @{a}; use pw.reshard within a mesh"),
+            ),
+            OpKind::Reshard if a != b => self.error(
+                location,
+                format!("pw.reshard cannot move @{a} to @{b}; use pw.transfer"),
+            ),
             _ => {}
         }
     }
 
     /// The physical layout of a placed, sharded array on a lowered mesh.
-    fn physical(&mut self, location: Location<'c>, t: &ArrayType, side: &str) -> Option<(Layout, Vec<i64>)> {
+    fn physical(
+        &mut self,
+        location: Location<'c>,
+        t: &ArrayType,
+        side: &str,
+    ) -> Option<(Layout, Vec<i64>)> {
         let mesh = t.mesh.as_deref().and_then(|m| self.program.mesh(m));
         let (Some(mesh), Some(sharding)) = (mesh, &t.sharding) else {
-            self.error(location, format!("the {side} of a physical copy must be placed and sharded"));
+            self.error(
+                location,
+                format!("the {side} of a physical copy must be placed and sharded"),
+            );
             return None;
         };
         let Some(devices) = mesh.devices.clone() else {
-            self.error(location, format!("the {side} mesh @{} has no devices; run lowering first", mesh.name));
+            self.error(
+                location,
+                format!(
+                    "the {side} mesh @{} has no devices; run lowering first",
+                    mesh.name
+                ),
+            );
             return None;
         };
-        Layout::new(&t.shape, sharding, &mesh.shape).ok().map(|l| (l, devices))
+        Layout::new(&t.shape, sharding, &mesh.shape)
+            .ok()
+            .map(|l| (l, devices))
     }
 
-    fn piece_op(&mut self, op: OperationRef<'c, 'a>, kind: OpKind, from: &ArrayType, to: &ArrayType) {
+    fn piece_op(
+        &mut self,
+        op: OperationRef<'c, 'a>,
+        kind: OpKind,
+        from: &ArrayType,
+        to: &ArrayType,
+    ) {
         let location = op.location();
         let name = ops::op_name(&op);
         if !from.same_tensor(to) {
             self.error(
                 location,
-                format!("{name} changes the array type from {} to {}", from.tensor_string(), to.tensor_string()),
+                format!(
+                    "{name} changes the array type from {} to {}",
+                    from.tensor_string(),
+                    to.tensor_string()
+                ),
             );
             return;
         }
@@ -365,32 +500,70 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
             self.error(location, format!("{name} moves no pieces"));
             return;
         }
-        let (Some((src, src_devices)), Some((dst, dst_devices))) =
-            (self.physical(location, from, "source"), self.physical(location, to, "destination"))
-        else {
+        let (Some((src, src_devices)), Some((dst, dst_devices))) = (
+            self.physical(location, from, "source"),
+            self.physical(location, to, "destination"),
+        ) else {
             return;
         };
-        let src_shard = |device| src_devices.iter().position(|&d| d == device).map(|p| &src.offsets[p]);
-        let dst_shard = |device| dst_devices.iter().position(|&d| d == device).map(|p| &dst.offsets[p]);
+        let src_shard = |device| {
+            src_devices
+                .iter()
+                .position(|&d| d == device)
+                .map(|p| &src.offsets[p])
+        };
+        let dst_shard = |device| {
+            dst_devices
+                .iter()
+                .position(|&d| d == device)
+                .map(|p| &dst.offsets[p])
+        };
         for (i, piece) in pieces.iter().enumerate() {
             let rank = from.shape.len();
             if piece.sizes.len() != rank {
-                self.error(location, format!("piece #{i} has rank {} for an array of rank {rank}", piece.sizes.len()));
+                self.error(
+                    location,
+                    format!(
+                        "piece #{i} has rank {} for an array of rank {rank}",
+                        piece.sizes.len()
+                    ),
+                );
                 return;
             }
             let Some(src_origin) = src_shard(piece.src_device) else {
-                self.error(location, format!("piece #{i} reads device {}, which holds no shard of the source", piece.src_device));
+                self.error(
+                    location,
+                    format!(
+                        "piece #{i} reads device {}, which holds no shard of the source",
+                        piece.src_device
+                    ),
+                );
                 return;
             };
             let Some(dst_origin) = dst_shard(piece.dst_device) else {
-                self.error(location, format!("piece #{i} writes device {}, which holds no shard of the destination", piece.dst_device));
+                self.error(
+                    location,
+                    format!(
+                        "piece #{i} writes device {}, which holds no shard of the destination",
+                        piece.dst_device
+                    ),
+                );
                 return;
             };
             let inside = |offsets: &[i64], shard: &[i64]| {
-                offsets.iter().zip(&piece.sizes).zip(shard).all(|((o, s), e)| o + s <= *e)
+                offsets
+                    .iter()
+                    .zip(&piece.sizes)
+                    .zip(shard)
+                    .all(|((o, s), e)| o + s <= *e)
             };
-            if !inside(&piece.src_offsets, &src.shard_shape) || !inside(&piece.dst_offsets, &dst.shard_shape) {
-                self.error(location, format!("piece #{i} reaches outside its source or destination shard"));
+            if !inside(&piece.src_offsets, &src.shard_shape)
+                || !inside(&piece.dst_offsets, &dst.shard_shape)
+            {
+                self.error(
+                    location,
+                    format!("piece #{i} reaches outside its source or destination shard"),
+                );
                 return;
             }
             let global = |origin: &[i64], offsets: &[i64]| -> Vec<i64> {
@@ -404,38 +577,58 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
                 return;
             }
             if (piece.link == Link::SameDevice) != (piece.src_device == piece.dst_device) {
-                self.error(location, format!("piece #{i} is labelled {} but goes from device {} to {}", piece.link, piece.src_device, piece.dst_device));
+                self.error(
+                    location,
+                    format!(
+                        "piece #{i} is labelled {} but goes from device {} to {}",
+                        piece.link, piece.src_device, piece.dst_device
+                    ),
+                );
                 return;
             }
         }
         let whole = |p: &Piece| p.sizes == dst.shard_shape && p.dst_offsets.iter().all(|&o| o == 0);
         match kind {
-            OpKind::Copy if pieces.len() != 1 || !whole(&pieces[0]) => {
-                self.error(location, "pw.copy moves exactly one piece, which fills a whole destination shard")
-            }
+            OpKind::Copy if pieces.len() != 1 || !whole(&pieces[0]) => self.error(
+                location,
+                "pw.copy moves exactly one piece, which fills a whole destination shard",
+            ),
             OpKind::Scatter => {
                 let distinct: HashSet<_> = pieces.iter().map(|p| p.dst_device).collect();
                 if pieces.iter().any(|p| p.src_device != pieces[0].src_device) {
                     self.error(location, "pw.scatter reads one source device");
                 } else if !pieces.iter().all(whole) || distinct.len() != pieces.len() {
-                    self.error(location, "each piece of pw.scatter fills a whole, distinct destination shard");
+                    self.error(
+                        location,
+                        "each piece of pw.scatter fills a whole, distinct destination shard",
+                    );
                 }
             }
             OpKind::Gather => {
                 if pieces.iter().any(|p| p.dst_device != pieces[0].dst_device) {
                     self.error(location, "pw.gather writes one destination device");
                 } else if !tiles(&pieces, dst.shard_elements()) {
-                    self.error(location, "the pieces of pw.gather must fill its destination shard exactly once");
+                    self.error(
+                        location,
+                        "the pieces of pw.gather must fill its destination shard exactly once",
+                    );
                 }
             }
             _ => {}
         }
         let partial_escapes = op
             .result(0)
-            .map(|r| users(r.into()).iter().any(|u| OpKind::of(u) != Some(OpKind::Assemble)))
+            .map(|r| {
+                users(r.into())
+                    .iter()
+                    .any(|u| OpKind::of(u) != Some(OpKind::Assemble))
+            })
             .unwrap_or(false);
         if partial_escapes {
-            self.error(location, format!("the result of {name} is partial; only pw.assemble may use it"));
+            self.error(
+                location,
+                format!("the result of {name} is partial; only pw.assemble may use it"),
+            );
         }
     }
 
@@ -446,16 +639,31 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
         };
         let mut filled: HashMap<i64, usize> = HashMap::new();
         for (i, part) in op.operands().enumerate() {
-            let producer = part.is_operation_result().then(|| defining_op(part)).flatten();
-            let Some(producer) = producer.filter(|p| OpKind::of(p).is_some_and(OpKind::is_piece_op)) else {
-                self.error(location, format!("part #{i} of pw.assemble is not a pw.copy, pw.scatter or pw.gather"));
+            let producer = part
+                .is_operation_result()
+                .then(|| defining_op(part))
+                .flatten();
+            let Some(producer) =
+                producer.filter(|p| OpKind::of(p).is_some_and(OpKind::is_piece_op))
+            else {
+                self.error(
+                    location,
+                    format!("part #{i} of pw.assemble is not a pw.copy, pw.scatter or pw.gather"),
+                );
                 return;
             };
             if ArrayType::read(part.r#type()).ok().as_ref() != Some(to) {
-                self.error(location, format!("part #{i} of pw.assemble has another type than its result"));
+                self.error(
+                    location,
+                    format!("part #{i} of pw.assemble has another type than its result"),
+                );
                 return;
             }
-            let pieces = producer.attribute(ops::ATTR_PIECES).ok().and_then(read_pieces).unwrap_or_default();
+            let pieces = producer
+                .attribute(ops::ATTR_PIECES)
+                .ok()
+                .and_then(read_pieces)
+                .unwrap_or_default();
             let mut shards: Vec<i64> = pieces.iter().map(|p| p.dst_device).collect();
             shards.dedup();
             for device in shards {
@@ -465,8 +673,14 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
         for device in devices {
             match filled.get(&device).copied().unwrap_or(0) {
                 1 => {}
-                0 => self.error(location, format!("pw.assemble leaves the shard on device {device} empty")),
-                n => self.error(location, format!("pw.assemble writes the shard on device {device} {n} times")),
+                0 => self.error(
+                    location,
+                    format!("pw.assemble leaves the shard on device {device} empty"),
+                ),
+                n => self.error(
+                    location,
+                    format!("pw.assemble writes the shard on device {device} {n} times"),
+                ),
             }
         }
     }
@@ -495,7 +709,9 @@ pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     unsafe {
         let mut operand = mlir_sys::mlirValueGetFirstUse(value.to_raw());
         while !mlir_sys::mlirOpOperandIsNull(operand) {
-            users.push(OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(operand)));
+            users.push(OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(
+                operand,
+            )));
             operand = mlir_sys::mlirOpOperandGetNextUse(operand);
         }
     }

@@ -66,7 +66,11 @@ pub struct ArraySpec {
 
 impl ArraySpec {
     pub fn new(dtype: DType, shape: &[usize], sharding: Sharding) -> ArraySpec {
-        ArraySpec { dtype, shape: shape.to_vec(), sharding }
+        ArraySpec {
+            dtype,
+            shape: shape.to_vec(),
+            sharding,
+        }
     }
 }
 
@@ -105,7 +109,12 @@ impl Array {
                 slices.insert(domain, host.slice(domain)?);
             }
             let part = &slices[domain];
-            buffers.push(Arc::new(client.buffer_from_host(part.bytes(), part.dtype(), part.shape(), device)?));
+            buffers.push(Arc::new(client.buffer_from_host(
+                part.bytes(),
+                part.dtype(),
+                part.shape(),
+                device,
+            )?));
         }
         Array::new(client, spec, domains, buffers)
     }
@@ -126,19 +135,40 @@ impl Array {
                 buffers.len()
             )));
         }
-        for (i, ((buffer, device), domain)) in buffers.iter().zip(spec.sharding.devices()).zip(&domains).enumerate() {
+        for (i, ((buffer, device), domain)) in buffers
+            .iter()
+            .zip(spec.sharding.devices())
+            .zip(&domains)
+            .enumerate()
+        {
             check_shard(&format!("buffer {i}"), buffer, device, spec.dtype, domain)?;
         }
-        Array::new(&client, spec, domains, buffers.into_iter().map(Arc::new).collect())
+        Array::new(
+            &client,
+            spec,
+            domains,
+            buffers.into_iter().map(Arc::new).collect(),
+        )
     }
 
-    fn new(client: &Client, spec: ArraySpec, domains: Vec<IndexDomain>, buffers: Vec<Arc<Buffer>>) -> Result<Array> {
+    fn new(
+        client: &Client,
+        spec: ArraySpec,
+        domains: Vec<IndexDomain>,
+        buffers: Vec<Arc<Buffer>>,
+    ) -> Result<Array> {
         for device in spec.sharding.devices() {
             client.check_device(device, "array")?;
         }
         let layout = Layout::row_major(spec.shape.len());
         Ok(Array {
-            inner: Arc::new(ArrayInner { client: client.clone(), spec, layout, domains, state: Mutex::new(State::Live(buffers)) }),
+            inner: Arc::new(ArrayInner {
+                client: client.clone(),
+                spec,
+                layout,
+                domains,
+                state: Mutex::new(State::Live(buffers)),
+            }),
         })
     }
 
@@ -155,10 +185,18 @@ impl Array {
             )));
         }
         let mut buffers = Vec::with_capacity(shards.len());
-        for (i, ((shard, device), domain)) in shards.iter().zip(spec.sharding.devices()).zip(&domains).enumerate() {
+        for (i, ((shard, device), domain)) in shards
+            .iter()
+            .zip(spec.sharding.devices())
+            .zip(&domains)
+            .enumerate()
+        {
             let what = format!("single-device array {i}");
             if shard.inner.spec.sharding.num_shards() != 1 {
-                return Err(Error::invalid(format!("{what} has {} shards, not 1", shard.num_shards())));
+                return Err(Error::invalid(format!(
+                    "{what} has {} shards, not 1",
+                    shard.num_shards()
+                )));
             }
             let buffer = shard.live_buffers()?.swap_remove(0);
             check_shard(&what, &buffer, device, spec.dtype, domain)?;
@@ -236,7 +274,11 @@ impl Array {
 
     /// Blocks until every shard's data is defined.
     pub fn wait_ready(&self) -> Result<()> {
-        let events = self.live_buffers()?.iter().map(|b| b.ready_event()).collect::<Result<Vec<_>>>()?;
+        let events = self
+            .live_buffers()?
+            .iter()
+            .map(|b| b.ready_event())
+            .collect::<Result<Vec<_>>>()?;
         crate::pjrt::Event::wait_all(&events)
     }
 
@@ -269,8 +311,17 @@ impl Array {
             .zip(self.sharding().devices())
             .zip(&self.inner.domains)
             .map(|((buffer, device), domain)| {
-                let spec = ArraySpec::new(self.dtype(), &domain.shape, Sharding::SingleDevice(device.clone()));
-                Array::new(&self.inner.client, spec, vec![IndexDomain::full(&domain.shape)], vec![buffer])
+                let spec = ArraySpec::new(
+                    self.dtype(),
+                    &domain.shape,
+                    Sharding::SingleDevice(device.clone()),
+                );
+                Array::new(
+                    &self.inner.client,
+                    spec,
+                    vec![IndexDomain::full(&domain.shape)],
+                    vec![buffer],
+                )
             })
             .collect()
     }
@@ -285,7 +336,12 @@ impl Array {
         let mut buffers = consume(std::slice::from_ref(self), vec![first], semantics)?;
         let device = self.sharding().devices()[0].clone();
         let spec = ArraySpec::new(self.dtype(), self.shape(), Sharding::SingleDevice(device));
-        Array::new(&self.inner.client, spec, vec![IndexDomain::full(self.shape())], vec![buffers.swap_remove(0)])
+        Array::new(
+            &self.inner.client,
+            spec,
+            vec![IndexDomain::full(self.shape())],
+            vec![buffers.swap_remove(0)],
+        )
     }
 
     /// The same array under another sharding (IFRT `ReshardArrays`).
@@ -303,8 +359,12 @@ impl Array {
         let mut host: Option<HostArray> = None;
         let mut buffers = Vec::with_capacity(domains.len());
         for (device, domain) in sharding.devices().iter().zip(&domains) {
-            let same_domain: Vec<usize> = (0..sources.len()).filter(|&s| self.inner.domains[s] == *domain).collect();
-            let local = same_domain.iter().find(|&&s| self.sharding().devices()[s] == *device);
+            let same_domain: Vec<usize> = (0..sources.len())
+                .filter(|&s| self.inner.domains[s] == *domain)
+                .collect();
+            let local = same_domain
+                .iter()
+                .find(|&&s| self.sharding().devices()[s] == *device);
             let buffer = match (local, same_domain.first()) {
                 (Some(&s), _) if semantics != CopySemantics::AlwaysCopy => Arc::clone(&sources[s]),
                 (Some(&s), _) => Arc::new(sources[s].duplicate()?),
@@ -317,7 +377,12 @@ impl Array {
                         Some(h) => h.slice(domain)?,
                         None => return Err(Error::invalid("host copy missing")),
                     };
-                    Arc::new(self.inner.client.buffer_from_host(part.bytes(), part.dtype(), part.shape(), device)?)
+                    Arc::new(self.inner.client.buffer_from_host(
+                        part.bytes(),
+                        part.dtype(),
+                        part.shape(),
+                        device,
+                    )?)
                 }
             };
             buffers.push(buffer);
@@ -332,20 +397,45 @@ impl Array {
 
     /// Moves shards between arrays without touching their data (IFRT
     /// `RemapArrays`). See [`RemapPlan`]. `AlwaysCopy` is rejected.
-    pub fn remap(inputs: &[Array], plan: &RemapPlan, semantics: CopySemantics) -> Result<Vec<Array>> {
+    pub fn remap(
+        inputs: &[Array],
+        plan: &RemapPlan,
+        semantics: CopySemantics,
+    ) -> Result<Vec<Array>> {
         if semantics == CopySemantics::AlwaysCopy {
-            return Err(Error::invalid("remap is metadata-only: use ReuseInput or DonateInput, not AlwaysCopy"));
+            return Err(Error::invalid(
+                "remap is metadata-only: use ReuseInput or DonateInput, not AlwaysCopy",
+            ));
         }
-        let client = inputs.first().map(|a| a.inner.client.clone()).ok_or_else(|| Error::invalid("remap needs inputs"))?;
-        let out_domains = plan.outputs.iter().map(|s| s.sharding.shard_domains(&s.shape)).collect::<Result<Vec<_>>>()?;
-        let in_buffers = inputs.iter().map(Array::live_buffers).collect::<Result<Vec<_>>>()?;
-        let mut slots: Vec<Vec<Option<Arc<Buffer>>>> = out_domains.iter().map(|d| vec![None; d.len()]).collect();
+        let client = inputs
+            .first()
+            .map(|a| a.inner.client.clone())
+            .ok_or_else(|| Error::invalid("remap needs inputs"))?;
+        let out_domains = plan
+            .outputs
+            .iter()
+            .map(|s| s.sharding.shard_domains(&s.shape))
+            .collect::<Result<Vec<_>>>()?;
+        let in_buffers = inputs
+            .iter()
+            .map(Array::live_buffers)
+            .collect::<Result<Vec<_>>>()?;
+        let mut slots: Vec<Vec<Option<Arc<Buffer>>>> =
+            out_domains.iter().map(|d| vec![None; d.len()]).collect();
         for (m, mapping) in plan.mappings.iter().enumerate() {
             let input = inputs.get(mapping.in_array).ok_or_else(|| {
-                Error::invalid(format!("mapping {m} reads input {} of {}", mapping.in_array, inputs.len()))
+                Error::invalid(format!(
+                    "mapping {m} reads input {} of {}",
+                    mapping.in_array,
+                    inputs.len()
+                ))
             })?;
             let out_spec = plan.outputs.get(mapping.out_array).ok_or_else(|| {
-                Error::invalid(format!("mapping {m} writes output {} of {}", mapping.out_array, plan.outputs.len()))
+                Error::invalid(format!(
+                    "mapping {m} writes output {} of {}",
+                    mapping.out_array,
+                    plan.outputs.len()
+                ))
             })?;
             if input.dtype() != out_spec.dtype {
                 return Err(Error::DTypeMismatch {
@@ -365,9 +455,9 @@ impl Array {
             }
             for (&f, &t) in from.iter().zip(&to) {
                 let what = format!("remap mapping {m}, shard {f} -> {t}");
-                let buffer = in_buffers[mapping.in_array]
-                    .get(f)
-                    .ok_or_else(|| Error::invalid(format!("{what}: input has {} shards", input.num_shards())))?;
+                let buffer = in_buffers[mapping.in_array].get(f).ok_or_else(|| {
+                    Error::invalid(format!("{what}: input has {} shards", input.num_shards()))
+                })?;
                 let slot = slots[mapping.out_array]
                     .get_mut(t)
                     .ok_or_else(|| Error::invalid(format!("{what}: output has fewer shards")))?;
@@ -383,10 +473,14 @@ impl Array {
                         actual: in_domain.shape.clone(),
                     });
                 }
-                let (in_device, out_device) =
-                    (&input.sharding().devices()[f], &out_spec.sharding.devices()[t]);
+                let (in_device, out_device) = (
+                    &input.sharding().devices()[f],
+                    &out_spec.sharding.devices()[t],
+                );
                 if in_device != out_device {
-                    return Err(Error::invalid(format!("{what}: shard is on {in_device:?}, the slot on {out_device:?}")));
+                    return Err(Error::invalid(format!(
+                        "{what}: shard is on {in_device:?}, the slot on {out_device:?}"
+                    )));
                 }
                 *slot = Some(Arc::clone(buffer));
             }
@@ -396,7 +490,11 @@ impl Array {
             let buffers = shard_slots
                 .into_iter()
                 .enumerate()
-                .map(|(t, b)| b.ok_or_else(|| Error::invalid(format!("remap leaves shard {t} of output {o} empty"))))
+                .map(|(t, b)| {
+                    b.ok_or_else(|| {
+                        Error::invalid(format!("remap leaves shard {t} of output {o} empty"))
+                    })
+                })
                 .collect::<Result<Vec<_>>>()?;
             outputs.push((spec.clone(), buffers));
         }
@@ -419,7 +517,9 @@ impl Array {
     /// keeps alive. `AlwaysCopy` is rejected.
     pub fn bitcast(&self, spec: ArraySpec, semantics: CopySemantics) -> Result<Array> {
         if semantics == CopySemantics::AlwaysCopy {
-            return Err(Error::invalid("bitcast is metadata-only: use ReuseInput or DonateInput, not AlwaysCopy"));
+            return Err(Error::invalid(
+                "bitcast is metadata-only: use ReuseInput or DonateInput, not AlwaysCopy",
+            ));
         }
         if spec.sharding.devices() != self.sharding().devices() {
             return Err(Error::invalid(format!(
@@ -446,7 +546,9 @@ impl Array {
         let buffers = sources
             .iter()
             .zip(&domains)
-            .map(|(source, domain)| Buffer::view_as(source, spec.dtype, &domain.shape).map(Arc::new))
+            .map(|(source, domain)| {
+                Buffer::view_as(source, spec.dtype, &domain.shape).map(Arc::new)
+            })
             .collect::<Result<Vec<_>>>()?;
         drop(sources);
         if semantics == CopySemantics::DonateInput {
@@ -464,8 +566,12 @@ impl Array {
     fn live_buffers(&self) -> Result<Vec<Arc<Buffer>>> {
         match &*self.lock() {
             State::Live(buffers) => Ok(buffers.clone()),
-            State::Donated => Err(Error::Donated { what: format!("{self:?}") }),
-            State::Deleted => Err(Error::Deleted { what: format!("{self:?}") }),
+            State::Donated => Err(Error::Donated {
+                what: format!("{self:?}"),
+            }),
+            State::Deleted => Err(Error::Deleted {
+                what: format!("{self:?}"),
+            }),
         }
     }
 
@@ -477,17 +583,28 @@ impl Array {
                 *state = State::Donated;
                 Ok(())
             }
-            State::Donated => Err(Error::Donated { what: format!("{}", Describe(&self.inner.spec)) }),
-            State::Deleted => Err(Error::Deleted { what: format!("{}", Describe(&self.inner.spec)) }),
+            State::Donated => Err(Error::Donated {
+                what: format!("{}", Describe(&self.inner.spec)),
+            }),
+            State::Deleted => Err(Error::Deleted {
+                what: format!("{}", Describe(&self.inner.spec)),
+            }),
         }
     }
 }
 
 /// Applies `semantics` to `buffers` taken from `inputs` (already validated).
-fn consume(inputs: &[Array], buffers: Vec<Arc<Buffer>>, semantics: CopySemantics) -> Result<Vec<Arc<Buffer>>> {
+fn consume(
+    inputs: &[Array],
+    buffers: Vec<Arc<Buffer>>,
+    semantics: CopySemantics,
+) -> Result<Vec<Arc<Buffer>>> {
     match semantics {
         CopySemantics::ReuseInput => Ok(buffers),
-        CopySemantics::AlwaysCopy => buffers.iter().map(|b| b.duplicate().map(Arc::new)).collect(),
+        CopySemantics::AlwaysCopy => buffers
+            .iter()
+            .map(|b| b.duplicate().map(Arc::new))
+            .collect(),
         CopySemantics::DonateInput => {
             for input in inputs {
                 input.donate()?;
@@ -498,18 +615,34 @@ fn consume(inputs: &[Array], buffers: Vec<Arc<Buffer>>, semantics: CopySemantics
 }
 
 /// Checks that `buffer` can be the shard of `device` holding `domain`.
-fn check_shard(what: &str, buffer: &Buffer, device: &Device, dtype: DType, domain: &IndexDomain) -> Result<()> {
+fn check_shard(
+    what: &str,
+    buffer: &Buffer,
+    device: &Device,
+    dtype: DType,
+    domain: &IndexDomain,
+) -> Result<()> {
     let on = buffer.device()?;
     if on != *device {
-        return Err(Error::invalid(format!("{what} is on {on:?}, but the sharding puts that shard on {device:?}")));
+        return Err(Error::invalid(format!(
+            "{what} is on {on:?}, but the sharding puts that shard on {device:?}"
+        )));
     }
     let actual = buffer.dtype()?;
     if actual != dtype {
-        return Err(Error::DTypeMismatch { context: what.to_string(), expected: dtype, actual });
+        return Err(Error::DTypeMismatch {
+            context: what.to_string(),
+            expected: dtype,
+            actual,
+        });
     }
     let dims = buffer.dims()?;
     if dims != domain.shape {
-        return Err(Error::ShapeMismatch { context: what.to_string(), expected: domain.shape.clone(), actual: dims });
+        return Err(Error::ShapeMismatch {
+            context: what.to_string(),
+            expected: domain.shape.clone(),
+            actual: dims,
+        });
     }
     Ok(())
 }
@@ -553,7 +686,11 @@ pub struct RemapMapping {
 /// shard each input holds on it, and output `k` of every device becomes a
 /// shard of an array of `outputs[k]` (which must name the executable's
 /// devices). Inputs are never donated. Returns without waiting.
-pub fn execute(executable: &LoadedExecutable, inputs: &[&Array], outputs: &[ArraySpec]) -> Result<Vec<Array>> {
+pub fn execute(
+    executable: &LoadedExecutable,
+    inputs: &[&Array],
+    outputs: &[ArraySpec],
+) -> Result<Vec<Array>> {
     if outputs.len() != executable.num_outputs() {
         return Err(Error::invalid(format!(
             "the executable has {} outputs, {} output specs were given",
@@ -564,13 +701,22 @@ pub fn execute(executable: &LoadedExecutable, inputs: &[&Array], outputs: &[Arra
     let devices = executable.devices();
     let mut lists = Vec::with_capacity(devices.len());
     for device in devices {
-        lists.push(inputs.iter().map(|a| a.buffer_on(device)).collect::<Result<Vec<_>>>()?);
+        lists.push(
+            inputs
+                .iter()
+                .map(|a| a.buffer_on(device))
+                .collect::<Result<Vec<_>>>()?,
+        );
     }
-    let refs: Vec<Vec<&Buffer>> = lists.iter().map(|l| l.iter().map(|b| &**b).collect()).collect();
+    let refs: Vec<Vec<&Buffer>> = lists
+        .iter()
+        .map(|l| l.iter().map(|b| &**b).collect())
+        .collect();
     let slices: Vec<&[&Buffer]> = refs.iter().map(Vec::as_slice).collect();
     let execution = executable.execute_with(&slices, &crate::pjrt::ExecuteOptions::default())?;
     // Per output, the buffers of every device, keyed by device.
-    let mut per_output: Vec<HashMap<Device, Buffer>> = (0..outputs.len()).map(|_| HashMap::new()).collect();
+    let mut per_output: Vec<HashMap<Device, Buffer>> =
+        (0..outputs.len()).map(|_| HashMap::new()).collect();
     for (device, device_outputs) in devices.iter().zip(execution.outputs) {
         for (k, buffer) in device_outputs.into_iter().enumerate() {
             per_output[k].insert(device.clone(), buffer);
@@ -586,9 +732,9 @@ pub fn execute(executable: &LoadedExecutable, inputs: &[&Array], outputs: &[Arra
                 .devices()
                 .iter()
                 .map(|d| {
-                    by_device
-                        .remove(d)
-                        .ok_or_else(|| Error::invalid(format!("output {k}: the executable does not run on {d:?}")))
+                    by_device.remove(d).ok_or_else(|| {
+                        Error::invalid(format!("output {k}: the executable does not run on {d:?}"))
+                    })
                 })
                 .collect::<Result<Vec<_>>>()?;
             Array::from_buffers(spec.clone(), buffers)

@@ -35,15 +35,27 @@ pub enum Error {
         "PJRT plugin {path} implements PJRT C API {found}, which this binding cannot use: {reason} \
          (supported: {supported})"
     )]
-    IncompatibleVersion { path: PathBuf, found: ApiVersion, supported: String, reason: String },
+    IncompatibleVersion {
+        path: PathBuf,
+        found: ApiVersion,
+        supported: String,
+        reason: String,
+    },
 
     /// The plugin's function table has no entry (or a null one) for a function.
     #[error("{function} is not provided by this PJRT plugin (C API {version})")]
-    Unsupported { function: &'static str, version: ApiVersion },
+    Unsupported {
+        function: &'static str,
+        version: ApiVersion,
+    },
 
     /// A PJRT C API call returned an error.
     #[error("{function} failed [{code}]: {message}")]
-    Pjrt { function: &'static str, code: ErrorCode, message: String },
+    Pjrt {
+        function: &'static str,
+        code: ErrorCode,
+        message: String,
+    },
 
     /// An argument this crate checks before calling the plugin.
     #[error("invalid argument: {0}")]
@@ -51,11 +63,19 @@ pub enum Error {
 
     /// Two shapes that must agree do not.
     #[error("shape mismatch in {context}: expected {expected:?}, got {actual:?}")]
-    ShapeMismatch { context: String, expected: Vec<usize>, actual: Vec<usize> },
+    ShapeMismatch {
+        context: String,
+        expected: Vec<usize>,
+        actual: Vec<usize>,
+    },
 
     /// Two element types that must agree do not.
     #[error("dtype mismatch in {context}: expected {expected}, got {actual}")]
-    DTypeMismatch { context: String, expected: DType, actual: DType },
+    DTypeMismatch {
+        context: String,
+        expected: DType,
+        actual: DType,
+    },
 
     /// An element type this crate (or the plugin) cannot represent.
     #[error("unsupported element type: {0}")]
@@ -63,7 +83,11 @@ pub enum Error {
 
     /// More devices were asked for than the client has.
     #[error("{what} needs {needed} devices, but the client has {available}")]
-    NotEnoughDevices { what: String, needed: usize, available: usize },
+    NotEnoughDevices {
+        what: String,
+        needed: usize,
+        available: usize,
+    },
 
     /// An array given away with `CopySemantics::DonateInput`.
     #[error("array {what} was donated and can no longer be used")]

@@ -23,26 +23,41 @@ impl HostArray {
                 data.len()
             )));
         }
-        Ok(HostArray { dtype, shape: shape.to_vec(), data })
+        Ok(HostArray {
+            dtype,
+            shape: shape.to_vec(),
+            data,
+        })
     }
 
     /// All-zero bytes (`false`, `0`, `+0.0`).
     pub fn zeros(dtype: DType, shape: &[usize]) -> HostArray {
         let len = shape.iter().product::<usize>() * dtype.size_in_bytes();
-        HostArray { dtype, shape: shape.to_vec(), data: vec![0; len] }
+        HostArray {
+            dtype,
+            shape: shape.to_vec(),
+            data: vec![0; len],
+        }
     }
 
     /// From typed values in row-major order.
     pub fn from_slice<T: Element>(shape: &[usize], values: &[T]) -> Result<HostArray> {
         let n: usize = shape.iter().product();
         if values.len() != n {
-            return Err(Error::invalid(format!("shape {shape:?} has {n} elements, got {} values", values.len())));
+            return Err(Error::invalid(format!(
+                "shape {shape:?} has {n} elements, got {} values",
+                values.len()
+            )));
         }
         let mut data = Vec::with_capacity(n * T::DTYPE.size_in_bytes());
         for v in values {
             v.write_bytes(&mut data);
         }
-        Ok(HostArray { dtype: T::DTYPE, shape: shape.to_vec(), data })
+        Ok(HostArray {
+            dtype: T::DTYPE,
+            shape: shape.to_vec(),
+            data,
+        })
     }
 
     /// The values, typed; `T` must be the array's element type.
@@ -54,7 +69,11 @@ impl HostArray {
                 actual: T::DTYPE,
             });
         }
-        Ok(self.data.chunks_exact(self.dtype.size_in_bytes()).map(T::read_bytes).collect())
+        Ok(self
+            .data
+            .chunks_exact(self.dtype.size_in_bytes())
+            .map(T::read_bytes)
+            .collect())
     }
 
     pub fn dtype(&self) -> DType {
@@ -86,9 +105,14 @@ impl HostArray {
     pub fn slice(&self, domain: &IndexDomain) -> Result<HostArray> {
         self.check_domain(domain)?;
         let mut out = HostArray::zeros(self.dtype, &domain.shape);
-        for_each_row(&self.shape, domain, self.dtype.size_in_bytes(), |src, dst, len| {
-            out.data[dst..dst + len].copy_from_slice(&self.data[src..src + len]);
-        });
+        for_each_row(
+            &self.shape,
+            domain,
+            self.dtype.size_in_bytes(),
+            |src, dst, len| {
+                out.data[dst..dst + len].copy_from_slice(&self.data[src..src + len]);
+            },
+        );
         Ok(out)
     }
 
@@ -110,9 +134,14 @@ impl HostArray {
             });
         }
         let data = &mut self.data;
-        for_each_row(&self.shape, domain, self.dtype.size_in_bytes(), |whole, local, len| {
-            data[whole..whole + len].copy_from_slice(&part.data[local..local + len]);
-        });
+        for_each_row(
+            &self.shape,
+            domain,
+            self.dtype.size_in_bytes(),
+            |whole, local, len| {
+                data[whole..whole + len].copy_from_slice(&part.data[local..local + len]);
+            },
+        );
         Ok(())
     }
 
@@ -120,14 +149,22 @@ impl HostArray {
         if domain.fits(&self.shape) {
             Ok(())
         } else {
-            Err(Error::invalid(format!("domain {domain:?} does not fit shape {:?}", self.shape)))
+            Err(Error::invalid(format!(
+                "domain {domain:?} does not fit shape {:?}",
+                self.shape
+            )))
         }
     }
 }
 
 /// Calls `f(offset in the whole array, offset in the box, length)` (bytes)
 /// for every contiguous row of the box `domain` of an array of `shape`.
-fn for_each_row(shape: &[usize], domain: &IndexDomain, elem: usize, mut f: impl FnMut(usize, usize, usize)) {
+fn for_each_row(
+    shape: &[usize],
+    domain: &IndexDomain,
+    elem: usize,
+    mut f: impl FnMut(usize, usize, usize),
+) {
     let rank = shape.len();
     if domain.shape.contains(&0) {
         return;
@@ -145,7 +182,9 @@ fn for_each_row(shape: &[usize], domain: &IndexDomain, elem: usize, mut f: impl 
     let mut index = vec![0usize; rank - 1];
     let mut local = 0;
     loop {
-        let whole: usize = (0..rank).map(|d| (domain.origin[d] + index.get(d).copied().unwrap_or(0)) * strides[d]).sum();
+        let whole: usize = (0..rank)
+            .map(|d| (domain.origin[d] + index.get(d).copied().unwrap_or(0)) * strides[d])
+            .sum();
         f(whole * elem, local * elem, row * elem);
         local += row;
         // Odometer over the outer dimensions.
@@ -172,7 +211,10 @@ mod tests {
     fn slice_and_write_back() {
         let values: Vec<i32> = (0..24).collect();
         let a = HostArray::from_slice(&[2, 3, 4], &values).unwrap();
-        let dom = IndexDomain { origin: vec![1, 1, 2], shape: vec![1, 2, 2] };
+        let dom = IndexDomain {
+            origin: vec![1, 1, 2],
+            shape: vec![1, 2, 2],
+        };
         let s = a.slice(&dom).unwrap();
         assert_eq!(s.to_vec::<i32>().unwrap(), vec![18, 19, 22, 23]);
         let mut b = HostArray::zeros(DType::I32, &[2, 3, 4]);

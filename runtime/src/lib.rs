@@ -10,7 +10,14 @@
 //!
 //! All `unsafe` code lives in [`pjrt`]; everything above it is safe Rust.
 #![deny(unsafe_code)]
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo, clippy::print_stdout, clippy::print_stderr)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::todo,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 pub mod array;
 pub mod dtype;

@@ -49,18 +49,30 @@ pub fn save_array(path: impl AsRef<Path>, array: &Array) -> Result<()> {
 }
 
 fn npy_error(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Npy { path: path.display().to_string(), reason: e.to_string() }
+    Error::Npy {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
 }
 
 /// Reads `.npy` data from any reader; `name` labels errors.
 pub fn read_from(reader: impl Read, name: &str) -> Result<HostArray> {
-    let err = |reason: String| Error::Npy { path: name.to_string(), reason };
+    let err = |reason: String| Error::Npy {
+        path: name.to_string(),
+        reason,
+    };
     let npy = npyz::NpyFile::new(reader).map_err(|e| err(e.to_string()))?;
     let type_str = match npy.dtype() {
         npyz::DType::Plain(ts) => ts,
-        other => return Err(err(format!("structured or array dtype {} is not supported", other.descr()))),
+        other => {
+            return Err(err(format!(
+                "structured or array dtype {} is not supported",
+                other.descr()
+            )))
+        }
     };
-    let dtype = dtype_of(&type_str).ok_or_else(|| err(format!("element type {type_str} is not supported")))?;
+    let dtype = dtype_of(&type_str)
+        .ok_or_else(|| err(format!("element type {type_str} is not supported")))?;
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let fortran = npy.order() == npyz::Order::Fortran;
     let io = |e: std::io::Error| err(e.to_string());
@@ -81,7 +93,12 @@ pub fn read_from(reader: impl Read, name: &str) -> Result<HostArray> {
         DType::BF16 => {
             // ml_dtypes writes the raw little-endian bits of each value.
             let raw = npy.into_vec::<npyz::FixedSizeBytes<2>>().map_err(io)?;
-            put(&mut data, raw.into_iter().map(|b| bf16::from_bits(u16::from_le_bytes(b.0))).collect());
+            put(
+                &mut data,
+                raw.into_iter()
+                    .map(|b| bf16::from_bits(u16::from_le_bytes(b.0)))
+                    .collect(),
+            );
         }
     }
     if fortran && shape.len() > 1 {
@@ -92,7 +109,10 @@ pub fn read_from(reader: impl Read, name: &str) -> Result<HostArray> {
 
 /// Writes `.npy` data to any writer; `name` labels errors.
 pub fn write_to(writer: impl Write, array: &HostArray, name: &str) -> Result<()> {
-    let err = |e: std::io::Error| Error::Npy { path: name.to_string(), reason: e.to_string() };
+    let err = |e: std::io::Error| Error::Npy {
+        path: name.to_string(),
+        reason: e.to_string(),
+    };
     let shape: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
     macro_rules! write_typed {
         ($ty:ty, $values:expr, $descr:expr) => {{
@@ -110,7 +130,11 @@ pub fn write_to(writer: impl Write, array: &HostArray, name: &str) -> Result<()>
             w.finish().map_err(err)
         }};
     }
-    let order = if cfg!(target_endian = "little") { "<" } else { ">" };
+    let order = if cfg!(target_endian = "little") {
+        "<"
+    } else {
+        ">"
+    };
     match array.dtype() {
         DType::Bool => write_typed!(bool, array.to_vec::<bool>()?, "|b1"),
         DType::I8 => write_typed!(i8, array.to_vec::<i8>()?, "|i1"),
@@ -125,8 +149,11 @@ pub fn write_to(writer: impl Write, array: &HostArray, name: &str) -> Result<()>
         DType::F32 => write_typed!(f32, array.to_vec::<f32>()?, format!("{order}f4")),
         DType::F64 => write_typed!(f64, array.to_vec::<f64>()?, format!("{order}f8")),
         DType::BF16 => {
-            let raw: Vec<npyz::FixedSizeBytes<2>> =
-                array.to_vec::<bf16>()?.into_iter().map(|v| npyz::FixedSizeBytes(v.to_bits().to_le_bytes())).collect();
+            let raw: Vec<npyz::FixedSizeBytes<2>> = array
+                .to_vec::<bf16>()?
+                .into_iter()
+                .map(|v| npyz::FixedSizeBytes(v.to_bits().to_le_bytes()))
+                .collect();
             write_typed!(npyz::FixedSizeBytes<2>, raw, "<V2")
         }
     }
@@ -172,7 +199,8 @@ fn fortran_to_c(data: &[u8], shape: &[usize], elem: usize) -> Vec<u8> {
             f_pos += i * stride;
             stride *= extent;
         }
-        out[c_pos * elem..(c_pos + 1) * elem].copy_from_slice(&data[f_pos * elem..(f_pos + 1) * elem]);
+        out[c_pos * elem..(c_pos + 1) * elem]
+            .copy_from_slice(&data[f_pos * elem..(f_pos + 1) * elem]);
         for d in (0..shape.len()).rev() {
             index[d] += 1;
             if index[d] < shape[d] {

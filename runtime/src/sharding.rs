@@ -35,7 +35,9 @@ pub struct Layout {
 impl Layout {
     /// Row-major (C order): the last dimension is the most minor.
     pub fn row_major(rank: usize) -> Layout {
-        Layout { minor_to_major: (0..rank).rev().collect() }
+        Layout {
+            minor_to_major: (0..rank).rev().collect(),
+        }
     }
 
     pub fn minor_to_major(&self) -> &[usize] {
@@ -43,7 +45,11 @@ impl Layout {
     }
 
     pub fn is_row_major(&self) -> bool {
-        self.minor_to_major.iter().rev().copied().eq(0..self.minor_to_major.len())
+        self.minor_to_major
+            .iter()
+            .rev()
+            .copied()
+            .eq(0..self.minor_to_major.len())
     }
 }
 
@@ -57,7 +63,10 @@ pub struct IndexDomain {
 impl IndexDomain {
     /// The whole of an array of `shape`.
     pub fn full(shape: &[usize]) -> IndexDomain {
-        IndexDomain { origin: vec![0; shape.len()], shape: shape.to_vec() }
+        IndexDomain {
+            origin: vec![0; shape.len()],
+            shape: shape.to_vec(),
+        }
     }
 
     pub fn num_elements(&self) -> usize {
@@ -68,13 +77,20 @@ impl IndexDomain {
     pub fn fits(&self, shape: &[usize]) -> bool {
         self.origin.len() == shape.len()
             && self.shape.len() == shape.len()
-            && self.origin.iter().zip(&self.shape).zip(shape).all(|((o, s), d)| o + s <= *d)
+            && self
+                .origin
+                .iter()
+                .zip(&self.shape)
+                .zip(shape)
+                .all(|((o, s), d)| o + s <= *d)
     }
 
     fn overlaps(&self, other: &IndexDomain) -> bool {
-        self.origin.iter().zip(&self.shape).zip(other.origin.iter().zip(&other.shape)).all(
-            |((a0, an), (b0, bn))| *a0 < b0 + bn && *b0 < a0 + an,
-        )
+        self.origin
+            .iter()
+            .zip(&self.shape)
+            .zip(other.origin.iter().zip(&other.shape))
+            .all(|((a0, an), (b0, bn))| *a0 < b0 + bn && *b0 < a0 + an)
     }
 }
 
@@ -98,14 +114,19 @@ impl Mesh {
         let mut names = HashSet::new();
         for (name, n) in axes {
             if *n == 0 || !names.insert(*name) {
-                return Err(Error::invalid(format!("mesh axis {name:?} is empty or repeated")));
+                return Err(Error::invalid(format!(
+                    "mesh axis {name:?} is empty or repeated"
+                )));
             }
         }
         let unique: HashSet<&Device> = devices.iter().collect();
         if unique.len() != devices.len() {
             return Err(Error::invalid("a mesh lists the same device twice"));
         }
-        Ok(Mesh { axes: axes.iter().map(|(n, s)| (n.to_string(), *s)).collect(), devices: devices.to_vec() })
+        Ok(Mesh {
+            axes: axes.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+            devices: devices.to_vec(),
+        })
     }
 
     pub fn axes(&self) -> &[(String, usize)] {
@@ -134,7 +155,11 @@ impl Mesh {
 
 impl fmt::Debug for Mesh {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let axes: Vec<String> = self.axes.iter().map(|(n, s)| format!("{n:?}={s}")).collect();
+        let axes: Vec<String> = self
+            .axes
+            .iter()
+            .map(|(n, s)| format!("{n:?}={s}"))
+            .collect();
         let ids: Vec<i32> = self.devices.iter().map(Device::id).collect();
         write!(f, "Mesh[{}] devices {ids:?}", axes.join(", "))
     }
@@ -144,8 +169,14 @@ impl fmt::Debug for Mesh {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sharding {
     SingleDevice(Device),
-    Named { mesh: Mesh, dims: Vec<Vec<String>> },
-    Explicit { devices: Vec<Device>, domains: Vec<IndexDomain> },
+    Named {
+        mesh: Mesh,
+        dims: Vec<Vec<String>>,
+    },
+    Explicit {
+        devices: Vec<Device>,
+        domains: Vec<IndexDomain>,
+    },
 }
 
 impl Sharding {
@@ -153,19 +184,28 @@ impl Sharding {
     pub fn named(mesh: &Mesh, dims: &[&[&str]]) -> Sharding {
         Sharding::Named {
             mesh: mesh.clone(),
-            dims: dims.iter().map(|axes| axes.iter().map(|a| a.to_string()).collect()).collect(),
+            dims: dims
+                .iter()
+                .map(|axes| axes.iter().map(|a| a.to_string()).collect())
+                .collect(),
         }
     }
 
     /// Every device holds the whole array.
     pub fn replicated(devices: &[Device]) -> Result<Sharding> {
         let mesh = Mesh::new(&[("replica", devices.len())], devices)?;
-        Ok(Sharding::Named { mesh, dims: Vec::new() })
+        Ok(Sharding::Named {
+            mesh,
+            dims: Vec::new(),
+        })
     }
 
     /// An explicit device list and the domain each holds.
     pub fn explicit(devices: &[Device], domains: Vec<IndexDomain>) -> Sharding {
-        Sharding::Explicit { devices: devices.to_vec(), domains }
+        Sharding::Explicit {
+            devices: devices.to_vec(),
+            domains,
+        }
     }
 
     /// The devices holding shards, in shard order.
@@ -216,11 +256,13 @@ fn named_domains(mesh: &Mesh, dims: &[Vec<String>], shape: &[usize]) -> Result<V
         let names = dims.get(d).map(Vec::as_slice).unwrap_or(&[]);
         let mut axes = Vec::with_capacity(names.len());
         for name in names {
-            let axis = mesh
-                .axis(name)
-                .ok_or_else(|| Error::invalid(format!("sharding uses axis {name:?}, which {mesh:?} lacks")))?;
+            let axis = mesh.axis(name).ok_or_else(|| {
+                Error::invalid(format!("sharding uses axis {name:?}, which {mesh:?} lacks"))
+            })?;
             if !used.insert(axis) {
-                return Err(Error::invalid(format!("mesh axis {name:?} splits more than one dimension")));
+                return Err(Error::invalid(format!(
+                    "mesh axis {name:?} splits more than one dimension"
+                )));
             }
             axes.push(axis);
         }
@@ -239,12 +281,17 @@ fn named_domains(mesh: &Mesh, dims: &[Vec<String>], shape: &[usize]) -> Result<V
             let mut sizes = Vec::with_capacity(shape.len());
             for (extent, (axes, count)) in shape.iter().zip(&splits) {
                 // Mixed-radix index over the dimension's axes, major to minor.
-                let index = axes.iter().fold(0, |acc, &a| acc * mesh.axes[a].1 + coords[a]);
+                let index = axes
+                    .iter()
+                    .fold(0, |acc, &a| acc * mesh.axes[a].1 + coords[a]);
                 let chunk = extent / count;
                 origin.push(index * chunk);
                 sizes.push(chunk);
             }
-            IndexDomain { origin, shape: sizes }
+            IndexDomain {
+                origin,
+                shape: sizes,
+            }
         })
         .collect())
 }
@@ -259,11 +306,15 @@ fn explicit_check(devices: &[Device], domains: &[IndexDomain], shape: &[usize]) 
     }
     let unique: HashSet<&Device> = devices.iter().collect();
     if unique.len() != devices.len() {
-        return Err(Error::invalid("an explicit sharding lists the same device twice"));
+        return Err(Error::invalid(
+            "an explicit sharding lists the same device twice",
+        ));
     }
     for domain in domains {
         if !domain.fits(shape) {
-            return Err(Error::invalid(format!("domain {domain:?} does not fit an array of shape {shape:?}")));
+            return Err(Error::invalid(format!(
+                "domain {domain:?} does not fit an array of shape {shape:?}"
+            )));
         }
     }
     let mut distinct: Vec<&IndexDomain> = Vec::new();
@@ -272,7 +323,9 @@ fn explicit_check(devices: &[Device], domains: &[IndexDomain], shape: &[usize]) 
             continue;
         }
         if let Some(other) = distinct.iter().find(|o| o.overlaps(domain)) {
-            return Err(Error::invalid(format!("domains {other:?} and {domain:?} overlap without being equal")));
+            return Err(Error::invalid(format!(
+                "domains {other:?} and {domain:?} overlap without being equal"
+            )));
         }
         distinct.push(domain);
     }

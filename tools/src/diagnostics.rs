@@ -103,7 +103,7 @@ pub fn position(location: Location, depth: usize) -> Option<Position> {
         let file = location.file_line_col_range_filename();
         // An empty buffer's module sits at 0:0; point at the first column.
         return Some(Position {
-            file: file.as_string_ref().as_str().unwrap_or("?").to_owned(),
+            file: pw_dialect::ops::string_ref(file.as_string_ref().to_raw()),
             line: location.file_line_col_range_start_line().max(1),
             column: location.file_line_col_range_start_column().max(1),
         });
@@ -134,7 +134,15 @@ pub fn render(d: &Captured, source: Option<&str>) -> String {
 fn render_one(out: &mut String, d: &Captured, source: Option<&str>) {
     match &d.position {
         Some(p) => {
-            let _ = writeln!(out, "{}:{}:{}: {}: {}", p.file, p.line, p.column, d.severity.name(), d.message);
+            let _ = writeln!(
+                out,
+                "{}:{}:{}: {}: {}",
+                p.file,
+                p.line,
+                p.column,
+                d.severity.name(),
+                d.message
+            );
             if let Some(line) = source.and_then(|s| s.lines().nth(p.line.saturating_sub(1))) {
                 let _ = writeln!(out, "{line}");
                 let _ = writeln!(out, "{}^", " ".repeat(p.column.saturating_sub(1)));

@@ -51,7 +51,9 @@ pub fn parse(source: &str, file: &str) -> (Vec<Expected>, Vec<Mismatch>) {
             };
             let (target, after) = match after.strip_prefix('@') {
                 Some(at) => {
-                    let end = at.find(|c: char| c.is_whitespace() || c == '{').unwrap_or(at.len());
+                    let end = at
+                        .find(|c: char| c.is_whitespace() || c == '{')
+                        .unwrap_or(at.len());
                     let spec = &at[..end];
                     let target = match spec {
                         "above" => number.checked_sub(1),
@@ -110,13 +112,22 @@ pub fn parse(source: &str, file: &str) -> (Vec<Expected>, Vec<Mismatch>) {
 /// returns everything that does not line up.
 pub fn check(expected: &mut [Expected], produced: &[Captured], file: &str) -> Vec<Mismatch> {
     let mut mismatches = Vec::new();
-    let flat = produced.iter().flat_map(|d| std::iter::once(d).chain(d.notes.iter()));
+    let flat = produced
+        .iter()
+        .flat_map(|d| std::iter::once(d).chain(d.notes.iter()));
     for d in flat {
-        let line = d.position.as_ref().filter(|p| p.file == file).map(|p| p.line);
+        let line = d
+            .position
+            .as_ref()
+            .filter(|p| p.file == file)
+            .map(|p| p.line);
         let hit = line.and_then(|line| {
-            expected
-                .iter_mut()
-                .find(|e| !e.matched && e.severity == d.severity && e.line == line && d.message.contains(&e.text))
+            expected.iter_mut().find(|e| {
+                !e.matched
+                    && e.severity == d.severity
+                    && e.line == line
+                    && d.message.contains(&e.text)
+            })
         });
         match hit {
             Some(e) => e.matched = true,
@@ -133,7 +144,11 @@ pub fn check(expected: &mut [Expected], produced: &[Captured], file: &str) -> Ve
                 line: e.comment_line,
                 column: e.column,
             }),
-            message: format!("expected {} \"{}\" was not produced", e.severity.name(), e.text),
+            message: format!(
+                "expected {} \"{}\" was not produced",
+                e.severity.name(),
+                e.text
+            ),
         });
     }
     mismatches

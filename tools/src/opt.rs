@@ -58,7 +58,12 @@ pub struct Cli {
 }
 
 /// Runs pw-opt with `args` (program name first); returns the exit code.
-pub fn main(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+pub fn main(
+    args: Vec<OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -72,7 +77,12 @@ pub fn main(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, s
     }
 }
 
-fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), ()> {
+fn run(
+    cli: &Cli,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<(), ()> {
     let (name, bytes) = read_input(&cli.input, stdin).map_err(|e| {
         let _ = writeln!(stderr, "error: {e}");
     })?;
@@ -83,7 +93,9 @@ fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn
     let chunks = if cli.split_input_file {
         split::split(&source)
     } else {
-        vec![split::Chunk { text: source.clone() }]
+        vec![split::Chunk {
+            text: source.clone(),
+        }]
     };
 
     let context = pw_dialect::new_context();
@@ -174,7 +186,8 @@ fn read_input(path: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), St
             .map_err(|e| format!("cannot read standard input: {e}"))?;
         Ok(("<stdin>".to_owned(), bytes))
     } else {
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Ok((path.display().to_string(), bytes))
     }
 }
@@ -182,8 +195,14 @@ fn read_input(path: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), St
 /// Writes through a temporary file and a rename, so that a failure never
 /// leaves a half-written output behind.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {

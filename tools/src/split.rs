@@ -19,7 +19,9 @@ pub fn split(source: &str) -> Vec<Chunk> {
     for l in source.split_inclusive('\n') {
         line += 1;
         if l.trim_start().starts_with(SEPARATOR) {
-            chunks.push(Chunk { text: std::mem::take(&mut text) });
+            chunks.push(Chunk {
+                text: std::mem::take(&mut text),
+            });
             text = "\n".repeat(line);
         } else {
             text.push_str(l);

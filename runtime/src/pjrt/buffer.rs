@@ -54,7 +54,10 @@ impl RowMajor {
 
 pub(crate) fn dims_i64(dims: &[usize]) -> Result<Vec<i64>> {
     dims.iter()
-        .map(|&d| i64::try_from(d).map_err(|_| Error::invalid(format!("dimension {d} does not fit int64"))))
+        .map(|&d| {
+            i64::try_from(d)
+                .map_err(|_| Error::invalid(format!("dimension {d} does not fit int64")))
+        })
         .collect()
 }
 
@@ -63,7 +66,13 @@ impl Client {
     ///
     /// `data` holds the elements dense, row-major, in native byte order. The
     /// plugin copies it before returning, so `data` may be reused at once.
-    pub fn buffer_from_host(&self, data: &[u8], dtype: DType, dims: &[usize], device: &Device) -> Result<Buffer> {
+    pub fn buffer_from_host(
+        &self,
+        data: &[u8],
+        dtype: DType,
+        dims: &[usize],
+        device: &Device,
+    ) -> Result<Buffer> {
         self.check_device(device, "buffer_from_host")?;
         let elements: usize = dims.iter().product();
         let expected = elements * dtype.size_in_bytes();
@@ -86,7 +95,11 @@ impl Client {
         // the plugin copies `data` (kImmutableOnlyDuringCall).
         unsafe { call!(self.api(), PJRT_Client_BufferFromHostBuffer, &mut args)? };
         // The event only says when `data` may be freed: already true.
-        let done = Event::from_raw(self, args.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
+        let done = Event::from_raw(
+            self,
+            args.done_with_host_buffer,
+            "PJRT_Client_BufferFromHostBuffer",
+        );
         let buffer = Buffer::from_raw(self, args.buffer, "PJRT_Client_BufferFromHostBuffer")?;
         drop(done);
         Ok(buffer)
@@ -94,10 +107,14 @@ impl Client {
 
     pub(crate) fn check_device(&self, device: &Device, what: &str) -> Result<()> {
         if !device.client.same_as(self) {
-            return Err(Error::invalid(format!("{what}: {device:?} belongs to another client")));
+            return Err(Error::invalid(format!(
+                "{what}: {device:?} belongs to another client"
+            )));
         }
         if !device.is_addressable() {
-            return Err(Error::invalid(format!("{what}: {device:?} is not addressable from this process")));
+            return Err(Error::invalid(format!(
+                "{what}: {device:?} is not addressable from this process"
+            )));
         }
         Ok(())
     }
@@ -110,19 +127,36 @@ unsafe extern "C" fn release_view_source(_device_ptr: *mut c_void, user_arg: *mu
     let mut args = sys::PJRT_Buffer_DecreaseExternalReferenceCount_Args::new();
     args.buffer = source.raw;
     // SAFETY: valid args; `view_as` increased the count once.
-    if let Err(e) = unsafe { call!(source.client.api(), PJRT_Buffer_DecreaseExternalReferenceCount, &mut args) } {
+    if let Err(e) = unsafe {
+        call!(
+            source.client.api(),
+            PJRT_Buffer_DecreaseExternalReferenceCount,
+            &mut args
+        )
+    } {
         super::plugin::record_drop_error(e);
     }
     drop(source);
 }
 
 impl Buffer {
-    pub(crate) fn from_raw(client: &Client, raw: *mut sys::PJRT_Buffer, function: &'static str) -> Result<Buffer> {
+    pub(crate) fn from_raw(
+        client: &Client,
+        raw: *mut sys::PJRT_Buffer,
+        function: &'static str,
+    ) -> Result<Buffer> {
         if raw.is_null() {
-            return Err(Error::Pjrt { function, code: ErrorCode::Internal, message: "returned no buffer".into() });
+            return Err(Error::Pjrt {
+                function,
+                code: ErrorCode::Internal,
+                message: "returned no buffer".into(),
+            });
         }
         client.inner.live.buffers.fetch_add(1, Ordering::SeqCst);
-        Ok(Buffer { client: client.clone(), raw })
+        Ok(Buffer {
+            client: client.clone(),
+            raw,
+        })
     }
 
     pub(crate) fn raw(&self) -> *mut sys::PJRT_Buffer {
@@ -160,7 +194,13 @@ impl Buffer {
         let mut args = sys::PJRT_Buffer_OnDeviceSizeInBytes_Args::new();
         args.buffer = self.raw;
         // SAFETY: valid args on a live buffer.
-        unsafe { call!(self.client.api(), PJRT_Buffer_OnDeviceSizeInBytes, &mut args)? };
+        unsafe {
+            call!(
+                self.client.api(),
+                PJRT_Buffer_OnDeviceSizeInBytes,
+                &mut args
+            )?
+        };
         Ok(args.on_device_size_in_bytes)
     }
 
@@ -228,7 +268,9 @@ impl Buffer {
     /// Copies the buffer into another memory space (`PJRT_Buffer_CopyToMemory`).
     pub fn copy_to_memory(&self, memory: &Memory) -> Result<Buffer> {
         if !memory.client.same_as(&self.client) {
-            return Err(Error::invalid(format!("copy_to_memory: {memory:?} belongs to another client")));
+            return Err(Error::invalid(format!(
+                "copy_to_memory: {memory:?} belongs to another client"
+            )));
         }
         let mut args = sys::PJRT_Buffer_CopyToMemory_Args::new();
         args.buffer = self.raw;
@@ -238,11 +280,17 @@ impl Buffer {
         Buffer::from_raw(&self.client, args.dst_buffer, "PJRT_Buffer_CopyToMemory")
     }
 
-    /// A copy on the same device, through host memory: PJRT has no
-    /// same-device copy (`CopyToDevice` rejects source == destination).
+    /// A copy on the same device. The C API allows a plugin to reject
+    /// `CopyToDevice` onto the source's own device (the CPU plugins accept
+    /// it); then the copy goes through host memory.
     pub fn duplicate(&self) -> Result<Buffer> {
+        let device = self.device()?;
+        if let Ok(copy) = self.copy_to_device(&device) {
+            return Ok(copy);
+        }
         let data = self.to_host()?;
-        self.client.buffer_from_host(&data, self.dtype()?, &self.dims()?, &self.device()?)
+        self.client
+            .buffer_from_host(&data, self.dtype()?, &self.dims()?, &device)
     }
 
     /// A new buffer over the same device memory as `source`, with another
@@ -261,6 +309,7 @@ impl Buffer {
                 "a view as {dtype}{dims:?} needs {new_bytes} bytes, the buffer has {old_bytes}"
             )));
         }
+        let dims64 = dims_i64(dims)?;
         this.wait_ready()?;
         let api = this.client.api();
         let mut ptr = sys::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args::new();
@@ -273,7 +322,6 @@ impl Buffer {
         unsafe { call!(api, PJRT_Buffer_IncreaseExternalReferenceCount, &mut pin)? };
         let device = this.device()?;
         let client = this.client.clone();
-        let dims64 = dims_i64(dims)?;
         let source = Box::into_raw(Box::new(Arc::clone(source)));
         let mut args = sys::PJRT_Client_CreateViewOfDeviceBuffer_Args::new();
         args.client = client.inner.raw;
@@ -282,12 +330,20 @@ impl Buffer {
         args.num_dims = dims64.len();
         args.element_type = dtype.to_pjrt();
         args.device = device.raw();
-        args.memory = device.default_memory().map_or(std::ptr::null_mut(), |m| m.raw());
+        args.memory = device
+            .default_memory()
+            .map_or(std::ptr::null_mut(), |m| m.raw());
         args.on_delete_callback = Some(release_view_source);
         args.on_delete_callback_arg = source.cast();
         // SAFETY: valid args; `device_memory_ptr` is pinned by the source, which
         // the callback releases when the view is freed.
-        let result = unsafe { call!(client.api(), PJRT_Client_CreateViewOfDeviceBuffer, &mut args) };
+        let result = unsafe {
+            call!(
+                client.api(),
+                PJRT_Client_CreateViewOfDeviceBuffer,
+                &mut args
+            )
+        };
         if let Err(e) = result {
             // No view, so no callback: undo the pin and release the source here.
             // SAFETY: `source` was leaked above and not handed to the plugin.
@@ -323,7 +379,11 @@ impl Drop for Buffer {
         if let Err(e) = unsafe { call!(self.client.api(), PJRT_Buffer_Destroy, &mut args) } {
             super::plugin::record_drop_error(e);
         }
-        self.client.inner.live.buffers.fetch_sub(1, Ordering::SeqCst);
+        self.client
+            .inner
+            .live
+            .buffers
+            .fetch_sub(1, Ordering::SeqCst);
     }
 }
 

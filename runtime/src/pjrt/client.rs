@@ -116,7 +116,11 @@ impl Client {
     pub fn new(plugin: &Plugin, options: &ClientOptions) -> Result<Client> {
         let api = &*plugin.api;
         // The C strings and lists must outlive the call.
-        let names: Vec<Vec<u8>> = options.values.iter().map(|(n, _)| n.clone().into_bytes()).collect();
+        let names: Vec<Vec<u8>> = options
+            .values
+            .iter()
+            .map(|(n, _)| n.clone().into_bytes())
+            .collect();
         let strings: Vec<Vec<u8>> = options
             .values
             .iter()
@@ -185,7 +189,9 @@ impl Client {
         };
         // From here on `inner`'s Drop destroys the client if a query fails.
         inner.describe()?;
-        Ok(Client { inner: Arc::new(inner) })
+        Ok(Client {
+            inner: Arc::new(inner),
+        })
     }
 
     pub(crate) fn api(&self) -> &Api {
@@ -207,19 +213,31 @@ impl Client {
 
     /// All devices the runtime sees, in the plugin's order.
     pub fn devices(&self) -> Vec<Device> {
-        (0..self.inner.devices.len()).map(|index| Device { client: self.clone(), index }).collect()
+        (0..self.inner.devices.len())
+            .map(|index| Device {
+                client: self.clone(),
+                index,
+            })
+            .collect()
     }
 
     /// The devices this process can drive.
     pub fn addressable_devices(&self) -> Vec<Device> {
-        self.devices().into_iter().filter(Device::is_addressable).collect()
+        self.devices()
+            .into_iter()
+            .filter(Device::is_addressable)
+            .collect()
     }
 
     /// The first `n` addressable devices, or [`Error::NotEnoughDevices`].
     pub fn first_devices(&self, n: usize, what: &str) -> Result<Vec<Device>> {
         let devices = self.addressable_devices();
         if devices.len() < n {
-            return Err(Error::NotEnoughDevices { what: what.to_string(), needed: n, available: devices.len() });
+            return Err(Error::NotEnoughDevices {
+                what: what.to_string(),
+                needed: n,
+                available: devices.len(),
+            });
         }
         Ok(devices.into_iter().take(n).collect())
     }
@@ -229,12 +247,22 @@ impl Client {
         self.devices()
             .into_iter()
             .find(|d| d.id() == id)
-            .ok_or_else(|| Error::invalid(format!("no device with id {id} (the client has {})", self.inner.devices.len())))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "no device with id {id} (the client has {})",
+                    self.inner.devices.len()
+                ))
+            })
     }
 
     /// Every memory the client can address.
     pub fn memories(&self) -> Vec<Memory> {
-        (0..self.inner.memories.len()).map(|index| Memory { client: self.clone(), index }).collect()
+        (0..self.inner.memories.len())
+            .map(|index| Memory {
+                client: self.clone(),
+                index,
+            })
+            .collect()
     }
 
     /// Live buffers, events and executables made by this client.
@@ -248,7 +276,11 @@ impl Client {
     }
 
     /// The plugin's default device assignment, as `[replica][partition]` device ids.
-    pub fn default_device_assignment(&self, replicas: usize, partitions: usize) -> Result<Vec<Vec<i32>>> {
+    pub fn default_device_assignment(
+        &self,
+        replicas: usize,
+        partitions: usize,
+    ) -> Result<Vec<Vec<i32>>> {
         let n = replicas * partitions;
         let mut ids: Vec<c_int> = vec![0; n];
         let mut args = sys::PJRT_Client_DefaultDeviceAssignment_Args::new();
@@ -259,14 +291,20 @@ impl Client {
         args.default_assignment = ids.as_mut_ptr();
         // SAFETY: valid args; `ids` has `n` slots.
         unsafe { call!(self.api(), PJRT_Client_DefaultDeviceAssignment, &mut args)? };
-        Ok(ids.chunks(partitions.max(1)).map(<[c_int]>::to_vec).collect())
+        Ok(ids
+            .chunks(partitions.max(1))
+            .map(<[c_int]>::to_vec)
+            .collect())
     }
 
     pub(crate) fn device_from_raw(&self, raw: *mut sys::PJRT_Device) -> Result<Device> {
         self.inner
             .device_index
             .get(&(raw as usize))
-            .map(|&index| Device { client: self.clone(), index })
+            .map(|&index| Device {
+                client: self.clone(),
+                index,
+            })
             .ok_or_else(|| Error::invalid("the plugin returned a device this client does not know"))
     }
 
@@ -274,7 +312,10 @@ impl Client {
         self.inner
             .memory_index
             .get(&(raw as usize))
-            .map(|&index| Memory { client: self.clone(), index })
+            .map(|&index| Memory {
+                client: self.clone(),
+                index,
+            })
             .ok_or_else(|| Error::invalid("the plugin returned a memory this client does not know"))
     }
 
@@ -290,7 +331,12 @@ pub(crate) fn to_c_int(n: usize, what: &str) -> Result<c_int> {
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Client({}, {} devices)", self.inner.platform_name, self.inner.devices.len())
+        write!(
+            f,
+            "Client({}, {} devices)",
+            self.inner.platform_name,
+            self.inner.devices.len()
+        )
     }
 }
 
@@ -332,7 +378,12 @@ impl ClientInner {
                 call!(api, PJRT_Memory_Kind, &mut kind)?;
                 (id.id, lossy(kind.kind, kind.kind_size))
             };
-            self.memories.push(MemoryInfo { raw, id, kind, devices: Vec::new() });
+            self.memories.push(MemoryInfo {
+                raw,
+                id,
+                kind,
+                devices: Vec::new(),
+            });
         }
 
         let mut devs = sys::PJRT_Client_Devices_Args::new();
@@ -357,8 +408,10 @@ impl ClientInner {
                 call!(api, PJRT_Memory_AddressableByDevices, &mut by)?;
                 raw_list(by.devices, by.num_devices)
             };
-            self.memories[m].devices =
-                devices.iter().filter_map(|d| self.device_index.get(&(*d as usize)).copied()).collect();
+            self.memories[m].devices = devices
+                .iter()
+                .filter_map(|d| self.device_index.get(&(*d as usize)).copied())
+                .collect();
         }
         Ok(())
     }
@@ -417,7 +470,10 @@ impl ClientInner {
             // Optional in the C API: a plugin without memory spaces has none.
             Err(_) => None,
         };
-        Ok(DeviceInfo { default_memory, ..info })
+        Ok(DeviceInfo {
+            default_memory,
+            ..info
+        })
     }
 }
 
@@ -488,12 +544,22 @@ impl Device {
 
     /// The memories this device can address.
     pub fn memories(&self) -> Vec<Memory> {
-        self.info().memories.iter().map(|&index| Memory { client: self.client.clone(), index }).collect()
+        self.info()
+            .memories
+            .iter()
+            .map(|&index| Memory {
+                client: self.client.clone(),
+                index,
+            })
+            .collect()
     }
 
     /// The memory data lives in by default, if the plugin reports one.
     pub fn default_memory(&self) -> Option<Memory> {
-        self.info().default_memory.map(|index| Memory { client: self.client.clone(), index })
+        self.info().default_memory.map(|index| Memory {
+            client: self.client.clone(),
+            index,
+        })
     }
 
     /// The plugin's short description, e.g. `CpuDevice(id=0)`.
@@ -555,7 +621,14 @@ impl Memory {
 
     /// The devices that can address this memory.
     pub fn devices(&self) -> Vec<Device> {
-        self.info().devices.iter().map(|&index| Device { client: self.client.clone(), index }).collect()
+        self.info()
+            .devices
+            .iter()
+            .map(|&index| Device {
+                client: self.client.clone(),
+                index,
+            })
+            .collect()
     }
 }
 

@@ -44,7 +44,11 @@ unsafe extern "C" fn on_ready_trampoline(error: *mut sys::PJRT_Error, user_arg: 
     // SAFETY: `user_arg` is the `Box<OnReady>` leaked by `on_ready`, handed back once.
     let ctx = unsafe { Box::from_raw(user_arg.cast::<OnReady>()) };
     // SAFETY: the callback owns `error` (null or live).
-    let status = unsafe { ctx.client.api().check("PJRT_Event_OnReady (callback)", error) };
+    let status = unsafe {
+        ctx.client
+            .api()
+            .check("PJRT_Event_OnReady (callback)", error)
+    };
     let OnReady { client, callback } = *ctx;
     // A panic must not unwind into the plugin.
     if std::panic::catch_unwind(AssertUnwindSafe(move || callback(status))).is_err() {
@@ -55,12 +59,25 @@ unsafe extern "C" fn on_ready_trampoline(error: *mut sys::PJRT_Error, user_arg: 
 
 impl Event {
     /// Takes ownership of an event the plugin returned (null is an error).
-    pub(crate) fn from_raw(client: &Client, raw: *mut sys::PJRT_Event, function: &'static str) -> Result<Event> {
+    pub(crate) fn from_raw(
+        client: &Client,
+        raw: *mut sys::PJRT_Event,
+        function: &'static str,
+    ) -> Result<Event> {
         if raw.is_null() {
-            return Err(Error::Pjrt { function, code: ErrorCode::Internal, message: "returned no event".into() });
+            return Err(Error::Pjrt {
+                function,
+                code: ErrorCode::Internal,
+                message: "returned no event".into(),
+            });
         }
         client.inner.live.events.fetch_add(1, Ordering::SeqCst);
-        Ok(Event { owner: Arc::new(Owner { client: client.clone(), raw }) })
+        Ok(Event {
+            owner: Arc::new(Owner {
+                client: client.clone(),
+                raw,
+            }),
+        })
     }
 
     fn api(&self) -> &super::plugin::Api {
@@ -91,7 +108,10 @@ impl Event {
     /// same client; it must not hold the last reference to the client either
     /// (dropping it there would destroy the client from one of its own threads).
     pub fn on_ready(&self, callback: impl FnOnce(Result<()>) + Send + 'static) -> Result<()> {
-        let ctx = Box::new(OnReady { client: self.owner.client.clone(), callback: Box::new(callback) });
+        let ctx = Box::new(OnReady {
+            client: self.owner.client.clone(),
+            callback: Box::new(callback),
+        });
         let user_arg = Box::into_raw(ctx);
         let mut args = sys::PJRT_Event_OnReady_Args::new();
         args.event = self.owner.raw;
@@ -163,10 +183,17 @@ impl JoinState {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
-        let error = self.first_error.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let error = self
+            .first_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         let (code, message) = match &error {
             None => (sys::PJRT_Error_Code_OK, String::new()),
-            Some(e) => (e.code().unwrap_or(ErrorCode::Unknown).to_raw(), e.to_string()),
+            Some(e) => (
+                e.code().unwrap_or(ErrorCode::Unknown).to_raw(),
+                e.to_string(),
+            ),
         };
         let mut args = sys::PJRT_Event_Set_Args::new();
         args.event = self.target.raw;
@@ -194,6 +221,8 @@ impl Drop for Owner {
 
 impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Event").field("ready", &self.is_ready().ok()).finish()
+        f.debug_struct("Event")
+            .field("ready", &self.is_ready().ok())
+            .finish()
     }
 }

@@ -40,12 +40,18 @@ pub struct Program {
 impl Program {
     /// An MLIR module in text form.
     pub fn mlir_text(text: impl Into<String>) -> Program {
-        Program { format: ProgramFormat::Mlir, code: text.into().into_bytes() }
+        Program {
+            format: ProgramFormat::Mlir,
+            code: text.into().into_bytes(),
+        }
     }
 
     /// An MLIR module as bytecode (for instance a StableHLO portable artifact).
     pub fn mlir_bytecode(bytes: impl Into<Vec<u8>>) -> Program {
-        Program { format: ProgramFormat::Mlir, code: bytes.into() }
+        Program {
+            format: ProgramFormat::Mlir,
+            code: bytes.into(),
+        }
     }
 }
 
@@ -64,9 +70,15 @@ impl DeviceAssignment {
         let replicas = ids.len();
         let partitions = ids.first().map_or(0, Vec::len);
         if replicas == 0 || partitions == 0 || ids.iter().any(|row| row.len() != partitions) {
-            return Err(Error::invalid("a device assignment needs a non-empty, rectangular [replica][partition] grid"));
+            return Err(Error::invalid(
+                "a device assignment needs a non-empty, rectangular [replica][partition] grid",
+            ));
         }
-        Ok(DeviceAssignment { replicas, partitions, ids: ids.into_iter().flatten().collect() })
+        Ok(DeviceAssignment {
+            replicas,
+            partitions,
+            ids: ids.into_iter().flatten().collect(),
+        })
     }
 
     /// One replica whose partition `p` runs on `devices[p]`.
@@ -93,7 +105,9 @@ impl DeviceAssignment {
         // listing its device for every replica.
         let computation_devices = (0..self.partitions)
             .map(|p| proto::ComputationDevice {
-                replica_device_ids: (0..self.replicas).map(|r| i64::from(self.ids[r * self.partitions + p])).collect(),
+                replica_device_ids: (0..self.replicas)
+                    .map(|r| i64::from(self.ids[r * self.partitions + p]))
+                    .collect(),
             })
             .collect();
         proto::DeviceAssignmentProto {
@@ -166,10 +180,15 @@ impl CompileOptions {
             num_replicas: self.num_replicas as i64,
             num_partitions: self.num_partitions as i64,
             use_spmd_partitioning: self.use_spmd_partitioning,
-            device_assignment: self.device_assignment.as_ref().map(DeviceAssignment::to_proto),
+            device_assignment: self
+                .device_assignment
+                .as_ref()
+                .map(DeviceAssignment::to_proto),
             use_shardy_partitioner: self.use_shardy_partitioner,
         };
-        let options = proto::CompileOptionsProto { executable_build_options: Some(build) };
+        let options = proto::CompileOptionsProto {
+            executable_build_options: Some(build),
+        };
         Ok(options.encode_to_vec())
     }
 }
@@ -269,7 +288,11 @@ impl Client {
     /// Loads an executable made by [`LoadedExecutable::serialize`] on a
     /// plugin of the same version (`PJRT_Executable_DeserializeAndLoad`),
     /// optionally overriding its compile options.
-    pub fn deserialize_executable(&self, bytes: &[u8], options: Option<&CompileOptions>) -> Result<LoadedExecutable> {
+    pub fn deserialize_executable(
+        &self,
+        bytes: &[u8],
+        options: Option<&CompileOptions>,
+    ) -> Result<LoadedExecutable> {
         let options_bytes = match options {
             Some(o) => {
                 self.check_assignment(o)?;
@@ -287,7 +310,11 @@ impl Client {
         }
         // SAFETY: valid args; `bytes` and the options outlive the call.
         unsafe { call!(self.api(), PJRT_Executable_DeserializeAndLoad, &mut args)? };
-        LoadedExecutable::from_raw(self, args.loaded_executable, "PJRT_Executable_DeserializeAndLoad")
+        LoadedExecutable::from_raw(
+            self,
+            args.loaded_executable,
+            "PJRT_Executable_DeserializeAndLoad",
+        )
     }
 
     /// Checks an explicit assignment against this client's devices, so that
@@ -329,20 +356,40 @@ unsafe impl Send for LoadedExecutable {}
 unsafe impl Sync for LoadedExecutable {}
 
 impl LoadedExecutable {
-    fn from_raw(client: &Client, raw: *mut sys::PJRT_LoadedExecutable, function: &'static str) -> Result<Self> {
+    fn from_raw(
+        client: &Client,
+        raw: *mut sys::PJRT_LoadedExecutable,
+        function: &'static str,
+    ) -> Result<Self> {
         if raw.is_null() {
-            return Err(Error::Pjrt { function, code: ErrorCode::Internal, message: "returned no executable".into() });
+            return Err(Error::Pjrt {
+                function,
+                code: ErrorCode::Internal,
+                message: "returned no executable".into(),
+            });
         }
         client.inner.live.executables.fetch_add(1, Ordering::SeqCst);
-        let mut this = LoadedExecutable { client: client.clone(), raw, devices: Vec::new(), num_outputs: 0 };
+        let mut this = LoadedExecutable {
+            client: client.clone(),
+            raw,
+            devices: Vec::new(),
+            num_outputs: 0,
+        };
         let mut args = sys::PJRT_LoadedExecutable_AddressableDevices_Args::new();
         args.executable = raw;
         // SAFETY: valid args; the list lives as long as the executable.
         let raw_devices = unsafe {
-            call!(client.api(), PJRT_LoadedExecutable_AddressableDevices, &mut args)?;
+            call!(
+                client.api(),
+                PJRT_LoadedExecutable_AddressableDevices,
+                &mut args
+            )?;
             raw_list(args.addressable_devices, args.num_addressable_devices)
         };
-        this.devices = raw_devices.into_iter().map(|d| client.device_from_raw(d)).collect::<Result<_>>()?;
+        this.devices = raw_devices
+            .into_iter()
+            .map(|d| client.device_from_raw(d))
+            .collect::<Result<_>>()?;
         this.num_outputs = this.executable()?.num_outputs()?;
         Ok(this)
     }
@@ -366,7 +413,13 @@ impl LoadedExecutable {
         let mut args = sys::PJRT_LoadedExecutable_GetExecutable_Args::new();
         args.loaded_executable = self.raw;
         // SAFETY: valid args on a live executable.
-        unsafe { call!(self.client.api(), PJRT_LoadedExecutable_GetExecutable, &mut args)? };
+        unsafe {
+            call!(
+                self.client.api(),
+                PJRT_LoadedExecutable_GetExecutable,
+                &mut args
+            )?
+        };
         if args.executable.is_null() {
             return Err(Error::Pjrt {
                 function: "PJRT_LoadedExecutable_GetExecutable",
@@ -374,8 +427,15 @@ impl LoadedExecutable {
                 message: "returned no executable".into(),
             });
         }
-        self.client.inner.live.executables.fetch_add(1, Ordering::SeqCst);
-        Ok(Executable { client: self.client.clone(), raw: args.executable })
+        self.client
+            .inner
+            .live
+            .executables
+            .fetch_add(1, Ordering::SeqCst);
+        Ok(Executable {
+            client: self.client.clone(),
+            raw: args.executable,
+        })
     }
 
     /// Runs the program: `arguments[d]` is the argument list of
@@ -387,7 +447,11 @@ impl LoadedExecutable {
     }
 
     /// [`LoadedExecutable::execute`] with options.
-    pub fn execute_with(&self, arguments: &[&[&Buffer]], options: &ExecuteOptions) -> Result<Execution> {
+    pub fn execute_with(
+        &self,
+        arguments: &[&[&Buffer]],
+        options: &ExecuteOptions,
+    ) -> Result<Execution> {
         let num_devices = self.devices.len();
         if arguments.len() != num_devices {
             return Err(Error::invalid(format!(
@@ -405,7 +469,9 @@ impl LoadedExecutable {
             }
             for (i, buffer) in list.iter().enumerate() {
                 if !buffer.client().same_as(&self.client) {
-                    return Err(Error::invalid(format!("argument {i} of device {d} belongs to another client")));
+                    return Err(Error::invalid(format!(
+                        "argument {i} of device {d} belongs to another client"
+                    )));
                 }
                 let on = buffer.device()?;
                 if on != self.devices[d] {
@@ -416,15 +482,22 @@ impl LoadedExecutable {
                 }
             }
         }
-        let raw_lists: Vec<Vec<*mut sys::PJRT_Buffer>> =
-            arguments.iter().map(|l| l.iter().map(|b| b.raw()).collect()).collect();
-        let list_ptrs: Vec<*const *mut sys::PJRT_Buffer> = raw_lists.iter().map(|l| l.as_ptr()).collect();
-        let mut outputs: Vec<Vec<*mut sys::PJRT_Buffer>> =
-            (0..num_devices).map(|_| vec![std::ptr::null_mut(); self.num_outputs]).collect();
-        let output_ptrs: Vec<*mut *mut sys::PJRT_Buffer> = outputs.iter_mut().map(|l| l.as_mut_ptr()).collect();
+        let raw_lists: Vec<Vec<*mut sys::PJRT_Buffer>> = arguments
+            .iter()
+            .map(|l| l.iter().map(|b| b.raw()).collect())
+            .collect();
+        let list_ptrs: Vec<*const *mut sys::PJRT_Buffer> =
+            raw_lists.iter().map(|l| l.as_ptr()).collect();
+        let mut outputs: Vec<Vec<*mut sys::PJRT_Buffer>> = (0..num_devices)
+            .map(|_| vec![std::ptr::null_mut(); self.num_outputs])
+            .collect();
+        let output_ptrs: Vec<*mut *mut sys::PJRT_Buffer> =
+            outputs.iter_mut().map(|l| l.as_mut_ptr()).collect();
         let mut events: Vec<*mut sys::PJRT_Event> = vec![std::ptr::null_mut(); num_devices];
-        let non_donatable: Vec<i64> =
-            (0..num_args).filter(|i| !options.donatable_arguments.contains(i)).map(|i| i as i64).collect();
+        let non_donatable: Vec<i64> = (0..num_args)
+            .filter(|i| !options.donatable_arguments.contains(i))
+            .map(|i| i as i64)
+            .collect();
 
         let mut opts = sys::PJRT_ExecuteOptions::new();
         opts.launch_id = options.launch_id;
@@ -444,7 +517,11 @@ impl LoadedExecutable {
         // Take ownership of everything first, so nothing leaks if one is null.
         let outputs: Vec<Vec<Result<Buffer>>> = outputs
             .into_iter()
-            .map(|l| l.into_iter().map(|b| Buffer::from_raw(&self.client, b, "PJRT_LoadedExecutable_Execute")).collect())
+            .map(|l| {
+                l.into_iter()
+                    .map(|b| Buffer::from_raw(&self.client, b, "PJRT_LoadedExecutable_Execute"))
+                    .collect()
+            })
             .collect();
         let done: Vec<Result<Event>> = events
             .into_iter()
@@ -452,7 +529,10 @@ impl LoadedExecutable {
             .map(|e| Event::from_raw(&self.client, e, "PJRT_LoadedExecutable_Execute"))
             .collect();
         Ok(Execution {
-            outputs: outputs.into_iter().map(|l| l.into_iter().collect()).collect::<Result<_>>()?,
+            outputs: outputs
+                .into_iter()
+                .map(|l| l.into_iter().collect())
+                .collect::<Result<_>>()?,
             done: done.into_iter().collect::<Result<_>>()?,
         })
     }
@@ -468,16 +548,25 @@ impl Drop for LoadedExecutable {
         let mut args = sys::PJRT_LoadedExecutable_Destroy_Args::new();
         args.executable = self.raw;
         // SAFETY: valid args; not used again.
-        if let Err(e) = unsafe { call!(self.client.api(), PJRT_LoadedExecutable_Destroy, &mut args) } {
+        if let Err(e) =
+            unsafe { call!(self.client.api(), PJRT_LoadedExecutable_Destroy, &mut args) }
+        {
             super::plugin::record_drop_error(e);
         }
-        self.client.inner.live.executables.fetch_sub(1, Ordering::SeqCst);
+        self.client
+            .inner
+            .live
+            .executables
+            .fetch_sub(1, Ordering::SeqCst);
     }
 }
 
 impl fmt::Debug for LoadedExecutable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoadedExecutable").field("devices", &self.devices).field("outputs", &self.num_outputs).finish()
+        f.debug_struct("LoadedExecutable")
+            .field("devices", &self.devices)
+            .field("outputs", &self.num_outputs)
+            .finish()
     }
 }
 
@@ -500,7 +589,10 @@ impl Executable {
         // SAFETY: valid args; the name lives as long as the executable.
         unsafe {
             call!(self.client.api(), PJRT_Executable_Name, &mut args)?;
-            Ok(super::plugin::lossy(args.executable_name, args.executable_name_size))
+            Ok(super::plugin::lossy(
+                args.executable_name,
+                args.executable_name_size,
+            ))
         }
     }
 
@@ -534,12 +626,19 @@ impl Executable {
         args.executable = self.raw;
         // SAFETY: valid args; the list lives as long as the executable.
         let types = unsafe {
-            call!(self.client.api(), PJRT_Executable_OutputElementTypes, &mut args)?;
+            call!(
+                self.client.api(),
+                PJRT_Executable_OutputElementTypes,
+                &mut args
+            )?;
             raw_list(args.output_types, args.num_output_types)
         };
         types
             .into_iter()
-            .map(|t| DType::from_pjrt(t).ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {t}"))))
+            .map(|t| {
+                DType::from_pjrt(t)
+                    .ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {t}")))
+            })
             .collect()
     }
 
@@ -549,7 +648,11 @@ impl Executable {
         args.executable = self.raw;
         // SAFETY: valid args; the lists live as long as the executable.
         let (sizes, dims) = unsafe {
-            call!(self.client.api(), PJRT_Executable_OutputDimensions, &mut args)?;
+            call!(
+                self.client.api(),
+                PJRT_Executable_OutputDimensions,
+                &mut args
+            )?;
             let sizes = raw_list(args.dim_sizes, args.num_outputs);
             let total = sizes.iter().sum();
             (sizes, raw_list(args.dims, total))
@@ -557,7 +660,12 @@ impl Executable {
         let mut out = Vec::with_capacity(sizes.len());
         let mut at = 0;
         for n in sizes {
-            out.push(dims[at..at + n].iter().map(|&d| d.max(0) as usize).collect());
+            out.push(
+                dims[at..at + n]
+                    .iter()
+                    .map(|&d| d.max(0) as usize)
+                    .collect(),
+            );
             at += n;
         }
         Ok(out)
@@ -570,7 +678,10 @@ impl Executable {
         // SAFETY: valid args; the string lives as long as the executable.
         unsafe {
             call!(self.client.api(), PJRT_Executable_Fingerprint, &mut args)?;
-            Ok(super::plugin::lossy(args.executable_fingerprint, args.executable_fingerprint_size))
+            Ok(super::plugin::lossy(
+                args.executable_fingerprint,
+                args.executable_fingerprint_size,
+            ))
         }
     }
 
@@ -581,7 +692,10 @@ impl Executable {
         // SAFETY: valid args; the bytes live until the deleter runs below.
         unsafe {
             call!(self.client.api(), PJRT_Executable_Serialize, &mut args)?;
-            let bytes = raw_list(args.serialized_bytes.cast::<u8>(), args.serialized_bytes_size);
+            let bytes = raw_list(
+                args.serialized_bytes.cast::<u8>(),
+                args.serialized_bytes_size,
+            );
             if let Some(deleter) = args.serialized_executable_deleter {
                 deleter(args.serialized_executable);
             }
@@ -598,6 +712,10 @@ impl Drop for Executable {
         if let Err(e) = unsafe { call!(self.client.api(), PJRT_Executable_Destroy, &mut args) } {
             super::plugin::record_drop_error(e);
         }
-        self.client.inner.live.executables.fetch_sub(1, Ordering::SeqCst);
+        self.client
+            .inner
+            .live
+            .executables
+            .fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -2,14 +2,14 @@
 //!
 //! # Layers
 //!
-//! * [`sys`]: hand-written `#[repr(C)]` layouts of the C API subset we use,
-//!   following **PJRT C API 0.115** (see that module for the compatibility
+//! * `sys`: hand-written `#[repr(C)]` layouts of the C API subset we use,
+//!   following **PJRT C API 0.115** (see that file for the compatibility
 //!   argument). The only place with layout facts.
-//! * `call!` and [`Api::check`](plugin) (the result layer): every C entry point
+//! * `call!` and `Api::check` (the result layer): every C entry point
 //!   is reached through one macro that looks the function up in the plugin's
-//!   table (an [`Error::Unsupported`] if the plugin's table is too short or the
-//!   entry null), calls it, and turns a returned `PJRT_Error*` into
-//!   [`Error::Pjrt`] carrying the plugin's message, its status code and the C
+//!   table ([`Error::Unsupported`](crate::Error::Unsupported) if the plugin's
+//!   table is too short or the entry null), calls it, and turns a returned
+//!   `PJRT_Error*` into [`Error::Pjrt`](crate::Error::Pjrt) carrying the plugin's message, its status code and the C
 //!   function's name. The `PJRT_Error` is always destroyed.
 //! * The safe API: [`Plugin`], [`Client`], [`Device`], [`Memory`],
 //!   [`Buffer`], [`Event`], [`Executable`], [`LoadedExecutable`]. No `unsafe`
@@ -59,14 +59,14 @@ mod client;
 mod event;
 mod executable;
 mod plugin;
-pub mod sys;
+pub(crate) mod sys;
 
 pub use buffer::Buffer;
 pub use client::{Client, ClientOptions, Device, LiveCounts, Memory, NamedValue};
 pub use event::Event;
 pub use executable::{
-    CompileOptions, DeviceAssignment, ExecuteOptions, Execution, Executable, LoadedExecutable, Program,
-    ProgramFormat,
+    CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
+    Program, ProgramFormat,
 };
 pub use plugin::{take_drop_errors, Plugin, PLUGIN_ENV};
 

@@ -55,7 +55,10 @@ fn drop_errors() -> &'static Mutex<Vec<String>> {
 
 /// Records an error that a `Drop` impl could not return.
 pub(crate) fn record_drop_error(error: Error) {
-    drop_errors().lock().unwrap_or_else(|e| e.into_inner()).push(error.to_string());
+    drop_errors()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(error.to_string());
 }
 
 /// Takes the errors that `Drop` impls met since the last call (a failing
@@ -69,14 +72,18 @@ impl Plugin {
     pub fn load(path: impl AsRef<Path>) -> Result<Plugin> {
         let path = path.as_ref();
         if !path.exists() {
-            return Err(Error::PluginNotFound { path: path.to_path_buf() });
+            return Err(Error::PluginNotFound {
+                path: path.to_path_buf(),
+            });
         }
         let key = path.canonicalize()?;
         let mut registry = registry().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(plugin) = registry.get(&key) {
             return Ok(plugin.clone());
         }
-        let plugin = Plugin { api: Arc::new(Api::open(&key)?) };
+        let plugin = Plugin {
+            api: Arc::new(Api::open(&key)?),
+        };
         registry.insert(key, plugin.clone());
         Ok(plugin)
     }
@@ -136,8 +143,62 @@ impl Plugin {
 
 impl fmt::Debug for Plugin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Plugin({}, C API {})", self.api.path.display(), self.api.version)
+        write!(
+            f,
+            "Plugin({}, C API {})",
+            self.api.path.display(),
+            self.api.version
+        )
     }
+}
+
+/// Bytes of the function table up to the last entry every plugin must have.
+const CORE_TABLE_BYTES: usize =
+    std::mem::offset_of!(sys::PJRT_Api, PJRT_Client_BufferFromHostBuffer) + 8;
+
+/// Returns an error unless this binding can drive a table of this version
+/// and size.
+fn check_version(
+    path: &Path,
+    version: ApiVersion,
+    struct_size: usize,
+    has_error_fns: bool,
+) -> Result<()> {
+    let (major, layout_minor) = sys::LAYOUT_VERSION;
+    let incompatible = |reason: String| {
+        Error::IncompatibleVersion {
+        path: path.to_path_buf(),
+        found: version,
+        supported: format!(
+            "{major}.{} or newer within major {major}; struct layouts follow {major}.{layout_minor}",
+            sys::MIN_MINOR
+        ),
+        reason,
+    }
+    };
+    if version.major != major {
+        return Err(incompatible(format!(
+            "major version {} breaks the ABI this binding implements (major {major})",
+            version.major
+        )));
+    }
+    if version.minor < sys::MIN_MINOR {
+        return Err(incompatible(format!(
+            "before {major}.{} the function table had another order",
+            sys::MIN_MINOR
+        )));
+    }
+    if struct_size < CORE_TABLE_BYTES {
+        return Err(incompatible(format!(
+            "its function table is {struct_size} bytes, shorter than the {CORE_TABLE_BYTES} bytes of the core entries"
+        )));
+    }
+    if !has_error_fns {
+        return Err(incompatible(
+            "its table lacks PJRT_Error_Destroy or PJRT_Error_Message".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Finds `rel` under `<venv>/lib/python3*/site-packages/`.
@@ -152,9 +213,14 @@ impl Api {
     fn open(path: &Path) -> Result<Api> {
         // SAFETY: loading a shared object runs its initializers; that is the
         // documented contract of a PJRT plugin.
-        let library = unsafe { Library::new(path) }
-            .map_err(|e| Error::PluginLoad { path: path.to_path_buf(), reason: e.to_string() })?;
-        let not_a_plugin = |reason: String| Error::NotAPlugin { path: path.to_path_buf(), reason };
+        let library = unsafe { Library::new(path) }.map_err(|e| Error::PluginLoad {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let not_a_plugin = |reason: String| Error::NotAPlugin {
+            path: path.to_path_buf(),
+            reason,
+        };
         // SAFETY: `GetPjrtApi` has this signature in every PJRT plugin.
         let get_api = unsafe { library.get::<sys::GetPjrtApiFn>(b"GetPjrtApi\0") }
             .map_err(|e| not_a_plugin(format!("it exports no `GetPjrtApi` ({e})")))?;
@@ -167,65 +233,31 @@ impl Api {
         // the version struct, present in every API version.
         let (struct_size, major, minor) = unsafe {
             let t = &*table;
-            (t.struct_size, t.pjrt_api_version.major_version, t.pjrt_api_version.minor_version)
+            (
+                t.struct_size,
+                t.pjrt_api_version.major_version,
+                t.pjrt_api_version.minor_version,
+            )
         };
         let version = ApiVersion { major, minor };
-        let api = Api {
+        let mut api = Api {
             path: path.to_path_buf(),
             table,
             version,
             attributes: Vec::new(),
             _library: ManuallyDrop::new(library),
         };
-        api.check_version(struct_size)?;
-        let mut api = api;
+        // SAFETY: only read if `struct_size` covers the core entries.
+        let has_error_fns = struct_size >= CORE_TABLE_BYTES
+            && unsafe {
+                (*table).PJRT_Error_Destroy.is_some() && (*table).PJRT_Error_Message.is_some()
+            };
+        check_version(path, version, struct_size, has_error_fns)?;
         let mut args = sys::PJRT_Plugin_Initialize_Args::new();
         // SAFETY: args is a valid, correctly sized argument struct.
         unsafe { call!(&api, PJRT_Plugin_Initialize, &mut args)? };
         api.attributes = api.read_attributes()?;
         Ok(api)
-    }
-
-    /// Returns an error unless this binding can drive the plugin's table.
-    fn check_version(&self, struct_size: usize) -> Result<()> {
-        let supported = format!(
-            "major {}, minor >= {} (layouts follow {}.{})",
-            sys::LAYOUT_VERSION.0,
-            sys::MIN_MINOR,
-            sys::LAYOUT_VERSION.0,
-            sys::LAYOUT_VERSION.1
-        );
-        let incompatible = |reason: String| Error::IncompatibleVersion {
-            path: self.path.clone(),
-            found: self.version,
-            supported: supported.clone(),
-            reason,
-        };
-        if self.version.major != sys::LAYOUT_VERSION.0 {
-            return Err(incompatible(format!(
-                "major version {} changes the ABI (this binding implements major {})",
-                self.version.major,
-                sys::LAYOUT_VERSION.0
-            )));
-        }
-        if self.version.minor < sys::MIN_MINOR {
-            return Err(incompatible(format!(
-                "before 0.{} the function table had another order",
-                sys::MIN_MINOR
-            )));
-        }
-        let required = std::mem::offset_of!(sys::PJRT_Api, PJRT_Client_BufferFromHostBuffer) + 8;
-        if struct_size < required {
-            return Err(incompatible(format!(
-                "its function table is {struct_size} bytes, shorter than the {required} bytes of the core entries"
-            )));
-        }
-        // SAFETY: the table has at least `required` bytes.
-        let t = unsafe { &*self.table };
-        if t.PJRT_Error_Destroy.is_none() || t.PJRT_Error_Message.is_none() {
-            return Err(incompatible("its table has no PJRT_Error_Destroy/PJRT_Error_Message".into()));
-        }
-        Ok(())
     }
 
     fn read_attributes(&self) -> Result<Vec<(String, NamedValue)>> {
@@ -258,7 +290,10 @@ impl Api {
     }
 
     pub(crate) fn unsupported(&self, function: &'static str) -> Error {
-        Error::Unsupported { function, version: self.version }
+        Error::Unsupported {
+            function,
+            version: self.version,
+        }
     }
 
     fn provides(&self, function: &str) -> bool {
@@ -293,7 +328,11 @@ impl Api {
     /// # Safety
     /// `error` is null or a live error returned by this plugin, owned by the
     /// caller (it is freed here).
-    pub(crate) unsafe fn check(&self, function: &'static str, error: *mut sys::PJRT_Error) -> Result<()> {
+    pub(crate) unsafe fn check(
+        &self,
+        function: &'static str,
+        error: *mut sys::PJRT_Error,
+    ) -> Result<()> {
         if error.is_null() {
             return Ok(());
         }
@@ -301,7 +340,11 @@ impl Api {
         let (code, message) = unsafe { self.describe(error) };
         // SAFETY: forwarded contract: `error` is owned and not used again.
         unsafe { self.destroy_error(error) };
-        Err(Error::Pjrt { function, code, message })
+        Err(Error::Pjrt {
+            function,
+            code,
+            message,
+        })
     }
 
     /// # Safety
@@ -383,7 +426,9 @@ unsafe fn read_named_value(value: &sys::PJRT_NamedValue) -> Option<(String, Name
                 if ptr.is_null() {
                     NamedValue::Int64List(Vec::new())
                 } else {
-                    NamedValue::Int64List(std::slice::from_raw_parts(ptr, value.value_size).to_vec())
+                    NamedValue::Int64List(
+                        std::slice::from_raw_parts(ptr, value.value_size).to_vec(),
+                    )
                 }
             }
             sys::PJRT_NamedValue_kFloat => NamedValue::Float(value.value.float_value),
@@ -392,4 +437,40 @@ unsafe fn read_named_value(value: &sys::PJRT_NamedValue) -> Option<(String, Name
         }
     };
     Some((name, parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(major: i32, minor: i32, size: usize) -> Result<()> {
+        check_version(Path::new("p.so"), ApiVersion { major, minor }, size, true)
+    }
+
+    #[test]
+    fn version_window() {
+        let full = std::mem::size_of::<sys::PJRT_Api>();
+        assert!(check(0, 115, full).is_ok());
+        assert!(check(0, 81, full).is_ok());
+        assert!(check(0, 57, CORE_TABLE_BYTES).is_ok());
+        let old = check(0, 54, full).unwrap_err().to_string();
+        assert!(
+            old.contains("C API 0.54") && old.contains("another order"),
+            "{old}"
+        );
+        let major = check(1, 0, full).unwrap_err().to_string();
+        assert!(major.contains("major version 1"), "{major}");
+        let short = check(0, 90, 64).unwrap_err().to_string();
+        assert!(short.contains("64 bytes"), "{short}");
+        assert!(check_version(
+            Path::new("p.so"),
+            ApiVersion {
+                major: 0,
+                minor: 90
+            },
+            full,
+            false
+        )
+        .is_err());
+    }
 }

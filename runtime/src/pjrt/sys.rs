@@ -17,7 +17,12 @@
 //!
 //! C enums are plain `c_int` aliases: a value a newer plugin adds must not be
 //! undefined behaviour here.
-#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
+#![allow(
+    non_camel_case_types,
+    non_snake_case,
+    non_upper_case_globals,
+    dead_code
+)]
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -184,13 +189,16 @@ pub struct PJRT_Buffer_MemoryLayout {
 unsafe impl Args for PJRT_Buffer_MemoryLayout {}
 
 /// Called by the plugin when `PJRT_Event_OnReady`'s event completes; owns `error`.
-pub type PJRT_Event_OnReadyCallback = Option<unsafe extern "C" fn(error: *mut PJRT_Error, user_arg: *mut c_void)>;
+pub type PJRT_Event_OnReadyCallback =
+    Option<unsafe extern "C" fn(error: *mut PJRT_Error, user_arg: *mut c_void)>;
 
 /// Frees what `PJRT_Executable_Serialize` returned.
-pub type PJRT_SerializedExecutableDeleter = Option<unsafe extern "C" fn(exec: *mut PJRT_SerializedExecutable)>;
+pub type PJRT_SerializedExecutableDeleter =
+    Option<unsafe extern "C" fn(exec: *mut PJRT_SerializedExecutable)>;
 
 /// Called when a view buffer made by `PJRT_Client_CreateViewOfDeviceBuffer` is freed.
-pub type PJRT_OnDeleteCallback = Option<unsafe extern "C" fn(device_buffer_ptr: *mut c_void, user_arg: *mut c_void)>;
+pub type PJRT_OnDeleteCallback =
+    Option<unsafe extern "C" fn(device_buffer_ptr: *mut c_void, user_arg: *mut c_void)>;
 
 #[repr(C)]
 pub struct PJRT_Program {
@@ -560,9 +568,12 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_IsOnCpu: Unused,
     pub PJRT_Buffer_ReadyEvent: Fn<PJRT_Buffer_ReadyEvent_Args>,
     pub PJRT_Buffer_UnsafePointer: Unused,
-    pub PJRT_Buffer_IncreaseExternalReferenceCount: Fn<PJRT_Buffer_IncreaseExternalReferenceCount_Args>,
-    pub PJRT_Buffer_DecreaseExternalReferenceCount: Fn<PJRT_Buffer_DecreaseExternalReferenceCount_Args>,
-    pub PJRT_Buffer_OpaqueDeviceMemoryDataPointer: Fn<PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args>,
+    pub PJRT_Buffer_IncreaseExternalReferenceCount:
+        Fn<PJRT_Buffer_IncreaseExternalReferenceCount_Args>,
+    pub PJRT_Buffer_DecreaseExternalReferenceCount:
+        Fn<PJRT_Buffer_DecreaseExternalReferenceCount_Args>,
+    pub PJRT_Buffer_OpaqueDeviceMemoryDataPointer:
+        Fn<PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args>,
 
     pub PJRT_CopyToDeviceStream_Destroy: Unused,
     pub PJRT_CopyToDeviceStream_AddChunk: Unused,

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test of pw on a fresh Debian 12 machine (as root): installs what
+# is missing (scripts/setup.sh), builds, then runs the Rust tests, the Python
+# front end's tests, and the format and lint checks.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+source scripts/setup.sh
+
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "build"
+cargo build --workspace --all-targets --locked
+
+step "Rust tests"
+cargo test --workspace --locked
+
+if [[ -d frontend/python/tests ]]; then
+  step "Python front end tests"
+  "$PW_VENV/bin/python" -m pytest -q frontend/python/tests
+fi
+
+step "format and lint"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "all tests passed"

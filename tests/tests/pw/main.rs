@@ -1,0 +1,8 @@
+//! Integration tests of pw's compiler and tools, in one binary (MLIR links
+//! statically, so every test binary is large: keep them few). The runtime
+//! core, which does not link MLIR, has its own binary (`runtime.rs`).
+
+mod common;
+mod examples;
+mod lit;
+mod robustness;

@@ -1,0 +1,18 @@
+//! The runtime core against real PJRT CPU plugins (no mocks): the binding,
+//! arrays, SPMD execution and `.npy` I/O, each on the 0.115 plugin
+//! (`lammps-jax-pjrt-cpu`) and on the 0.81 one (`xla-cpu-pjrt`).
+
+#[macro_use]
+#[path = "runtime/common.rs"]
+mod common;
+
+#[path = "runtime/arrays.rs"]
+mod arrays;
+#[path = "runtime/binding.rs"]
+mod binding;
+#[path = "runtime/errors.rs"]
+mod errors;
+#[path = "runtime/npy.rs"]
+mod npy;
+#[path = "runtime/spmd.rs"]
+mod spmd;

@@ -1,0 +1,379 @@
+//! The PJRT binding itself: plugin, client, devices, memories, transfers,
+//! events, compilation, execution and serialization.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use pw_runtime::pjrt::{
+    Buffer, Client, ClientOptions, CompileOptions, DeviceAssignment, Event, ExecuteOptions,
+    NamedValue, Program, COVERED_FUNCTIONS,
+};
+use pw_runtime::{ApiVersion, DType, Error, HostArray};
+
+use crate::common::{assert_no_leaks, Target};
+
+/// `x * 2 + 1` on one `f32[4]`.
+const AFFINE: &str = r#"
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %two = stablehlo.constant dense<2.0> : tensor<4xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %0 = stablehlo.multiply %x, %two : tensor<4xf32>
+  %1 = stablehlo.add %0, %one : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"#;
+
+fn f32_buffer(client: &Client, values: &[f32], device: usize) -> Buffer {
+    let host = HostArray::from_slice(&[values.len()], values).unwrap();
+    client
+        .buffer_from_host(
+            host.bytes(),
+            DType::F32,
+            host.shape(),
+            &client.devices()[device],
+        )
+        .unwrap()
+}
+
+fn f32_values(buffer: &Buffer) -> Vec<f32> {
+    HostArray::new(
+        DType::F32,
+        &buffer.dims().unwrap(),
+        buffer.to_host().unwrap(),
+    )
+    .unwrap()
+    .to_vec()
+    .unwrap()
+}
+
+fn plugin_version(target: Target) {
+    let plugin = target.plugin();
+    let expected = match target {
+        Target::Api0115 => ApiVersion {
+            major: 0,
+            minor: 115,
+        },
+        Target::Api081 => ApiVersion {
+            major: 0,
+            minor: 81,
+        },
+    };
+    assert_eq!(plugin.version(), expected);
+    // Loading the same file again gives the same plugin (initialized once).
+    assert_eq!(target.plugin().path(), plugin.path());
+    let attributes = plugin.attributes();
+    assert!(
+        attributes
+            .iter()
+            .any(|(name, _)| name == "stablehlo_current_version"),
+        "{attributes:?}"
+    );
+    assert!(plugin.provides("PJRT_LoadedExecutable_Execute"));
+    // Event_Create/Set arrived in 0.89.
+    assert_eq!(
+        plugin.provides("PJRT_Event_Create"),
+        target == Target::Api0115
+    );
+    assert!(COVERED_FUNCTIONS.contains(&"PJRT_Client_Compile"));
+}
+
+fn devices_and_memories(target: Target) {
+    for n in [1, 4, 8] {
+        let client = target.client(n);
+        assert_eq!(client.platform_name(), "cpu");
+        let devices = client.devices();
+        assert_eq!(devices.len(), n);
+        assert_eq!(client.addressable_devices(), devices);
+        for (i, device) in devices.iter().enumerate() {
+            assert_eq!(device.id(), i as i32);
+            assert_eq!(device.kind(), "cpu");
+            assert!(device.is_addressable());
+            assert_eq!(device.process_index(), 0);
+            let default = device
+                .default_memory()
+                .expect("CPU devices have a default memory");
+            assert!(device.memories().contains(&default));
+            assert!(
+                default.devices().contains(device),
+                "{default:?} not addressable by {device:?}"
+            );
+            assert_eq!(client.device_by_id(device.id()).unwrap(), *device);
+        }
+        assert!(client.memories().len() >= n);
+        assert!(client.memories().iter().any(|m| m.kind() == "device"));
+    }
+    // Options of each named-value kind reach the plugin (unknown ones are ignored).
+    let plugin = target.plugin();
+    let options = ClientOptions::new()
+        .cpu_device_count(2)
+        .with("pw_test_string", NamedValue::String("x".into()))
+        .with("pw_test_bool", NamedValue::Bool(true));
+    assert_eq!(Client::new(&plugin, &options).unwrap().devices().len(), 2);
+}
+
+fn host_round_trip_every_dtype(target: Target) {
+    let client = target.client(2);
+    for dtype in DType::ALL {
+        let bytes: Vec<u8> = (0..6 * dtype.size_in_bytes())
+            .map(|i| {
+                if dtype == DType::Bool {
+                    (i % 2) as u8
+                } else {
+                    (i * 37 % 251) as u8
+                }
+            })
+            .collect();
+        for device in client.devices() {
+            let buffer = client
+                .buffer_from_host(&bytes, dtype, &[2, 3], &device)
+                .unwrap();
+            assert_eq!(buffer.dtype().unwrap(), dtype);
+            assert_eq!(buffer.dims().unwrap(), vec![2, 3]);
+            assert_eq!(buffer.device().unwrap(), device);
+            assert_eq!(Some(buffer.memory().unwrap()), device.default_memory());
+            assert!(buffer.on_device_size().unwrap() >= bytes.len());
+            assert_eq!(buffer.to_host().unwrap(), bytes, "{dtype} on {device:?}");
+        }
+    }
+    // Scalars and empty arrays too.
+    let scalar = client
+        .buffer_from_host(&7i32.to_ne_bytes(), DType::I32, &[], &client.devices()[0])
+        .unwrap();
+    assert_eq!(scalar.to_host().unwrap(), 7i32.to_ne_bytes());
+    let empty = client
+        .buffer_from_host(&[], DType::F32, &[0, 3], &client.devices()[0])
+        .unwrap();
+    assert!(empty.to_host().unwrap().is_empty());
+    drop((scalar, empty));
+    assert_no_leaks(&client);
+}
+
+fn device_to_device_copies(target: Target) {
+    let client = target.client(4);
+    {
+        let source = f32_buffer(&client, &[1.0, 2.0, 3.0, 4.0], 0);
+        for device in client.devices() {
+            let copy = source.copy_to_device(&device).unwrap();
+            assert_eq!(copy.device().unwrap(), device);
+            assert_eq!(f32_values(&copy), vec![1.0, 2.0, 3.0, 4.0]);
+            let memory = device.default_memory().unwrap();
+            let again = copy.copy_to_memory(&memory).unwrap();
+            assert_eq!(again.memory().unwrap(), memory);
+            assert_eq!(f32_values(&again), vec![1.0, 2.0, 3.0, 4.0]);
+            assert_eq!(
+                f32_values(&copy.duplicate().unwrap()),
+                vec![1.0, 2.0, 3.0, 4.0]
+            );
+        }
+        // Delete frees the memory; the handle reports it and reads fail.
+        source.delete().unwrap();
+        assert!(source.is_deleted().unwrap());
+        let err = source.to_host().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Pjrt {
+                    function: "PJRT_Buffer_ToHostBuffer",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+    assert_no_leaks(&client);
+}
+
+fn events(target: Target) {
+    let client = target.client(2);
+    {
+        let source = f32_buffer(&client, &[1.0, 2.0, 3.0, 4.0], 0);
+        let ready = source.ready_event().unwrap();
+        ready.wait().unwrap();
+        assert!(ready.is_ready().unwrap());
+        // A callback sees the status (here: immediately, the event being done).
+        let (tx, rx) = mpsc::channel();
+        ready
+            .on_ready(move |status| tx.send(status.is_ok()).unwrap())
+            .unwrap();
+        assert!(rx.recv_timeout(Duration::from_secs(10)).unwrap());
+
+        // Events as dependencies: a copy starts once the joined readiness of
+        // two buffers is reached, from the callback.
+        let other = f32_buffer(&client, &[5.0, 6.0, 7.0, 8.0], 1);
+        let events = [source.ready_event().unwrap(), other.ready_event().unwrap()];
+        match Event::after_all(&client, &[&events[0], &events[1]]) {
+            Ok(joined) => {
+                let (tx, rx) = mpsc::channel();
+                let dst = client.devices()[1].clone();
+                let source = std::sync::Arc::new(source);
+                let src = std::sync::Arc::clone(&source);
+                joined
+                    .on_ready(move |status| {
+                        status.unwrap();
+                        tx.send(src.copy_to_device(&dst).unwrap()).unwrap();
+                    })
+                    .unwrap();
+                let copied = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+                assert_eq!(f32_values(&copied), vec![1.0, 2.0, 3.0, 4.0]);
+                joined.wait().unwrap();
+                assert!(target == Target::Api0115);
+            }
+            Err(err) => {
+                // The 0.81 plugin predates PJRT_Event_Create: reported, not crashed.
+                assert_eq!(target, Target::Api081);
+                assert!(
+                    matches!(
+                        err,
+                        Error::Unsupported {
+                            function: "PJRT_Event_Create",
+                            ..
+                        }
+                    ),
+                    "{err}"
+                );
+                assert!(err.to_string().contains("C API 0.81"), "{err}");
+                Event::wait_all(&events).unwrap();
+            }
+        }
+    }
+    assert_no_leaks(&client);
+}
+
+fn compile_and_execute(target: Target) {
+    let client = target.client(4);
+    {
+        let device = client.devices()[2].clone();
+        let exe = client
+            .compile(
+                &Program::mlir_text(AFFINE),
+                &CompileOptions::single_device(&device).unwrap(),
+            )
+            .unwrap();
+        assert_eq!(exe.devices(), &[device.clone()]);
+        assert_eq!(exe.num_outputs(), 1);
+        let meta = exe.executable().unwrap();
+        assert_eq!(meta.num_replicas().unwrap(), 1);
+        assert_eq!(meta.num_partitions().unwrap(), 1);
+        assert_eq!(meta.output_dtypes().unwrap(), vec![DType::F32]);
+        assert_eq!(meta.output_dims().unwrap(), vec![vec![4]]);
+        assert!(!meta.name().unwrap().is_empty());
+        drop(meta);
+
+        let x = f32_buffer(&client, &[0.0, 1.0, 2.0, 3.0], 2);
+        // Execute returns output buffers and per-device completion events
+        // without waiting; readiness is then awaited through the events.
+        let run = exe.execute(&[vec![&x]]).unwrap();
+        assert_eq!(run.outputs.len(), 1);
+        assert_eq!(run.done.len(), 1);
+        run.outputs[0][0].ready_event().unwrap().wait().unwrap();
+        run.wait().unwrap();
+        assert_eq!(f32_values(&run.outputs[0][0]), vec![1.0, 3.0, 5.0, 7.0]);
+        assert_eq!(run.outputs[0][0].device().unwrap(), device);
+
+        // One program on two devices: two replicas, one argument list each.
+        let two = CompileOptions {
+            num_replicas: 2,
+            device_assignment: Some(DeviceAssignment::new(vec![vec![0], vec![3]]).unwrap()),
+            ..CompileOptions::default()
+        };
+        let exe2 = client.compile(&Program::mlir_text(AFFINE), &two).unwrap();
+        let (a, b) = (
+            f32_buffer(&client, &[1.0; 4], 0),
+            f32_buffer(&client, &[2.0; 4], 3),
+        );
+        let run = exe2
+            .execute_with(&[&[&a], &[&b]], &ExecuteOptions::default())
+            .unwrap();
+        run.wait().unwrap();
+        assert_eq!(f32_values(&run.outputs[0][0]), vec![3.0; 4]);
+        assert_eq!(f32_values(&run.outputs[1][0]), vec![5.0; 4]);
+
+        // The plugin's default assignment for 1x2.
+        let default = client.default_device_assignment(1, 2).unwrap();
+        assert_eq!(default.len(), 1);
+        assert_eq!(default[0].len(), 2);
+    }
+    assert_no_leaks(&client);
+}
+
+fn serialize_round_trip(target: Target) {
+    let client = target.client(2);
+    {
+        let device = client.devices()[1].clone();
+        let options = CompileOptions::single_device(&device).unwrap();
+        let exe = client
+            .compile(&Program::mlir_text(AFFINE), &options)
+            .unwrap();
+        let bytes = exe.serialize().unwrap();
+        assert!(!bytes.is_empty());
+        drop(exe);
+        let loaded = client.deserialize_executable(&bytes, None).unwrap();
+        assert_eq!(loaded.devices(), &[device]);
+        let x = f32_buffer(&client, &[1.0, 1.0, 2.0, 2.0], 1);
+        let run = loaded.execute(&[vec![&x]]).unwrap();
+        assert_eq!(f32_values(&run.outputs[0][0]), vec![3.0, 3.0, 5.0, 5.0]);
+        // With overridden compile options.
+        let again = client
+            .deserialize_executable(&bytes, Some(&options))
+            .unwrap();
+        assert_eq!(again.num_outputs(), 1);
+        // Garbage is a plugin error, not a crash.
+        let err = client
+            .deserialize_executable(b"not an executable", None)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Pjrt {
+                    function: "PJRT_Executable_DeserializeAndLoad",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+    assert_no_leaks(&client);
+}
+
+/// Many threads use one client at once (the handles are `Send + Sync`).
+fn concurrent_use(target: Target) {
+    let client = target.client(4);
+    {
+        let exe = client
+            .compile(
+                &Program::mlir_text(AFFINE),
+                &CompileOptions::single_device(&client.devices()[0]).unwrap(),
+            )
+            .unwrap();
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (client, exe) = (&client, &exe);
+                s.spawn(move || {
+                    for i in 0..20 {
+                        let x = f32_buffer(client, &[t as f32, i as f32, 0.0, 1.0], 0);
+                        let out = exe.execute(&[vec![&x]]).unwrap();
+                        let moved = out.outputs[0][0]
+                            .copy_to_device(&client.devices()[1 + t % 3])
+                            .unwrap();
+                        assert_eq!(
+                            f32_values(&moved),
+                            vec![2.0 * t as f32 + 1.0, 2.0 * i as f32 + 1.0, 1.0, 3.0]
+                        );
+                    }
+                });
+            }
+        });
+    }
+    assert_no_leaks(&client);
+}
+
+on_both_plugins!(
+    plugin_version,
+    devices_and_memories,
+    host_round_trip_every_dtype,
+    device_to_device_copies,
+    events,
+    compile_and_execute,
+    serialize_round_trip,
+    concurrent_use,
+);
