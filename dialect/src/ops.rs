@@ -3,6 +3,8 @@
 use crate::{array_type::ArrayType, layout::Sharding, piece::Piece};
 use melior::{
     ir::{
+        operation::OperationRef,
+        ValueLike,
         attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
         operation::{OperationBuilder, OperationLike},
         Attribute, Identifier, Location, Operation, Value,
@@ -227,4 +229,27 @@ pub fn array_elements(attr: Attribute<'_>) -> Option<Vec<Attribute<'_>>> {
                 .collect(),
         )
     }
+}
+
+/// Every op using `value` (once per use).
+pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut users = Vec::new();
+    // SAFETY: walks the value's use list; owners are live ops of the module.
+    unsafe {
+        let mut operand = mlir_sys::mlirValueGetFirstUse(value.to_raw());
+        while !mlir_sys::mlirOpOperandIsNull(operand) {
+            users.push(OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(
+                operand,
+            )));
+            operand = mlir_sys::mlirOpOperandGetNextUse(operand);
+        }
+    }
+    users
+}
+
+/// The op defining an op result.
+pub fn defining_op<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
+    melior::ir::operation::OperationResult::try_from(value)
+        .ok()
+        .map(|r| r.owner())
 }

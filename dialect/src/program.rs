@@ -70,6 +70,40 @@ pub struct Computation<'c, 'a> {
     pub outputs: Vec<TensorSig>,
 }
 
+/// Why a computation cannot run on a mesh.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Misfit {
+    /// The mesh has another device count than the computation partitions.
+    Partitions { partitions: i64, devices: i64 },
+    /// The computation was lowered for a mesh with other axes.
+    Axes { lowered_for: MeshShape },
+}
+
+impl Computation<'_, '_> {
+    /// Whether the computation can run on a mesh of this shape: as many
+    /// devices as it has partitions, and, if it was lowered for a Shardy
+    /// mesh, the same axes (size-1 axes aside) in the same order.
+    pub fn fits(&self, mesh: &MeshShape) -> Result<(), Misfit> {
+        if mesh.size() != self.num_partitions {
+            return Err(Misfit::Partitions {
+                partitions: self.num_partitions,
+                devices: mesh.size(),
+            });
+        }
+        if let Some(own) = &self.mesh {
+            let significant = |axes: &[(String, i64)]| -> Vec<(String, i64)> {
+                axes.iter().filter(|(_, s)| *s > 1).cloned().collect()
+            };
+            if significant(&own.axes) != significant(&mesh.axes) {
+                return Err(Misfit::Axes {
+                    lowered_for: own.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The whole program.
 pub struct Program<'c, 'a> {
     pub meshes: Vec<Mesh<'c, 'a>>,

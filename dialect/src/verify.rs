@@ -24,9 +24,9 @@ use crate::{
     array_type::ArrayType,
     diag::Diag,
     layout::{Layout, Region},
-    ops::{self, OpKind},
+    ops::{self, defining_op, users, OpKind},
     piece::{read_pieces, Link, Piece},
-    program::{Computation, Mesh, Program},
+    program::{Computation, Mesh, Misfit, Program},
 };
 use melior::ir::{
     block::BlockLike,
@@ -364,35 +364,23 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
         }
     }
 
-    /// Whether a computation can run on a mesh: same device count, and the
-    /// axes it was lowered for (size-1 axes aside), in the same order.
     fn fits(&mut self, location: Location<'c>, computation: &Computation, mesh: &Mesh) {
-        if mesh.size() != computation.num_partitions {
-            self.error(
+        match computation.fits(&mesh.shape) {
+            Ok(()) => {}
+            Err(Misfit::Partitions { partitions, devices }) => self.error(
                 location,
                 format!(
-                    "computation @{} is compiled for {} partition(s) but mesh @{} has {} device(s)",
-                    computation.name,
-                    computation.num_partitions,
-                    mesh.name,
-                    mesh.size()
+                    "computation @{} is compiled for {partitions} partition(s) but mesh @{} has {devices} device(s)",
+                    computation.name, mesh.name
                 ),
-            );
-            return;
-        }
-        if let Some(own) = &computation.mesh {
-            let significant = |axes: &[(String, i64)]| -> Vec<(String, i64)> {
-                axes.iter().filter(|(_, s)| *s > 1).cloned().collect()
-            };
-            if significant(&own.axes) != significant(&mesh.shape.axes) {
-                self.error(
-                    location,
-                    format!(
-                        "computation @{} was lowered for mesh {} but runs on mesh @{} {}",
-                        computation.name, own, mesh.name, mesh.shape
-                    ),
-                );
-            }
+            ),
+            Err(Misfit::Axes { lowered_for }) => self.error(
+                location,
+                format!(
+                    "computation @{} was lowered for mesh {lowered_for} but runs on mesh @{} {}",
+                    computation.name, mesh.name, mesh.shape
+                ),
+            ),
         }
     }
 
@@ -700,27 +688,4 @@ fn tiles(pieces: &[Piece], total: i64) -> bool {
         .enumerate()
         .all(|(i, a)| regions[i + 1..].iter().all(|b| a.intersect(b).is_none()));
     disjoint && regions.iter().map(Region::elements).sum::<i64>() == total
-}
-
-/// Every op using `value` (once per use).
-pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    let mut users = Vec::new();
-    // SAFETY: walks the value's use list; owners are live ops of the module.
-    unsafe {
-        let mut operand = mlir_sys::mlirValueGetFirstUse(value.to_raw());
-        while !mlir_sys::mlirOpOperandIsNull(operand) {
-            users.push(OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(
-                operand,
-            )));
-            operand = mlir_sys::mlirOpOperandGetNextUse(operand);
-        }
-    }
-    users
-}
-
-/// The op defining an op result.
-pub fn defining_op<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>> {
-    melior::ir::operation::OperationResult::try_from(value)
-        .ok()
-        .map(|r| r.owner())
 }

@@ -39,7 +39,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use crate::dtype::DType;
@@ -356,7 +355,7 @@ impl Array {
         for device in sharding.devices() {
             self.inner.client.check_device(device, "reshard")?;
         }
-        let mut host: Option<HostArray> = None;
+        let host: std::cell::OnceCell<HostArray> = std::cell::OnceCell::new();
         let mut buffers = Vec::with_capacity(domains.len());
         for (device, domain) in sharding.devices().iter().zip(&domains) {
             let same_domain: Vec<usize> = (0..sources.len())
@@ -370,13 +369,15 @@ impl Array {
                 (Some(&s), _) => Arc::new(sources[s].duplicate()?),
                 (None, Some(&s)) => Arc::new(sources[s].copy_to_device(device)?),
                 (None, None) => {
-                    if host.is_none() {
-                        host = Some(self.to_host()?);
-                    }
-                    let part = match &host {
-                        Some(h) => h.slice(domain)?,
-                        None => return Err(Error::invalid("host copy missing")),
+                    // One host copy serves every shard cut from it.
+                    let whole = match host.get() {
+                        Some(whole) => whole,
+                        None => {
+                            let fetched = self.to_host()?;
+                            host.get_or_init(|| fetched)
+                        }
                     };
+                    let part = whole.slice(domain)?;
                     Arc::new(self.inner.client.buffer_from_host(
                         part.bytes(),
                         part.dtype(),
@@ -444,8 +445,7 @@ impl Array {
                     actual: input.dtype(),
                 });
             }
-            let from: Vec<usize> = mapping.from.iter().flat_map(Clone::clone).collect();
-            let to: Vec<usize> = mapping.to.iter().flat_map(Clone::clone).collect();
+            let (from, to) = (&mapping.from, &mapping.to);
             if from.len() != to.len() {
                 return Err(Error::invalid(format!(
                     "mapping {m} moves {} shards into {} slots",
@@ -453,7 +453,7 @@ impl Array {
                     to.len()
                 )));
             }
-            for (&f, &t) in from.iter().zip(&to) {
+            for (&f, &t) in from.iter().zip(to) {
                 let what = format!("remap mapping {m}, shard {f} -> {t}");
                 let buffer = in_buffers[mapping.in_array].get(f).ok_or_else(|| {
                     Error::invalid(format!("{what}: input has {} shards", input.num_shards()))
@@ -672,14 +672,14 @@ pub struct RemapPlan {
     pub mappings: Vec<RemapMapping>,
 }
 
-/// Shards `from` of input `in_array` become shards `to` of output
-/// `out_array`, in order (the ranges are concatenated on each side).
+/// Shard `from[i]` of input `in_array` becomes shard `to[i]` of output
+/// `out_array` (shard indices in sharding device order).
 #[derive(Debug, Clone)]
 pub struct RemapMapping {
     pub in_array: usize,
     pub out_array: usize,
-    pub from: Vec<Range<usize>>,
-    pub to: Vec<Range<usize>>,
+    pub from: Vec<usize>,
+    pub to: Vec<usize>,
 }
 
 /// Runs `executable` on arrays: every device of the executable gets the
@@ -715,11 +715,11 @@ pub fn execute(
     let slices: Vec<&[&Buffer]> = refs.iter().map(Vec::as_slice).collect();
     let execution = executable.execute_with(&slices, &crate::pjrt::ExecuteOptions::default())?;
     // Per output, the buffers of every device, keyed by device.
-    let mut per_output: Vec<HashMap<Device, Buffer>> =
+    let mut per_output: Vec<HashMap<(usize, usize), Buffer>> =
         (0..outputs.len()).map(|_| HashMap::new()).collect();
     for (device, device_outputs) in devices.iter().zip(execution.outputs) {
         for (k, buffer) in device_outputs.into_iter().enumerate() {
-            per_output[k].insert(device.clone(), buffer);
+            per_output[k].insert(device.key(), buffer);
         }
     }
     outputs
@@ -732,7 +732,7 @@ pub fn execute(
                 .devices()
                 .iter()
                 .map(|d| {
-                    by_device.remove(d).ok_or_else(|| {
+                    by_device.remove(&d.key()).ok_or_else(|| {
                         Error::invalid(format!("output {k}: the executable does not run on {d:?}"))
                     })
                 })

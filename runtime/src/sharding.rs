@@ -119,7 +119,7 @@ impl Mesh {
                 )));
             }
         }
-        let unique: HashSet<&Device> = devices.iter().collect();
+        let unique: HashSet<(usize, usize)> = devices.iter().map(Device::key).collect();
         if unique.len() != devices.len() {
             return Err(Error::invalid("a mesh lists the same device twice"));
         }
@@ -304,7 +304,7 @@ fn explicit_check(devices: &[Device], domains: &[IndexDomain], shape: &[usize]) 
             domains.len()
         )));
     }
-    let unique: HashSet<&Device> = devices.iter().collect();
+    let unique: HashSet<(usize, usize)> = devices.iter().map(Device::key).collect();
     if unique.len() != devices.len() {
         return Err(Error::invalid(
             "an explicit sharding lists the same device twice",

@@ -6,4 +6,6 @@
 pub mod diagnostics;
 pub mod expected;
 pub mod opt;
+pub mod pipeline;
 pub mod split;
+pub mod views;

@@ -8,9 +8,11 @@
 
 use crate::{
     diagnostics::{render, Capture, Captured, Position},
-    expected, split,
+    expected,
+    pipeline::{self, Step},
+    split, views,
 };
-use clap::Parser;
+use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use melior::{
     ir::{
         operation::{OperationLike, OperationPrintingFlags},
@@ -32,8 +34,13 @@ use std::{
     about = "Verify, transform and print pw programs (mlir-opt conventions)",
     after_help = "Examples:\n  \
         pw-opt examples/pipeline.mlir\n  \
-        pw-opt --split-input-file --verify-diagnostics tests/ir/verify_invalid.mlir\n  \
-        cat program.mlir | pw-opt - -o checked.mlir"
+        pw-opt --pw-lower examples/pipeline.mlir -o lowered.mlir\n  \
+        pw-opt --pw-lower='topology=islands.toml' --emit=summary examples/rl_step.mlir\n  \
+        pw-opt --pass-pipeline='builtin.module(pw-assign-devices,pw-propagate-shardings,cse)' program.mlir\n  \
+        pw-opt --split-input-file --verify-diagnostics tests/ir/dialect/invalid.mlir\n  \
+        cat program.mlir | pw-opt - -o checked.mlir\n\n\
+        Pass flags run in the order given; a pass's options follow '=' as\n\
+        'name=value' words, e.g. --pw-lower-to-physical='devices=4 kind=cpu'."
 )]
 pub struct Cli {
     /// Input file, or `-` for standard input.
@@ -55,6 +62,88 @@ pub struct Cli {
     /// Print every op in MLIR's generic form.
     #[arg(long = "mlir-print-op-generic")]
     pub print_generic: bool,
+
+    /// Run this pipeline, e.g. 'builtin.module(pw-assign-devices,cse)'.
+    #[arg(long, value_name = "PIPELINE")]
+    pub pass_pipeline: Option<String>,
+
+    /// List the passes and their options, then exit.
+    #[arg(long)]
+    pub list_passes: bool,
+
+    /// Print the IR after every pass (to standard error).
+    #[arg(long)]
+    pub print_ir_after_all: bool,
+
+    /// What to print: the IR, a Graphviz graph, or a summary table.
+    #[arg(long, value_enum, default_value_t = Emit::Mlir)]
+    pub emit: Emit,
+}
+
+/// Output formats of pw-opt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The program as MLIR.
+    Mlir,
+    /// The dataflow graph for Graphviz: calls grouped by mesh, transfers
+    /// labelled with bytes and link.
+    Dot,
+    /// Tables of placement, transfers (bytes per link) and schedule.
+    Summary,
+}
+
+/// The clap command: the fixed options plus one flag per registered pass.
+pub fn command() -> clap::Command {
+    let pass_flag = |name: &'static str, help: &'static str| {
+        Arg::new(name)
+            .long(name)
+            .help(help)
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("")
+            .value_name("OPTIONS")
+            .action(ArgAction::Append)
+            .help_heading("Passes (run in the order given)")
+    };
+    let mut command = Cli::command().arg(pass_flag(
+        pipeline::FULL_PIPELINE,
+        "the full lowering pipeline (assign, shardings, transfers, fold, dce, lower, schedule); takes the options of its passes",
+    ));
+    for info in pipeline::REGISTRY {
+        command = command.arg(pass_flag(info.argument, info.summary));
+    }
+    command
+}
+
+/// The pass flags of a command line, in the order they were given.
+fn steps_from_flags(matches: &ArgMatches) -> Result<Vec<Step>, String> {
+    let names = std::iter::once(pipeline::FULL_PIPELINE).chain(pipeline::REGISTRY.iter().map(|p| p.argument));
+    let mut given: Vec<(usize, &str, String)> = Vec::new();
+    for name in names {
+        if let (Some(indices), Some(values)) = (matches.indices_of(name), matches.get_many::<String>(name)) {
+            given.extend(indices.zip(values).map(|(i, v)| (i, name, v.clone())));
+        }
+    }
+    given.sort_by_key(|(i, _, _)| *i);
+    let mut steps = Vec::new();
+    for (_, name, options) in given {
+        steps.extend(pipeline::steps(name, pipeline::parse_options(&options)?)?);
+    }
+    Ok(steps)
+}
+
+fn list_passes(out: &mut dyn Write) {
+    let _ = writeln!(out, "Passes:");
+    let _ = writeln!(out, "  --{:<24} {}", pipeline::FULL_PIPELINE, "the full pipeline:");
+    for name in pipeline::FULL_PIPELINE_PASSES {
+        let _ = writeln!(out, "  {:<26}   {name}", "");
+    }
+    for info in pipeline::REGISTRY {
+        let _ = writeln!(out, "  --{:<24} {}", info.argument, info.summary);
+        for (option, help) in info.options {
+            let _ = writeln!(out, "  {:<26}   {option}=...  {help}", "");
+        }
+    }
 }
 
 /// Runs pw-opt with `args` (program name first); returns the exit code.
@@ -64,14 +153,36 @@ pub fn main(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let parsed = command()
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = write!(stderr, "{}", e.render());
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
-    match run(&cli, stdin, stdout, stderr) {
+    if cli.list_passes {
+        list_passes(stdout);
+        return 0;
+    }
+    let steps = match (&cli.pass_pipeline, steps_from_flags(&matches)) {
+        (_, Err(e)) => Err(e),
+        (Some(_), Ok(flags)) if !flags.is_empty() => {
+            Err("give either --pass-pipeline or pass flags, not both".to_owned())
+        }
+        (Some(text), Ok(_)) => pipeline::parse_pipeline(text),
+        (None, Ok(flags)) => Ok(flags),
+    };
+    let steps = match steps {
+        Ok(steps) => steps,
+        Err(e) => {
+            let _ = writeln!(stderr, "error: {e}");
+            return 1;
+        }
+    };
+    match run(&cli, &steps, stdin, stdout, stderr) {
         Ok(()) => 0,
         Err(()) => 1,
     }
@@ -79,6 +190,7 @@ pub fn main(
 
 fn run(
     cli: &Cli,
+    steps: &[Step],
     stdin: &mut dyn Read,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
@@ -103,7 +215,7 @@ fn run(
     let mut failed = false;
     for chunk in &chunks {
         let capture = Capture::new(&context);
-        let printed = process(cli, &context, &chunk.text, &name);
+        let printed = process(cli, steps, &context, &chunk.text, &name, stderr);
         let produced = capture.take();
         drop(capture);
         if cli.verify_diagnostics {
@@ -143,14 +255,27 @@ fn run(
     }
 }
 
-/// Parses, verifies and prints one buffer; `None` when it failed (the
-/// reasons went to the context's diagnostics).
-fn process(cli: &Cli, context: &Context, text: &str, name: &str) -> Option<String> {
-    let module = pw_dialect::parse_source(context, text, name)?;
+/// Parses, verifies, transforms and prints one buffer; `None` when it
+/// failed (the reasons went to the context's diagnostics).
+fn process(
+    cli: &Cli,
+    steps: &[Step],
+    context: &Context,
+    text: &str,
+    name: &str,
+    stderr: &mut dyn Write,
+) -> Option<String> {
+    let mut module = pw_dialect::parse_source(context, text, name)?;
     if pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module)) {
         return None;
     }
-    print(cli, &module)
+    let ir_after: Option<&mut dyn Write> = if cli.print_ir_after_all { Some(stderr) } else { None };
+    pipeline::run(context, &mut module, steps, ir_after).ok()?;
+    match cli.emit {
+        Emit::Mlir => print(cli, &module),
+        Emit::Dot => views::dot(&module),
+        Emit::Summary => views::summary(&module),
+    }
 }
 
 fn print(cli: &Cli, module: &Module) -> Option<String> {

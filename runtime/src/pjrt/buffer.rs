@@ -134,7 +134,7 @@ unsafe extern "C" fn release_view_source(_device_ptr: *mut c_void, user_arg: *mu
             &mut args
         )
     } {
-        super::plugin::record_drop_error(e);
+        super::plugin::record_unreported_error(e);
     }
     drop(source);
 }
@@ -244,6 +244,15 @@ impl Buffer {
         // First call (null `dst`): the plugin reports the size it needs.
         // SAFETY: valid args on a live buffer; `layout` outlives the call.
         unsafe { call!(self.client.api(), PJRT_Buffer_ToHostBuffer, &mut args)? };
+        if !args.event.is_null() {
+            // Not expected for a size query, but owned by us if returned.
+            drop(Event::from_raw(
+                &self.client,
+                args.event,
+                "PJRT_Buffer_ToHostBuffer",
+            ));
+            args.event = std::ptr::null_mut();
+        }
         let mut data = vec![0u8; args.dst_size];
         args.dst = data.as_mut_ptr().cast();
         // SAFETY: `dst` has `dst_size` bytes and stays alive until the event completes below.
@@ -310,6 +319,7 @@ impl Buffer {
             )));
         }
         let dims64 = dims_i64(dims)?;
+        let device = this.device()?;
         this.wait_ready()?;
         let api = this.client.api();
         let mut ptr = sys::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args::new();
@@ -320,7 +330,6 @@ impl Buffer {
         pin.buffer = this.raw;
         // SAFETY: as above. Pinned, the pointer stays valid while the source lives.
         unsafe { call!(api, PJRT_Buffer_IncreaseExternalReferenceCount, &mut pin)? };
-        let device = this.device()?;
         let client = this.client.clone();
         let source = Box::into_raw(Box::new(Arc::clone(source)));
         let mut args = sys::PJRT_Client_CreateViewOfDeviceBuffer_Args::new();
@@ -377,7 +386,7 @@ impl Drop for Buffer {
         args.buffer = self.raw;
         // SAFETY: valid args; the buffer is not used again.
         if let Err(e) = unsafe { call!(self.client.api(), PJRT_Buffer_Destroy, &mut args) } {
-            super::plugin::record_drop_error(e);
+            super::plugin::record_unreported_error(e);
         }
         self.client
             .inner

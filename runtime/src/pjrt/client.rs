@@ -48,6 +48,20 @@ impl ClientOptions {
     pub fn values(&self) -> &[(String, NamedValue)] {
         &self.values
     }
+
+    /// Checks the types of the options whose type is known: a plugin may not
+    /// survive a wrong one (the 0.81 CPU plugin aborts the process on a
+    /// string `cpu_device_count`).
+    fn check(&self) -> Result<()> {
+        for (name, value) in &self.values {
+            if name == "cpu_device_count" && !matches!(value, NamedValue::Int64(n) if *n > 0) {
+                return Err(Error::invalid(format!(
+                    "client option cpu_device_count must be a positive int64, got {value:?}"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Counts of live objects a client has handed out.
@@ -91,6 +105,8 @@ pub(crate) struct ClientInner {
     platform_version: String,
     pub(crate) devices: Vec<DeviceInfo>,
     device_index: HashMap<usize, usize>,
+    /// Indices into `devices`, in `PJRT_Client_AddressableDevices` order.
+    addressable: Vec<usize>,
     pub(crate) memories: Vec<MemoryInfo>,
     memory_index: HashMap<usize, usize>,
     pub(crate) live: LiveCounters,
@@ -114,6 +130,7 @@ pub struct Client {
 impl Client {
     /// Creates a client (`PJRT_Client_Create`) and reads its devices and memories.
     pub fn new(plugin: &Plugin, options: &ClientOptions) -> Result<Client> {
+        options.check()?;
         let api = &*plugin.api;
         // The C strings and lists must outlive the call.
         let names: Vec<Vec<u8>> = options
@@ -183,6 +200,7 @@ impl Client {
             platform_version: String::new(),
             devices: Vec::new(),
             device_index: HashMap::new(),
+            addressable: Vec::new(),
             memories: Vec::new(),
             memory_index: HashMap::new(),
             live: LiveCounters::default(),
@@ -223,9 +241,13 @@ impl Client {
 
     /// The devices this process can drive.
     pub fn addressable_devices(&self) -> Vec<Device> {
-        self.devices()
-            .into_iter()
-            .filter(Device::is_addressable)
+        self.inner
+            .addressable
+            .iter()
+            .map(|&index| Device {
+                client: self.clone(),
+                index,
+            })
             .collect()
     }
 
@@ -400,6 +422,20 @@ impl ClientInner {
             let info = self.describe_device(raw)?;
             self.devices.push(info);
         }
+        let mut addressable = sys::PJRT_Client_AddressableDevices_Args::new();
+        addressable.client = self.raw;
+        // SAFETY: valid args; the list lives as long as the client.
+        let raw_addressable = unsafe {
+            call!(api, PJRT_Client_AddressableDevices, &mut addressable)?;
+            raw_list(
+                addressable.addressable_devices,
+                addressable.num_addressable_devices,
+            )
+        };
+        self.addressable = raw_addressable
+            .iter()
+            .filter_map(|d| self.device_index.get(&(*d as usize)).copied())
+            .collect();
         for (m, memory) in raw_memories.iter().enumerate() {
             let mut by = sys::PJRT_Memory_AddressableByDevices_Args::new();
             by.memory = *memory;
@@ -495,7 +531,7 @@ impl Drop for ClientInner {
         args.client = self.raw;
         // SAFETY: valid args; every child handle holds this client, so none is left.
         if let Err(e) = unsafe { call!(&*self.plugin.api, PJRT_Client_Destroy, &mut args) } {
-            super::plugin::record_drop_error(e);
+            super::plugin::record_unreported_error(e);
         }
     }
 }
@@ -514,6 +550,11 @@ impl Device {
 
     pub(crate) fn raw(&self) -> *mut sys::PJRT_Device {
         self.info().raw
+    }
+
+    /// An identity key (client, index): what `Eq` and `Hash` compare.
+    pub(crate) fn key(&self) -> (usize, usize) {
+        (Arc::as_ptr(&self.client.inner) as usize, self.index)
     }
 
     pub fn client(&self) -> &Client {
@@ -578,8 +619,7 @@ impl Eq for Device {}
 
 impl Hash for Device {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.index.hash(state);
-        (Arc::as_ptr(&self.client.inner) as usize).hash(state);
+        self.key().hash(state);
     }
 }
 

@@ -44,15 +44,13 @@ unsafe extern "C" fn on_ready_trampoline(error: *mut sys::PJRT_Error, user_arg: 
     // SAFETY: `user_arg` is the `Box<OnReady>` leaked by `on_ready`, handed back once.
     let ctx = unsafe { Box::from_raw(user_arg.cast::<OnReady>()) };
     // SAFETY: the callback owns `error` (null or live).
-    let status = unsafe {
-        ctx.client
-            .api()
-            .check("PJRT_Event_OnReady (callback)", error)
-    };
+    let status = unsafe { ctx.client.api().check("PJRT_Event_OnReady", error) };
     let OnReady { client, callback } = *ctx;
     // A panic must not unwind into the plugin.
     if std::panic::catch_unwind(AssertUnwindSafe(move || callback(status))).is_err() {
-        super::plugin::record_drop_error(Error::invalid("an Event::on_ready callback panicked"));
+        super::plugin::record_unreported_error(Error::invalid(
+            "an Event::on_ready callback panicked",
+        ));
     }
     drop(client);
 }
@@ -202,7 +200,7 @@ impl JoinState {
         args.error_message_size = message.len();
         // SAFETY: valid args; the message is copied by the plugin during the call.
         if let Err(e) = unsafe { call!(self.target.client.api(), PJRT_Event_Set, &mut args) } {
-            super::plugin::record_drop_error(e);
+            super::plugin::record_unreported_error(e);
         }
     }
 }
@@ -213,7 +211,7 @@ impl Drop for Owner {
         args.event = self.raw;
         // SAFETY: valid args; the event is not used again.
         if let Err(e) = unsafe { call!(self.client.api(), PJRT_Event_Destroy, &mut args) } {
-            super::plugin::record_drop_error(e);
+            super::plugin::record_unreported_error(e);
         }
         self.client.inner.live.events.fetch_sub(1, Ordering::SeqCst);
     }

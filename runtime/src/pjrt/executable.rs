@@ -551,7 +551,7 @@ impl Drop for LoadedExecutable {
         if let Err(e) =
             unsafe { call!(self.client.api(), PJRT_LoadedExecutable_Destroy, &mut args) }
         {
-            super::plugin::record_drop_error(e);
+            super::plugin::record_unreported_error(e);
         }
         self.client
             .inner
@@ -710,12 +710,49 @@ impl Drop for Executable {
         args.executable = self.raw;
         // SAFETY: valid args; not used again.
         if let Err(e) = unsafe { call!(self.client.api(), PJRT_Executable_Destroy, &mut args) } {
-            super::plugin::record_drop_error(e);
+            super::plugin::record_unreported_error(e);
         }
         self.client
             .inner
             .live
             .executables
             .fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Our encoding agrees with the `CompileOptionsProto` jaxlib serializes
+    /// for the same settings (unknown fields are skipped when decoding).
+    #[test]
+    fn compile_options_match_jaxlib() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/runtime/compile_options_spmd2.pb"
+        );
+        let jax =
+            proto::CompileOptionsProto::decode(std::fs::read(path).unwrap().as_slice()).unwrap();
+        let ours = CompileOptions {
+            num_replicas: 1,
+            num_partitions: 2,
+            use_spmd_partitioning: true,
+            use_shardy_partitioner: true,
+            device_assignment: Some(DeviceAssignment::new(vec![vec![0, 1]]).unwrap()),
+        };
+        let ours =
+            proto::CompileOptionsProto::decode(ours.to_proto_bytes().unwrap().as_slice()).unwrap();
+        assert_eq!(ours, jax);
+    }
+
+    #[test]
+    fn device_assignment_is_partition_major() {
+        let da = DeviceAssignment::new(vec![vec![4, 5, 6], vec![7, 8, 9]]).unwrap();
+        assert_eq!(da.device_id(1, 2), Some(9));
+        let p = da.to_proto();
+        assert_eq!((p.replica_count, p.computation_count), (2, 3));
+        assert_eq!(p.computation_devices[2].replica_device_ids, vec![6, 9]);
+        assert!(DeviceAssignment::new(vec![vec![1], vec![2, 3]]).is_err());
     }
 }

@@ -22,8 +22,8 @@
 //! [`Plugin`]. So a client is destroyed only after its last buffer, and a
 //! plugin is never unloaded (XLA plugins keep process-wide state, thread pools
 //! and flag registries, that does not survive `dlclose`). `Drop` never panics:
-//! a failing `*_Destroy` is recorded and can be read with
-//! [`take_drop_errors`].
+//! a failing `*_Destroy` is recorded (as are failures inside plugin
+//! callbacks) and can be read with [`take_unreported_errors`].
 //!
 //! The PJRT C API is thread-safe, so [`Plugin`], [`Client`], [`Device`],
 //! [`Memory`], [`Buffer`], [`Event`] and the executables are `Send + Sync`.
@@ -68,7 +68,7 @@ pub use executable::{
     CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
     Program, ProgramFormat,
 };
-pub use plugin::{take_drop_errors, Plugin, PLUGIN_ENV};
+pub use plugin::{take_unreported_errors, Plugin, PLUGIN_ENV};
 
 /// The PJRT C API functions this binding calls.
 pub const COVERED_FUNCTIONS: &[&str] = &[
@@ -136,3 +136,42 @@ pub const COVERED_FUNCTIONS: &[&str] = &[
     "PJRT_Buffer_DecreaseExternalReferenceCount",
     "PJRT_Buffer_OpaqueDeviceMemoryDataPointer",
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// `COVERED_FUNCTIONS` is exactly the set of functions reached by `call!`
+    /// or called through the table directly (the error functions).
+    #[test]
+    fn covered_functions_match_the_calls() {
+        let sources = [
+            include_str!("buffer.rs"),
+            include_str!("client.rs"),
+            include_str!("event.rs"),
+            include_str!("executable.rs"),
+            include_str!("plugin.rs"),
+        ];
+        let mut called = BTreeSet::new();
+        for source in sources {
+            let mut rest = source;
+            while let Some(at) = rest.find("PJRT_") {
+                let name: String = rest[at..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let before = rest[..at].trim_end();
+                // `call!(api, PJRT_X, ...)` and `table.PJRT_X` are calls.
+                if before.ends_with(',') && !name.ends_with("_Args") || before.ends_with('.') {
+                    called.insert(name.clone());
+                }
+                rest = &rest[at + name.len()..];
+            }
+        }
+        let covered: BTreeSet<String> = super::COVERED_FUNCTIONS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(called, covered);
+    }
+}

@@ -48,23 +48,30 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, Plugin>> {
     REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn drop_errors() -> &'static Mutex<Vec<String>> {
+fn unreported_errors() -> &'static Mutex<Vec<String>> {
     static ERRORS: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
     ERRORS.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-/// Records an error that a `Drop` impl could not return.
-pub(crate) fn record_drop_error(error: Error) {
-    drop_errors()
+/// Records an error no caller can receive: a failing `*_Destroy` in a
+/// `Drop`, a failure inside a plugin callback.
+pub(crate) fn record_unreported_error(error: Error) {
+    unreported_errors()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(error.to_string());
 }
 
-/// Takes the errors that `Drop` impls met since the last call (a failing
-/// `PJRT_Buffer_Destroy`, say). Empty in a healthy process.
-pub fn take_drop_errors() -> Vec<String> {
-    std::mem::take(&mut *drop_errors().lock().unwrap_or_else(|e| e.into_inner()))
+/// Takes the errors met where no caller could receive them since the last
+/// call: a failing `PJRT_Buffer_Destroy` in `Drop`, a panicking
+/// [`Event::on_ready`](super::Event::on_ready) callback. Empty in a healthy
+/// process.
+pub fn take_unreported_errors() -> Vec<String> {
+    std::mem::take(
+        &mut *unreported_errors()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    )
 }
 
 impl Plugin {

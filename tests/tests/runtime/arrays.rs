@@ -266,8 +266,8 @@ fn remap(client: &Client, host: &HostArray, devices: &[Device]) {
             .map(|i| RemapMapping {
                 in_array: 0,
                 out_array: i,
-                from: vec![i..i + 1],
-                to: vec![0..1],
+                from: vec![i],
+                to: vec![0],
             })
             .collect(),
     };
@@ -277,8 +277,8 @@ fn remap(client: &Client, host: &HostArray, devices: &[Device]) {
             .map(|i| RemapMapping {
                 in_array: i,
                 out_array: 0,
-                from: vec![0..1],
-                to: vec![i..i + 1],
+                from: vec![0],
+                to: vec![i],
             })
             .collect(),
     };

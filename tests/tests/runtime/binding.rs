@@ -102,13 +102,29 @@ fn devices_and_memories(target: Target) {
         assert!(client.memories().len() >= n);
         assert!(client.memories().iter().any(|m| m.kind() == "device"));
     }
-    // Options of each named-value kind reach the plugin (unknown ones are ignored).
+    // Options reach the plugin; the 0.115 plugin rejects names it does not
+    // know, the 0.81 one ignores them.
     let plugin = target.plugin();
     let options = ClientOptions::new()
         .cpu_device_count(2)
-        .with("pw_test_string", NamedValue::String("x".into()))
-        .with("pw_test_bool", NamedValue::Bool(true));
-    assert_eq!(Client::new(&plugin, &options).unwrap().devices().len(), 2);
+        .with("pw_unknown_option", NamedValue::Bool(true));
+    match (target, Client::new(&plugin, &options)) {
+        (Target::Api081, Ok(client)) => assert_eq!(client.devices().len(), 2),
+        (Target::Api0115, Err(err)) => {
+            assert!(
+                matches!(
+                    err,
+                    Error::Pjrt {
+                        function: "PJRT_Client_Create",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            assert!(err.to_string().contains("pw_unknown_option"), "{err}");
+        }
+        (_, other) => panic!("unexpected {:?}", other.map(|c| c.devices().len())),
+    }
 }
 
 fn host_round_trip_every_dtype(target: Target) {
@@ -168,17 +184,10 @@ fn device_to_device_copies(target: Target) {
         // Delete frees the memory; the handle reports it and reads fail.
         source.delete().unwrap();
         assert!(source.is_deleted().unwrap());
+        // (The 0.115 plugin reports it when the transfer is awaited, 0.81 at once.)
         let err = source.to_host().unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Pjrt {
-                    function: "PJRT_Buffer_ToHostBuffer",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, Error::Pjrt { .. }), "{err}");
+        assert!(err.to_string().contains("deleted"), "{err}");
     }
     assert_no_leaks(&client);
 }
@@ -249,7 +258,7 @@ fn compile_and_execute(target: Target) {
                 &CompileOptions::single_device(&device).unwrap(),
             )
             .unwrap();
-        assert_eq!(exe.devices(), &[device.clone()]);
+        assert_eq!(exe.devices(), std::slice::from_ref(&device));
         assert_eq!(exe.num_outputs(), 1);
         let meta = exe.executable().unwrap();
         assert_eq!(meta.num_replicas().unwrap(), 1);

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pw_runtime::pjrt::{take_drop_errors, Client, ClientOptions, Plugin};
+use pw_runtime::pjrt::{take_unreported_errors, Client, ClientOptions, Plugin};
 
 /// The two CPU plugins the suite runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,7 @@ pub fn assert_no_leaks(client: &Client) {
         Default::default(),
         "live PJRT objects left behind: {live:?}"
     );
-    let errors = take_drop_errors();
+    let errors = take_unreported_errors();
     assert!(errors.is_empty(), "drop errors: {errors:?}");
 }
 

@@ -79,7 +79,25 @@ fn assert_close(actual: &HostArray, expected: &HostArray, what: &str) {
     }
 }
 
-fn matmul_tanh(target: Target, partitions: usize) {
+/// The program as JAX printed it (MLIR text) or exported it (bytecode).
+#[derive(Clone, Copy)]
+enum Form {
+    Text,
+    Bytecode,
+}
+
+fn program(partitions: usize, form: Form) -> Program {
+    match form {
+        Form::Text => Program::mlir_text(
+            std::fs::read_to_string(fixture(&format!("matmul_tanh_{partitions}.mlir"))).unwrap(),
+        ),
+        Form::Bytecode => Program::mlir_bytecode(
+            std::fs::read(fixture(&format!("matmul_tanh_{partitions}.mlirbc"))).unwrap(),
+        ),
+    }
+}
+
+fn matmul_tanh(target: Target, partitions: usize, form: Form) {
     let case = case(partitions);
     assert_eq!(case.partitions, partitions);
     let client = target.client(4);
@@ -105,9 +123,7 @@ fn matmul_tanh(target: Target, partitions: usize) {
         .unwrap();
         let expected = npy::read(fixture(&format!("matmul_tanh_{partitions}_out.npy"))).unwrap();
 
-        let program = Program::mlir_text(
-            std::fs::read_to_string(fixture(&format!("matmul_tanh_{partitions}.mlir"))).unwrap(),
-        );
+        let program = program(partitions, form);
         let exe = client
             .compile(&program, &CompileOptions::spmd(&devices).unwrap())
             .unwrap();
@@ -152,11 +168,24 @@ fn matmul_tanh(target: Target, partitions: usize) {
 }
 
 fn matmul_tanh_2_partitions(target: Target) {
-    matmul_tanh(target, 2);
+    matmul_tanh(target, 2, Form::Text);
 }
 
 fn matmul_tanh_4_partitions(target: Target) {
-    matmul_tanh(target, 4);
+    matmul_tanh(target, 4, Form::Text);
 }
 
-on_both_plugins!(matmul_tanh_2_partitions, matmul_tanh_4_partitions);
+fn matmul_tanh_2_partitions_from_bytecode(target: Target) {
+    matmul_tanh(target, 2, Form::Bytecode);
+}
+
+fn matmul_tanh_4_partitions_from_bytecode(target: Target) {
+    matmul_tanh(target, 4, Form::Bytecode);
+}
+
+on_both_plugins!(
+    matmul_tanh_2_partitions,
+    matmul_tanh_4_partitions,
+    matmul_tanh_2_partitions_from_bytecode,
+    matmul_tanh_4_partitions_from_bytecode,
+);

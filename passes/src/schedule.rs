@@ -1,0 +1,144 @@
+//! `pw-schedule`: orders the program's ops, critical path first.
+//!
+//! After it runs, the body of `@main` is in one deterministic total order,
+//! consistent with the dataflow, and `@main` carries `pw.schedule =
+//! "critical-path"`. Every device runs its ops in this one order (gang
+//! order), so two SPMD computations sharing devices can never enqueue their
+//! collectives in different orders on different devices, which is how
+//! independent per-device queues deadlock.
+//!
+//! The order is list scheduling by bottom level: among the ops whose inputs
+//! are ready, the one with the longest estimated path to the end of the
+//! program goes first (ties: the earlier op). Op costs come from
+//! [`crate::cost`]: calls by FLOPs and bytes, moves and copies by bytes over
+//! their link. Scheduling a scheduled program changes nothing.
+
+use crate::{cost, edit, read_program, Pass, PassFailed};
+use melior::{
+    ir::{attribute::StringAttribute, operation::OperationLike, Module, ValueLike},
+    Context,
+};
+use pw_dialect::{
+    ops::{self, OpKind},
+    read_pieces, ArrayType,
+};
+use std::{
+    cmp::Ordering,
+    collections::{BinaryHeap, HashMap},
+};
+
+/// See the module documentation.
+pub struct Schedule;
+
+/// The policy name recorded on the program.
+pub const POLICY: &str = "critical-path";
+
+impl Pass for Schedule {
+    fn argument(&self) -> &'static str {
+        "pw-schedule"
+    }
+
+    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
+        let program = read_program(module)?;
+        let mut ops = program.ops();
+        let Some(terminator) = ops.pop().filter(|t| OpKind::of(t) == Some(OpKind::Return)) else {
+            return Err(PassFailed);
+        };
+        let work = cost::computation_work(&program);
+        let index: HashMap<_, usize> = ops
+            .iter()
+            .enumerate()
+            .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr, i)))
+            .collect();
+        let mut successors = vec![Vec::new(); ops.len()];
+        let mut waiting = vec![0usize; ops.len()];
+        for (i, op) in ops.iter().enumerate() {
+            let mut producers: Vec<usize> = op.operands().filter_map(|v| index.get(&v.to_raw().ptr).copied()).collect();
+            producers.sort_unstable();
+            producers.dedup();
+            waiting[i] = producers.len();
+            for p in producers {
+                successors[p].push(i);
+            }
+        }
+        let costs: Vec<f64> = ops.iter().map(|op| op_seconds(&program, &work, op)).collect();
+        let mut bottom = vec![0.0f64; ops.len()];
+        for i in (0..ops.len()).rev() {
+            let tail = successors[i].iter().map(|&s| bottom[s]).fold(0.0, f64::max);
+            bottom[i] = costs[i] + tail;
+        }
+
+        let mut ready: BinaryHeap<Ready> = (0..ops.len())
+            .filter(|&i| waiting[i] == 0)
+            .map(|i| Ready { bottom: bottom[i], index: i })
+            .collect();
+        while let Some(Ready { index: i, .. }) = ready.pop() {
+            // SAFETY: both ops are live and in the same block.
+            unsafe { mlir_sys::mlirOperationMoveBefore(ops[i].to_raw(), terminator.to_raw()) };
+            for &s in &successors[i] {
+                waiting[s] -= 1;
+                if waiting[s] == 0 {
+                    ready.push(Ready { bottom: bottom[s], index: s });
+                }
+            }
+        }
+        let mut entry = program.entry;
+        edit::set_attribute(&mut entry, ops::ATTR_SCHEDULE, StringAttribute::new(context, POLICY).into());
+        Ok(())
+    }
+}
+
+/// Estimated seconds of one op.
+fn op_seconds(program: &pw_dialect::Program, work: &HashMap<String, cost::Work>, op: &melior::ir::operation::OperationRef) -> f64 {
+    match OpKind::of(op) {
+        Some(OpKind::Call) => ops::symbol_attr(op, ops::ATTR_CALLEE)
+            .and_then(|c| Some(work.get(&c)?.seconds(program.computation(&c)?.num_partitions)))
+            .unwrap_or(0.0),
+        Some(OpKind::Transfer | OpKind::Reshard) => {
+            let types = (op.operand(0).ok().and_then(edit::array_type), op.result(0).ok().and_then(|r| edit::array_type(r.into())));
+            match types {
+                (Some(from), Some(to)) => cost::move_bytes(program, &from, &to) as f64 / cost::link_bandwidth(pw_dialect::Link::IntraIsland),
+                _ => 0.0,
+            }
+        }
+        Some(OpKind::Copy | OpKind::Scatter | OpKind::Gather) => {
+            let element = op.operand(0).ok().and_then(edit::array_type).map_or(4, |t: ArrayType| t.dtype.byte_size());
+            op.attribute(ops::ATTR_PIECES)
+                .ok()
+                .and_then(read_pieces)
+                .unwrap_or_default()
+                .iter()
+                .map(|p| (p.elements() as u64 * element) as f64 / cost::link_bandwidth(p.link))
+                .sum()
+        }
+        _ => 0.0,
+    }
+}
+
+/// A ready op, ordered by bottom level, then earliest first.
+struct Ready {
+    bottom: f64,
+    index: usize,
+}
+
+impl Ord for Ready {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.bottom
+            .total_cmp(&other.bottom)
+            .then_with(|| other.index.cmp(&self.index))
+    }
+}
+
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ready {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ready {}
