@@ -231,7 +231,8 @@ pub fn array_elements(attr: Attribute<'_>) -> Option<Vec<Attribute<'_>>> {
     }
 }
 
-/// Every op using `value` (once per use).
+/// Every op using `value` (once per use), in block order. (MLIR's use list
+/// runs newest first.)
 pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     let mut users = Vec::new();
     // SAFETY: walks the value's use list; owners are live ops of the module.
@@ -244,6 +245,16 @@ pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
             operand = mlir_sys::mlirOpOperandGetNextUse(operand);
         }
     }
+    users.reverse();
+    users.sort_by(|a, b| {
+        if a == b {
+            std::cmp::Ordering::Equal
+        } else if a.block() == b.block() && a.is_before_in_block(*b) {
+            std::cmp::Ordering::Less
+        } else {
+            std::cmp::Ordering::Greater
+        }
+    });
     users
 }
 

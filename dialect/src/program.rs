@@ -11,7 +11,7 @@ use crate::{
     array_type::element_dtype,
     diag::Diag,
     dtype::DType,
-    layout::{MeshShape, Sharding},
+    layout::{Layout, MeshShape, Sharding},
     ops::{self, op_name},
     sdy,
 };
@@ -347,6 +347,21 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
             ))
         }
     };
+    if let Some(shape) = &mesh {
+        for (what, sigs) in [("argument", &inputs), ("result", &outputs)] {
+            for (i, sig) in sigs.iter().enumerate() {
+                let Some(sharding) = &sig.sharding else {
+                    continue;
+                };
+                if let Err(e) = Layout::new(&sig.shape, sharding, shape) {
+                    return Err(Diag::error(
+                        location,
+                        format!("computation @{name}: the sharding {sharding} of {what} #{i} ({}) does not fit its mesh {shape}: {e}", sig.text),
+                    ));
+                }
+            }
+        }
+    }
     Ok(Computation {
         name,
         op,

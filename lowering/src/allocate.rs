@@ -180,8 +180,10 @@ fn choose_island(members: &[&Request], topology: &Topology, uses: &HashMap<i64, 
             None => format!("{} devices for @{}", m.size, m.name),
         })
         .collect();
+    // Report at the mesh that asked to share an island.
+    let culprit = members.iter().find(|m| m.same_island_as.is_some()).or(members.first());
     Err(Unmet {
-        mesh: members.first().map(|m| m.name.clone()).unwrap_or_default(),
+        mesh: culprit.map(|m| m.name.clone()).unwrap_or_default(),
         message: format!(
             "conflicting constraints: meshes {} must share an island, but no island has {}",
             names.join(", "),

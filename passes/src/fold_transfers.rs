@@ -45,10 +45,19 @@ fn is_move(kind: Option<OpKind>) -> bool {
     matches!(kind, Some(OpKind::Transfer | OpKind::Reshard))
 }
 
-/// One pass over the body; returns whether anything changed.
+/// One pass over the body; returns whether anything changed. Duplicates are
+/// shared before chains are judged, so a chain sees the real users of its
+/// middle array.
 fn sweep<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool, PassFailed> {
+    let shared = share(program);
+    let collapsed = collapse(context, program)?;
+    Ok(shared || collapsed)
+}
+
+/// Removes unused and identity moves and merges duplicates.
+fn share(program: &Program) -> bool {
     let mut changed = false;
-    let mut shared: HashMap<(*const std::ffi::c_void, *const std::ffi::c_void), Value<'c, '_>> = HashMap::new();
+    let mut first: HashMap<(*const std::ffi::c_void, *const std::ffi::c_void), Value> = HashMap::new();
     for op in program.ops() {
         if !is_move(OpKind::of(&op)) {
             continue;
@@ -57,48 +66,57 @@ fn sweep<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool, Pa
             continue;
         };
         let result: Value = result.into();
-        if ops::users(result).is_empty() {
-            edit::erase(op);
-            changed = true;
-            continue;
-        }
-        if input.r#type() == result.r#type() {
-            edit::replace_all_uses(result, input);
-            edit::erase(op);
-            changed = true;
-            continue;
-        }
-        if let Some(source) = shorter_source(program, input, result) {
-            let (Some(from), Some(to)) = (edit::array_type(source), edit::array_type(result)) else {
-                continue;
-            };
-            if from == to {
-                edit::replace_all_uses(result, source);
-            } else {
-                let name = if from.mesh == to.mesh { ops::RESHARD } else { ops::TRANSFER };
-                let Ok(direct) = ops::build_move(context, name, op.location(), source, &to) else {
-                    return Err(PassFailed);
-                };
-                let Some(direct) = edit::insert_before(op, direct).and_then(|d| d.result(0).ok()) else {
-                    return Err(PassFailed);
-                };
-                edit::replace_all_uses(result, direct.into());
-            }
-            edit::erase(op);
-            changed = true;
-            continue;
-        }
         let key = (input.to_raw().ptr, result.r#type().to_raw().ptr);
-        match shared.get(&key) {
-            Some(first) => {
-                edit::replace_all_uses(result, *first);
-                edit::erase(op);
-                changed = true;
-            }
-            None => {
-                shared.insert(key, result);
-            }
+        let replacement = if ops::users(result).is_empty() {
+            None
+        } else if input.r#type() == result.r#type() {
+            Some(input)
+        } else if let Some(earlier) = first.get(&key) {
+            Some(*earlier)
+        } else {
+            first.insert(key, result);
+            continue;
+        };
+        if let Some(replacement) = replacement {
+            edit::replace_all_uses(result, replacement);
         }
+        edit::erase(op);
+        changed = true;
+    }
+    changed
+}
+
+/// Makes moves of moved arrays read the original where that is cheaper.
+fn collapse<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool, PassFailed> {
+    let mut changed = false;
+    for op in program.ops() {
+        if !is_move(OpKind::of(&op)) {
+            continue;
+        }
+        let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
+            continue;
+        };
+        let result: Value = result.into();
+        let Some(source) = shorter_source(program, input, result) else {
+            continue;
+        };
+        let (Some(from), Some(to)) = (edit::array_type(source), edit::array_type(result)) else {
+            continue;
+        };
+        if from == to {
+            edit::replace_all_uses(result, source);
+        } else {
+            let name = if from.mesh == to.mesh { ops::RESHARD } else { ops::TRANSFER };
+            let Ok(direct) = ops::build_move(context, name, op.location(), source, &to) else {
+                return Err(PassFailed);
+            };
+            let Some(direct) = edit::insert_before(op, direct).and_then(|d| d.result(0).ok()) else {
+                return Err(PassFailed);
+            };
+            edit::replace_all_uses(result, direct.into());
+        }
+        edit::erase(op);
+        changed = true;
     }
     Ok(changed)
 }

@@ -1,5 +1,6 @@
 //! MLIR-style test files: every `tests/ir/**/*.mlir` starts with
-//! `// RUN: [not] pw-opt %s ARGS`. The file runs through pw-opt with those
+//! `// RUN: [not] pw-opt %s ARGS` (`%s` is the file, `%S` its directory).
+//! The file runs through pw-opt with those
 //! arguments; it must succeed (or fail, with `not`), and its output is a
 //! snapshot. Negative cases check their diagnostics with
 //! `--verify-diagnostics` and `expected-error` comments.
@@ -28,15 +29,13 @@ fn run_line(source: &str, path: &str) -> Run {
         Some(&"pw-opt"),
         "{path}: RUN must invoke pw-opt"
     );
+    let dir = Path::new(path)
+        .parent()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
     let args = words[1..]
         .iter()
-        .map(|w| {
-            if *w == "%s" {
-                path.to_owned()
-            } else {
-                (*w).to_owned()
-            }
-        })
+        .map(|w| w.replace("%s", path).replace("%S", &dir))
         .collect();
     Run {
         expect_failure,

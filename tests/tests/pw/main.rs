@@ -5,4 +5,6 @@
 mod common;
 mod examples;
 mod lit;
+mod pipeline;
+mod transfer_plans;
 mod robustness;

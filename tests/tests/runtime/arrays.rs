@@ -93,10 +93,6 @@ fn shardings(devices: &[Device]) -> Vec<(String, Sharding)> {
     out
 }
 
-fn donated(result: Result<HostArray, Error>) -> bool {
-    matches!(result, Err(Error::Donated { .. }))
-}
-
 /// Runs every operation for one dtype on one device count.
 fn array_ops(target: Target, dtype: DType, n: usize) {
     let client = target.client(4);
@@ -429,7 +425,6 @@ fn bitcast(client: &Client, host: &HostArray, devices: &[Device]) {
         .unwrap_err();
     assert!(err.to_string().contains("bytes"), "{err}");
     assert!(!array.is_donated());
-    let _ = donated;
 }
 
 macro_rules! dtype_device_tests {
