@@ -3,11 +3,10 @@
 use crate::{array_type::ArrayType, layout::Sharding, piece::Piece};
 use melior::{
     ir::{
-        operation::OperationRef,
-        ValueLike,
         attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
+        operation::OperationRef,
         operation::{OperationBuilder, OperationLike},
-        Attribute, Identifier, Location, Operation, Value,
+        Attribute, Identifier, Location, Operation, Value, ValueLike,
     },
     Context,
 };
@@ -231,8 +230,8 @@ pub fn array_elements(attr: Attribute<'_>) -> Option<Vec<Attribute<'_>>> {
     }
 }
 
-/// Every op using `value` (once per use), in block order. (MLIR's use list
-/// runs newest first.)
+/// Every op using `value` (once per use), newest use first (MLIR's use
+/// list order).
 pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     let mut users = Vec::new();
     // SAFETY: walks the value's use list; owners are live ops of the module.
@@ -245,6 +244,13 @@ pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
             operand = mlir_sys::mlirOpOperandGetNextUse(operand);
         }
     }
+    users
+}
+
+/// The users of `value` in block order. (Ordering costs a renumbering of
+/// the block after each edit: use it where the block is not being edited.)
+pub fn users_in_order<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut users = users(value);
     users.reverse();
     users.sort_by(|a, b| {
         if a == b {

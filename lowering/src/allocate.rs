@@ -39,8 +39,15 @@ pub struct Unmet {
 }
 
 /// Binds every request to devices (see the module documentation).
-pub fn allocate(requests: &[Request], topology: &Topology) -> Result<HashMap<String, Vec<i64>>, Unmet> {
-    let index: HashMap<&str, usize> = requests.iter().enumerate().map(|(i, r)| (r.name.as_str(), i)).collect();
+pub fn allocate(
+    requests: &[Request],
+    topology: &Topology,
+) -> Result<HashMap<String, Vec<i64>>, Unmet> {
+    let index: HashMap<&str, usize> = requests
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name.as_str(), i))
+        .collect();
     let mut group: Vec<usize> = (0..requests.len()).collect();
     for (i, r) in requests.iter().enumerate() {
         if let Some(&j) = r.same_island_as.as_deref().and_then(|o| index.get(o)) {
@@ -143,8 +150,18 @@ fn shortfall(request: &Request, island: &Island) -> String {
 }
 
 /// The island for a group (step 2), or why there is none.
-fn choose_island(members: &[&Request], topology: &Topology, uses: &HashMap<i64, usize>) -> Result<usize, Unmet> {
-    let free = |island: &Island| island.devices.iter().filter(|d| !uses.contains_key(d)).count();
+fn choose_island(
+    members: &[&Request],
+    topology: &Topology,
+    uses: &HashMap<i64, usize>,
+) -> Result<usize, Unmet> {
+    let free = |island: &Island| {
+        island
+            .devices
+            .iter()
+            .filter(|d| !uses.contains_key(d))
+            .count()
+    };
     let best = topology
         .islands
         .iter()
@@ -158,7 +175,11 @@ fn choose_island(members: &[&Request], topology: &Topology, uses: &HashMap<i64, 
     // Say why: one member alone, or the combination.
     for m in members {
         if !topology.islands.iter().any(|island| fits(m, island)) {
-            let kind = m.kind.as_deref().map(|k| format!(" of kind \"{k}\"")).unwrap_or_default();
+            let kind = m
+                .kind
+                .as_deref()
+                .map(|k| format!(" of kind \"{k}\""))
+                .unwrap_or_default();
             let largest = topology
                 .islands
                 .iter()
@@ -169,7 +190,10 @@ fn choose_island(members: &[&Request], topology: &Topology, uses: &HashMap<i64, 
                 Some(n) => format!("mesh @{} needs {} devices{kind} on one island; the largest such island has {n}", m.name, m.size),
                 None => format!("mesh @{} needs devices{kind}; the topology has none", m.name),
             };
-            return Err(Unmet { mesh: m.name.clone(), message });
+            return Err(Unmet {
+                mesh: m.name.clone(),
+                message,
+            });
         }
     }
     let names: Vec<String> = members.iter().map(|m| format!("@{}", m.name)).collect();
@@ -181,7 +205,10 @@ fn choose_island(members: &[&Request], topology: &Topology, uses: &HashMap<i64, 
         })
         .collect();
     // Report at the mesh that asked to share an island.
-    let culprit = members.iter().find(|m| m.same_island_as.is_some()).or(members.first());
+    let culprit = members
+        .iter()
+        .find(|m| m.same_island_as.is_some())
+        .or(members.first());
     Err(Unmet {
         mesh: culprit.map(|m| m.name.clone()).unwrap_or_default(),
         message: format!(
@@ -216,10 +243,16 @@ fn check_fixed(request: &Request, devices: &[i64], topology: &Topology) -> Resul
     let mut island = None;
     for d in devices {
         let Some(i) = topology.islands.iter().position(|i| i.devices.contains(d)) else {
-            return Err(unmet(format!("mesh @{} is bound to device {d}, which the topology lacks", request.name)));
+            return Err(unmet(format!(
+                "mesh @{} is bound to device {d}, which the topology lacks",
+                request.name
+            )));
         };
         if *island.get_or_insert(i) != i {
-            return Err(unmet(format!("mesh @{} spans more than one island", request.name)));
+            return Err(unmet(format!(
+                "mesh @{} spans more than one island",
+                request.name
+            )));
         }
         if !kind_matches(request, &topology.islands[i]) {
             return Err(unmet(shortfall(request, &topology.islands[i])));

@@ -104,7 +104,11 @@ impl Pass for LowerToPhysical {
     }
 }
 
-fn bind_meshes<'c>(context: &'c Context, program: &Program<'c, '_>, topology: &Topology) -> Result<(), PassFailed> {
+fn bind_meshes<'c>(
+    context: &'c Context,
+    program: &Program<'c, '_>,
+    topology: &Topology,
+) -> Result<(), PassFailed> {
     let requests: Vec<Request> = program
         .meshes
         .iter()
@@ -117,7 +121,9 @@ fn bind_meshes<'c>(context: &'c Context, program: &Program<'c, '_>, topology: &T
         })
         .collect();
     let bound = allocate(&requests, topology).map_err(|unmet| {
-        let location = program.mesh(&unmet.mesh).map_or(program.location(), |m| m.op.location());
+        let location = program
+            .mesh(&unmet.mesh)
+            .map_or(program.location(), |m| m.op.location());
         Diag::error(location, unmet.message).emit();
         PassFailed
     })?;
@@ -159,11 +165,19 @@ fn lower_move<'c>(
     let (Some((src_layout, src_devices)), Some((dst_layout, dst_devices))) =
         (placement(program, &from), placement(program, &to))
     else {
-        return Err(fail("lowering needs placed, sharded arrays on bound meshes"));
+        return Err(fail(
+            "lowering needs placed, sharded arrays on bound meshes",
+        ));
     };
     let shards = plan(
-        Placed { layout: &src_layout, devices: &src_devices },
-        Placed { layout: &dst_layout, devices: &dst_devices },
+        Placed {
+            layout: &src_layout,
+            devices: &src_devices,
+        },
+        Placed {
+            layout: &dst_layout,
+            devices: &dst_devices,
+        },
         |a, b| topology.link(a, b),
     );
     let mut parts = Vec::new();
@@ -175,12 +189,22 @@ fn lower_move<'c>(
         };
         let built = ops::build_piece_op(context, name, op.location(), input, &to, &pieces)
             .map_err(|_| fail("cannot build a copy"))?;
-        let inserted = edit::insert_before(op, built).ok_or_else(|| fail("move outside a block"))?;
-        parts.push(inserted.result(0).map_err(|_| fail("copy without result"))?.into());
+        let inserted =
+            edit::insert_before(op, built).ok_or_else(|| fail("move outside a block"))?;
+        parts.push(
+            inserted
+                .result(0)
+                .map_err(|_| fail("copy without result"))?
+                .into(),
+        );
     }
-    let assemble = ops::build_assemble(context, op.location(), &parts, &to).map_err(|_| fail("cannot build pw.assemble"))?;
-    let assembled = edit::insert_before(op, assemble).ok_or_else(|| fail("move outside a block"))?;
-    let assembled = assembled.result(0).map_err(|_| fail("pw.assemble without result"))?;
+    let assemble = ops::build_assemble(context, op.location(), &parts, &to)
+        .map_err(|_| fail("cannot build pw.assemble"))?;
+    let assembled =
+        edit::insert_before(op, assemble).ok_or_else(|| fail("move outside a block"))?;
+    let assembled = assembled
+        .result(0)
+        .map_err(|_| fail("pw.assemble without result"))?;
     edit::replace_all_uses(result, assembled.into());
     edit::erase(op);
     Ok(())
@@ -212,8 +236,16 @@ fn set_compile_parameters<'c>(context: &'c Context, program: &Program<'c, '_>) {
         edit::set_attribute(
             &mut module,
             ops::ATTR_NUM_PARTITIONS,
-            IntegerAttribute::new(IntegerType::new(context, 64).into(), computation.num_partitions).into(),
+            IntegerAttribute::new(
+                IntegerType::new(context, 64).into(),
+                computation.num_partitions,
+            )
+            .into(),
         );
-        edit::set_attribute(&mut module, ops::ATTR_DEVICE_ASSIGNMENTS, ArrayAttribute::new(context, &lists).into());
+        edit::set_attribute(
+            &mut module,
+            ops::ATTR_DEVICE_ASSIGNMENTS,
+            ArrayAttribute::new(context, &lists).into(),
+        );
     }
 }

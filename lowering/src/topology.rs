@@ -83,7 +83,12 @@ impl Topology {
                 message: e.to_string(),
             })?
         };
-        topology.validate().map_err(|message| TopologyError::Invalid { path: shown, message })?;
+        topology
+            .validate()
+            .map_err(|message| TopologyError::Invalid {
+                path: shown,
+                message,
+            })?;
         Ok(topology)
     }
 

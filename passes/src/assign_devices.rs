@@ -66,8 +66,8 @@ impl Pass for AssignDevices {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }
-            let Some(computation) = ops::symbol_attr(&op, ops::ATTR_CALLEE)
-                .and_then(|c| program.computation(&c))
+            let Some(computation) =
+                ops::symbol_attr(&op, ops::ATTR_CALLEE).and_then(|c| program.computation(&c))
             else {
                 continue;
             };
@@ -85,7 +85,14 @@ impl Pass for AssignDevices {
                     let name = fresh_name(&meshes, computation.num_partitions, &mut created);
                     let shape = own_shape(computation);
                     let island = heaviest(&held);
-                    declare_mesh(context, module, &name, &shape, island.as_deref(), op.location());
+                    declare_mesh(
+                        context,
+                        module,
+                        &name,
+                        &shape,
+                        island.as_deref(),
+                        op.location(),
+                    );
                     meshes.push((name.clone(), shape));
                     name
                 }
@@ -99,7 +106,11 @@ impl Pass for AssignDevices {
             );
             for result in op.results() {
                 if let Some(t) = edit::array_type(result.into()) {
-                    edit::set_array_type(context, result.into(), &t.placed(Some(&mesh), t.sharding.clone()));
+                    edit::set_array_type(
+                        context,
+                        result.into(),
+                        &t.placed(Some(&mesh), t.sharding.clone()),
+                    );
                 }
             }
         }
@@ -202,9 +213,18 @@ fn declare_mesh<'c>(
         .collect();
     let sizes: Vec<i64> = shape.axes.iter().map(|(_, s)| *s).collect();
     let mut attributes = vec![
-        (Identifier::new(context, ops::ATTR_SYM_NAME), StringAttribute::new(context, name).into()),
-        (Identifier::new(context, ops::ATTR_AXIS_NAMES), ArrayAttribute::new(context, &names).into()),
-        (Identifier::new(context, ops::ATTR_AXIS_SIZES), ops::dense_i64(context, &sizes)),
+        (
+            Identifier::new(context, ops::ATTR_SYM_NAME),
+            StringAttribute::new(context, name).into(),
+        ),
+        (
+            Identifier::new(context, ops::ATTR_AXIS_NAMES),
+            ArrayAttribute::new(context, &names).into(),
+        ),
+        (
+            Identifier::new(context, ops::ATTR_AXIS_SIZES),
+            ops::dense_i64(context, &sizes),
+        ),
     ];
     if let Some(island) = same_island_as {
         attributes.push((
@@ -212,7 +232,10 @@ fn declare_mesh<'c>(
             FlatSymbolRefAttribute::new(context, island).into(),
         ));
     }
-    let Ok(op) = OperationBuilder::new(ops::MESH, location).add_attributes(&attributes).build() else {
+    let Ok(op) = OperationBuilder::new(ops::MESH, location)
+        .add_attributes(&attributes)
+        .build()
+    else {
         return;
     };
     let body = module.body();
@@ -248,7 +271,11 @@ fn has_unplaced_input(program: &Program) -> bool {
 }
 
 /// Places unplaced program inputs (see the module documentation).
-fn place_inputs<'c>(context: &'c Context, program: &Program<'c, '_>, meshes: &[(String, MeshShape)]) {
+fn place_inputs<'c>(
+    context: &'c Context,
+    program: &Program<'c, '_>,
+    meshes: &[(String, MeshShape)],
+) {
     let Some(body) = program.body() else {
         return;
     };
@@ -264,7 +291,7 @@ fn place_inputs<'c>(context: &'c Context, program: &Program<'c, '_>, meshes: &[(
             continue;
         }
         let mut read: Vec<(String, u64)> = Vec::new();
-        for user in ops::users(value) {
+        for user in ops::users_in_order(value) {
             if let Some(mesh) = ops::symbol_attr(&user, ops::ATTR_MESH) {
                 match read.iter_mut().find(|(m, _)| *m == mesh) {
                     Some((_, bytes)) => *bytes += t.bytes(),

@@ -59,7 +59,9 @@ fn work_of(computation: &Computation) -> Work {
         .inputs
         .iter()
         .chain(&computation.outputs)
-        .map(|s| s.shape.iter().product::<i64>() as f64 * s.dtype.map_or(4, |d| d.byte_size()) as f64)
+        .map(|s| {
+            s.shape.iter().product::<i64>() as f64 * s.dtype.map_or(4, |d| d.byte_size()) as f64
+        })
         .sum();
     let mut flops = 0.0;
     computation.op.walk(WalkOrder::PreOrder, |op| {
@@ -80,7 +82,10 @@ fn op_flops(op: &OperationRef) -> f64 {
         .sum();
     match name.as_str() {
         "stablehlo.dot_general" => {
-            let lhs = op.operand(0).map(|v| shape_of(v.r#type())).unwrap_or_default();
+            let lhs = op
+                .operand(0)
+                .map(|v| shape_of(v.r#type()))
+                .unwrap_or_default();
             let dims = op
                 .attribute("dot_dimension_numbers")
                 .map(|a| contracting_dims(&a.to_string()))
@@ -89,8 +94,12 @@ fn op_flops(op: &OperationRef) -> f64 {
             2.0 * out * k as f64
         }
         "stablehlo.convolution" => {
-            let kernel = op.operand(1).map(|v| shape_of(v.r#type())).unwrap_or_default();
-            let per_output = kernel.iter().product::<i64>() / kernel.last().copied().unwrap_or(1).max(1);
+            let kernel = op
+                .operand(1)
+                .map(|v| shape_of(v.r#type()))
+                .unwrap_or_default();
+            let per_output =
+                kernel.iter().product::<i64>() / kernel.last().copied().unwrap_or(1).max(1);
             2.0 * out * per_output as f64
         }
         _ => out,
@@ -118,7 +127,9 @@ fn shape_of(t: melior::ir::Type) -> Vec<i64> {
             return Vec::new();
         }
         let rank = mlir_sys::mlirShapedTypeGetRank(raw) as isize;
-        (0..rank).map(|d| mlir_sys::mlirShapedTypeGetDimSize(raw, d)).collect()
+        (0..rank)
+            .map(|d| mlir_sys::mlirShapedTypeGetDimSize(raw, d))
+            .collect()
     }
 }
 

@@ -30,7 +30,8 @@ impl Pass for Dce {
         let mut called = HashSet::new();
         for op in program.ops().into_iter().rev() {
             let kind = OpKind::of(&op);
-            let needed = kind == Some(OpKind::Return) || op.results().any(|r| live.contains(&r.to_raw().ptr));
+            let needed = kind == Some(OpKind::Return)
+                || op.results().any(|r| live.contains(&r.to_raw().ptr));
             if !needed {
                 edit::erase(op);
                 continue;

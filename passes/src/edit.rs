@@ -39,7 +39,11 @@ pub fn sync_function_type<'c>(context: &'c Context, program: &Program<'c, '_>) {
 }
 
 /// Sets an attribute on an op we hold by reference.
-pub fn set_attribute<'c>(op: &mut OperationRef<'c, '_>, name: &str, value: melior::ir::Attribute<'c>) {
+pub fn set_attribute<'c>(
+    op: &mut OperationRef<'c, '_>,
+    name: &str,
+    value: melior::ir::Attribute<'c>,
+) {
     // SAFETY: the op is live; attributes are owned by the context.
     unsafe {
         let mut op = melior::ir::operation::OperationRefMut::from_raw(op.to_raw());

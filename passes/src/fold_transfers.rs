@@ -57,7 +57,8 @@ fn sweep<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool, Pa
 /// Removes unused and identity moves and merges duplicates.
 fn share(program: &Program) -> bool {
     let mut changed = false;
-    let mut first: HashMap<(*const std::ffi::c_void, *const std::ffi::c_void), Value> = HashMap::new();
+    let mut first: HashMap<(*const std::ffi::c_void, *const std::ffi::c_void), Value> =
+        HashMap::new();
     for op in program.ops() {
         if !is_move(OpKind::of(&op)) {
             continue;
@@ -106,11 +107,16 @@ fn collapse<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool,
         if from == to {
             edit::replace_all_uses(result, source);
         } else {
-            let name = if from.mesh == to.mesh { ops::RESHARD } else { ops::TRANSFER };
+            let name = if from.mesh == to.mesh {
+                ops::RESHARD
+            } else {
+                ops::TRANSFER
+            };
             let Ok(direct) = ops::build_move(context, name, op.location(), source, &to) else {
                 return Err(PassFailed);
             };
-            let Some(direct) = edit::insert_before(op, direct).and_then(|d| d.result(0).ok()) else {
+            let Some(direct) = edit::insert_before(op, direct).and_then(|d| d.result(0).ok())
+            else {
                 return Err(PassFailed);
             };
             edit::replace_all_uses(result, direct.into());

@@ -40,8 +40,10 @@ impl Pass for InsertTransfers {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }
-            let (Some(mesh), Some(expected)) = (ops::symbol_attr(&op, ops::ATTR_MESH), ops::in_shardings(&op))
-            else {
+            let (Some(mesh), Some(expected)) = (
+                ops::symbol_attr(&op, ops::ATTR_MESH),
+                ops::in_shardings(&op),
+            ) else {
                 Diag::error(
                     op.location(),
                     "pw-insert-transfers needs placed calls with in_shardings; run pw-assign-devices and pw-propagate-shardings first",
@@ -62,7 +64,11 @@ impl Pass for InsertTransfers {
                 if have == want {
                     continue;
                 }
-                let name = if have.mesh == want.mesh { ops::RESHARD } else { ops::TRANSFER };
+                let name = if have.mesh == want.mesh {
+                    ops::RESHARD
+                } else {
+                    ops::TRANSFER
+                };
                 let Ok(moved) = ops::build_move(context, name, op.location(), value, &want) else {
                     return Err(PassFailed);
                 };

@@ -47,15 +47,15 @@ pub fn read_program<'c, 'a>(
 }
 
 /// Fails a pass when `options` holds names it does not know.
-pub fn check_options(
-    pass: &str,
-    options: &Options,
-    known: &[&str],
-) -> Result<(), String> {
+pub fn check_options(pass: &str, options: &Options, known: &[&str]) -> Result<(), String> {
     match options.keys().find(|k| !known.contains(&k.as_str())) {
         Some(unknown) => Err(format!(
             "unknown option '{unknown}' of {pass} (known: {})",
-            if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
         )),
         None => Ok(()),
     }

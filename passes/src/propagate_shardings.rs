@@ -53,14 +53,21 @@ impl Pass for PropagateShardings {
             };
             let Some(mesh) = ops::symbol_attr(&op, ops::ATTR_MESH).and_then(|m| program.mesh(&m))
             else {
-                Diag::error(op.location(), "pw-propagate-shardings needs placed calls; run pw-assign-devices first").emit();
+                Diag::error(
+                    op.location(),
+                    "pw-propagate-shardings needs placed calls; run pw-assign-devices first",
+                )
+                .emit();
                 failed = true;
                 continue;
             };
             let expected = |sigs: &[TensorSig]| -> Result<Vec<Sharding>, String> {
                 sigs.iter().map(|s| on_mesh(s, &mesh.shape)).collect()
             };
-            let (ins, outs) = match (expected(&computation.inputs), expected(&computation.outputs)) {
+            let (ins, outs) = match (
+                expected(&computation.inputs),
+                expected(&computation.outputs),
+            ) {
                 (Ok(ins), Ok(outs)) => (ins, outs),
                 (Err(e), _) | (_, Err(e)) => {
                     Diag::error(op.location(), e).emit();
@@ -69,7 +76,11 @@ impl Pass for PropagateShardings {
                 }
             };
             let mut call = op;
-            edit::set_attribute(&mut call, ops::ATTR_IN_SHARDINGS, ops::in_shardings_attribute(context, &ins));
+            edit::set_attribute(
+                &mut call,
+                ops::ATTR_IN_SHARDINGS,
+                ops::in_shardings_attribute(context, &ins),
+            );
             for (i, (result, sharding)) in op.results().zip(outs).enumerate() {
                 let Some(t) = edit::array_type(result.into()) else {
                     continue;
@@ -78,12 +89,18 @@ impl Pass for PropagateShardings {
                     Some(s) if *s != sharding => {
                         Diag::error(
                             op.location(),
-                            format!("result #{i} is declared {s} but @{callee} produces {sharding}"),
+                            format!(
+                                "result #{i} is declared {s} but @{callee} produces {sharding}"
+                            ),
                         )
                         .emit();
                         failed = true;
                     }
-                    _ => edit::set_array_type(context, result.into(), &t.placed(t.mesh.as_deref(), Some(sharding))),
+                    _ => edit::set_array_type(
+                        context,
+                        result.into(),
+                        &t.placed(t.mesh.as_deref(), Some(sharding)),
+                    ),
                 }
             }
         }
@@ -112,7 +129,9 @@ fn on_mesh(sig: &TensorSig, mesh: &MeshShape) -> Result<Sharding, String> {
                 .filter(|a| mesh.axis_size(a) != Some(1))
                 .map(|a| match mesh.axis_size(a) {
                     Some(_) => Ok(a.clone()),
-                    None => Err(format!("the computation shards over axis \"{a}\", which mesh {mesh} lacks")),
+                    None => Err(format!(
+                        "the computation shards over axis \"{a}\", which mesh {mesh} lacks"
+                    )),
                 })
                 .collect::<Result<Vec<_>, _>>()
         })
@@ -144,7 +163,7 @@ fn shard_inputs<'c>(context: &'c Context, program: &Program<'c, '_>) {
 }
 
 fn first_expectation(value: Value, mesh: Option<&str>) -> Option<Sharding> {
-    ops::users(value).into_iter().find_map(|user| {
+    ops::users_in_order(value).into_iter().find_map(|user| {
         if ops::symbol_attr(&user, ops::ATTR_MESH).as_deref() != mesh {
             return None;
         }

@@ -53,7 +53,10 @@ impl Pass for Schedule {
         let mut successors = vec![Vec::new(); ops.len()];
         let mut waiting = vec![0usize; ops.len()];
         for (i, op) in ops.iter().enumerate() {
-            let mut producers: Vec<usize> = op.operands().filter_map(|v| index.get(&v.to_raw().ptr).copied()).collect();
+            let mut producers: Vec<usize> = op
+                .operands()
+                .filter_map(|v| index.get(&v.to_raw().ptr).copied())
+                .collect();
             producers.sort_unstable();
             producers.dedup();
             waiting[i] = producers.len();
@@ -61,7 +64,10 @@ impl Pass for Schedule {
                 successors[p].push(i);
             }
         }
-        let costs: Vec<f64> = ops.iter().map(|op| op_seconds(&program, &work, op)).collect();
+        let costs: Vec<f64> = ops
+            .iter()
+            .map(|op| op_seconds(&program, &work, op))
+            .collect();
         let mut bottom = vec![0.0f64; ops.len()];
         for i in (0..ops.len()).rev() {
             let tail = successors[i].iter().map(|&s| bottom[s]).fold(0.0, f64::max);
@@ -70,7 +76,10 @@ impl Pass for Schedule {
 
         let mut ready: BinaryHeap<Ready> = (0..ops.len())
             .filter(|&i| waiting[i] == 0)
-            .map(|i| Ready { bottom: bottom[i], index: i })
+            .map(|i| Ready {
+                bottom: bottom[i],
+                index: i,
+            })
             .collect();
         while let Some(Ready { index: i, .. }) = ready.pop() {
             // SAFETY: both ops are live and in the same block.
@@ -78,31 +87,57 @@ impl Pass for Schedule {
             for &s in &successors[i] {
                 waiting[s] -= 1;
                 if waiting[s] == 0 {
-                    ready.push(Ready { bottom: bottom[s], index: s });
+                    ready.push(Ready {
+                        bottom: bottom[s],
+                        index: s,
+                    });
                 }
             }
         }
         let mut entry = program.entry;
-        edit::set_attribute(&mut entry, ops::ATTR_SCHEDULE, StringAttribute::new(context, POLICY).into());
+        edit::set_attribute(
+            &mut entry,
+            ops::ATTR_SCHEDULE,
+            StringAttribute::new(context, POLICY).into(),
+        );
         Ok(())
     }
 }
 
 /// Estimated seconds of one op.
-fn op_seconds(program: &pw_dialect::Program, work: &HashMap<String, cost::Work>, op: &melior::ir::operation::OperationRef) -> f64 {
+fn op_seconds(
+    program: &pw_dialect::Program,
+    work: &HashMap<String, cost::Work>,
+    op: &melior::ir::operation::OperationRef,
+) -> f64 {
     match OpKind::of(op) {
         Some(OpKind::Call) => ops::symbol_attr(op, ops::ATTR_CALLEE)
-            .and_then(|c| Some(work.get(&c)?.seconds(program.computation(&c)?.num_partitions)))
+            .and_then(|c| {
+                Some(
+                    work.get(&c)?
+                        .seconds(program.computation(&c)?.num_partitions),
+                )
+            })
             .unwrap_or(0.0),
         Some(OpKind::Transfer | OpKind::Reshard) => {
-            let types = (op.operand(0).ok().and_then(edit::array_type), op.result(0).ok().and_then(|r| edit::array_type(r.into())));
+            let types = (
+                op.operand(0).ok().and_then(edit::array_type),
+                op.result(0).ok().and_then(|r| edit::array_type(r.into())),
+            );
             match types {
-                (Some(from), Some(to)) => cost::move_bytes(program, &from, &to) as f64 / cost::link_bandwidth(pw_dialect::Link::IntraIsland),
+                (Some(from), Some(to)) => {
+                    cost::move_bytes(program, &from, &to) as f64
+                        / cost::link_bandwidth(pw_dialect::Link::IntraIsland)
+                }
                 _ => 0.0,
             }
         }
         Some(OpKind::Copy | OpKind::Scatter | OpKind::Gather) => {
-            let element = op.operand(0).ok().and_then(edit::array_type).map_or(4, |t: ArrayType| t.dtype.byte_size());
+            let element = op
+                .operand(0)
+                .ok()
+                .and_then(edit::array_type)
+                .map_or(4, |t: ArrayType| t.dtype.byte_size());
             op.attribute(ops::ATTR_PIECES)
                 .ok()
                 .and_then(read_pieces)

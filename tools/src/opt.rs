@@ -75,6 +75,15 @@ pub struct Cli {
     #[arg(long)]
     pub print_ir_after_all: bool,
 
+    /// Verify the program after every pass (`--verify-each=false` to skip).
+    #[arg(long, default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
+    pub verify_each: bool,
+
+    /// Print the wall time of parsing, each pass and printing (to standard
+    /// error).
+    #[arg(long = "mlir-timing")]
+    pub timing: bool,
+
     /// What to print: the IR, a Graphviz graph, or a summary table.
     #[arg(long, value_enum, default_value_t = Emit::Mlir)]
     pub emit: Emit,
@@ -117,10 +126,13 @@ pub fn command() -> clap::Command {
 
 /// The pass flags of a command line, in the order they were given.
 fn steps_from_flags(matches: &ArgMatches) -> Result<Vec<Step>, String> {
-    let names = std::iter::once(pipeline::FULL_PIPELINE).chain(pipeline::REGISTRY.iter().map(|p| p.argument));
+    let names = std::iter::once(pipeline::FULL_PIPELINE)
+        .chain(pipeline::REGISTRY.iter().map(|p| p.argument));
     let mut given: Vec<(usize, &str, String)> = Vec::new();
     for name in names {
-        if let (Some(indices), Some(values)) = (matches.indices_of(name), matches.get_many::<String>(name)) {
+        if let (Some(indices), Some(values)) =
+            (matches.indices_of(name), matches.get_many::<String>(name))
+        {
             given.extend(indices.zip(values).map(|(i, v)| (i, name, v.clone())));
         }
     }
@@ -134,7 +146,12 @@ fn steps_from_flags(matches: &ArgMatches) -> Result<Vec<Step>, String> {
 
 fn list_passes(out: &mut dyn Write) {
     let _ = writeln!(out, "Passes:");
-    let _ = writeln!(out, "  --{:<24} {}", pipeline::FULL_PIPELINE, "the full pipeline:");
+    let _ = writeln!(
+        out,
+        "  --{:<24} {}",
+        pipeline::FULL_PIPELINE,
+        "the full pipeline:"
+    );
     for name in pipeline::FULL_PIPELINE_PASSES {
         let _ = writeln!(out, "  {:<26}   {name}", "");
     }
@@ -265,17 +282,39 @@ fn process(
     name: &str,
     stderr: &mut dyn Write,
 ) -> Option<String> {
-    let mut module = pw_dialect::parse_source(context, text, name)?;
-    if pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module)) {
+    let mut timings = pipeline::Timings::default();
+    let mut module = timings.time("parse", || pw_dialect::parse_source(context, text, name))?;
+    let invalid = timings.time("verify", || {
+        pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module))
+    });
+    if invalid {
         return None;
     }
-    let ir_after: Option<&mut dyn Write> = if cli.print_ir_after_all { Some(stderr) } else { None };
-    pipeline::run(context, &mut module, steps, ir_after).ok()?;
-    match cli.emit {
+    let result = {
+        let ir_after: Option<&mut dyn Write> = if cli.print_ir_after_all {
+            Some(&mut *stderr)
+        } else {
+            None
+        };
+        pipeline::run(
+            context,
+            &mut module,
+            steps,
+            ir_after,
+            cli.verify_each,
+            &mut timings,
+        )
+    };
+    result.ok()?;
+    let printed = timings.time("print", || match cli.emit {
         Emit::Mlir => print(cli, &module),
         Emit::Dot => views::dot(&module),
         Emit::Summary => views::summary(&module),
+    });
+    if cli.timing {
+        let _ = write!(stderr, "{}", timings.report());
     }
+    printed
 }
 
 fn print(cli: &Cli, module: &Module) -> Option<String> {

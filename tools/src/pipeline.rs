@@ -13,8 +13,8 @@ use melior::{
 use pw_lowering::LowerToPhysical;
 use pw_passes::{
     assign_devices::AssignDevices, check_options, dce::Dce, fold_transfers::FoldTransfers,
-    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings,
-    schedule::Schedule, Options, Pass, PassFailed,
+    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule::Schedule,
+    Options, Pass, PassFailed,
 };
 use std::io::Write;
 
@@ -83,7 +83,10 @@ pub const REGISTRY: &[PassInfo] = &[
         options: &[
             ("topology", "TOML or JSON file of islands and devices"),
             ("devices", "devices of the default local island (default 8)"),
-            ("kind", "device kind of the default local island (default cpu)"),
+            (
+                "kind",
+                "device kind of the default local island (default cpu)",
+            ),
         ],
         make: Make::Pw(|o| Ok(Box::new(LowerToPhysical::from_options(o)?) as Box<dyn Pass>)),
     },
@@ -228,13 +231,54 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<Step>, String> {
     Ok(result)
 }
 
-/// Runs `steps` over `module`, verifying after each; with `ir_after`, prints
-/// the IR after each step there, as `--print-ir-after-all` does.
+/// Wall time spent per phase, in the order phases first ran.
+#[derive(Default, Debug)]
+pub struct Timings {
+    pub phases: Vec<(String, std::time::Duration)>,
+}
+
+impl Timings {
+    /// Runs `f`, adding its wall time to phase `name`.
+    pub fn time<T>(&mut self, name: &str, f: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let result = f();
+        let elapsed = start.elapsed();
+        match self.phases.iter_mut().find(|(n, _)| n == name) {
+            Some((_, total)) => *total += elapsed,
+            None => self.phases.push((name.to_owned(), elapsed)),
+        }
+        result
+    }
+
+    /// The report `--mlir-timing` prints.
+    pub fn report(&self) -> String {
+        let total: f64 = self.phases.iter().map(|(_, d)| d.as_secs_f64()).sum();
+        let mut out = format!("pw-opt timing: {total:.4} s in all\n   wall (s)    share  phase\n");
+        for (name, d) in &self.phases {
+            let share = if total > 0.0 {
+                100.0 * d.as_secs_f64() / total
+            } else {
+                0.0
+            };
+            out.push_str(&format!(
+                "  {:>9.4}  {share:>6.1}%  {name}\n",
+                d.as_secs_f64()
+            ));
+        }
+        out
+    }
+}
+
+/// Runs `steps` over `module`, verifying after each (unless `verify_each`
+/// is false); with `ir_after`, prints the IR after each step there, as
+/// `--print-ir-after-all` does.
 pub fn run<'c>(
     context: &'c Context,
     module: &mut Module<'c>,
     steps: &[Step],
     mut ir_after: Option<&mut dyn Write>,
+    verify_each: bool,
+    timings: &mut Timings,
 ) -> Result<(), PassFailed> {
     for step in steps {
         match &step.info.make {
@@ -243,16 +287,24 @@ pub fn run<'c>(
                     pw_dialect::diag::Diag::error(module.as_operation().location(), e).emit();
                     PassFailed
                 })?;
-                pass.run(context, module)?;
+                timings.time(step.info.argument, || pass.run(context, module))?;
             }
-            Make::Upstream => run_upstream(context, module, step.info.argument)?,
+            Make::Upstream => timings.time(step.info.argument, || {
+                run_upstream(context, module, step.info.argument)
+            })?,
         }
-        if !module.as_operation().verify()
-            || pw_dialect::diag::emit_all(&pw_dialect::verify::verify(module))
-        {
+        let valid = !verify_each
+            || timings.time("verify after each pass", || {
+                module.as_operation().verify()
+                    && !pw_dialect::diag::emit_all(&pw_dialect::verify::verify(module))
+            });
+        if !valid {
             pw_dialect::diag::Diag::error(
                 module.as_operation().location(),
-                format!("internal error: {} produced an invalid program", step.info.argument),
+                format!(
+                    "internal error: {} produced an invalid program",
+                    step.info.argument
+                ),
             )
             .emit();
             return Err(PassFailed);
@@ -269,16 +321,23 @@ pub fn run<'c>(
     Ok(())
 }
 
-fn run_upstream<'c>(context: &'c Context, module: &mut Module<'c>, name: &str) -> Result<(), PassFailed> {
+fn run_upstream<'c>(
+    context: &'c Context,
+    module: &mut Module<'c>,
+    name: &str,
+) -> Result<(), PassFailed> {
     melior::pass::transform::register_canonicalizer();
     melior::pass::transform::register_cse();
     melior::pass::transform::register_symbol_dce();
     melior::pass::transform::register_inliner();
     let manager = PassManager::new(context);
-    melior::utility::parse_pass_pipeline(manager.as_operation_pass_manager(), &format!("builtin.module({name})"))
-        .map_err(|e| {
-            pw_dialect::diag::Diag::error(module.as_operation().location(), e.to_string()).emit();
-            PassFailed
-        })?;
+    melior::utility::parse_pass_pipeline(
+        manager.as_operation_pass_manager(),
+        &format!("builtin.module({name})"),
+    )
+    .map_err(|e| {
+        pw_dialect::diag::Diag::error(module.as_operation().location(), e.to_string()).emit();
+        PassFailed
+    })?;
     manager.run(module).map_err(|_| PassFailed)
 }

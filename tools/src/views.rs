@@ -58,7 +58,11 @@ fn human(bytes: u64) -> String {
 
 /// Bytes per link of the piece op `op` moving arrays of `t`.
 fn piece_bytes(op: &OperationRef, t: &ArrayType, into: &mut Moved) {
-    let pieces = op.attribute(ops::ATTR_PIECES).ok().and_then(read_pieces).unwrap_or_default();
+    let pieces = op
+        .attribute(ops::ATTR_PIECES)
+        .ok()
+        .and_then(read_pieces)
+        .unwrap_or_default();
     for p in pieces {
         *into.links.entry(p.link).or_default() += p.elements() as u64 * t.dtype.byte_size();
     }
@@ -123,7 +127,10 @@ pub fn dot(module: &Module) -> Option<String> {
         match OpKind::of(op) {
             Some(OpKind::Call) => {
                 let node = graph.add_node(Node {
-                    label: format!("#{order} @{}", ops::symbol_attr(op, ops::ATTR_CALLEE).unwrap_or_default()),
+                    label: format!(
+                        "#{order} @{}",
+                        ops::symbol_attr(op, ops::ATTR_CALLEE).unwrap_or_default()
+                    ),
                     mesh: ops::symbol_attr(op, ops::ATTR_MESH),
                     shape: "box",
                 });
@@ -131,9 +138,15 @@ pub fn dot(module: &Module) -> Option<String> {
                     let mut moved = Moved::default();
                     let source = origin(&program, operand, &mut moved);
                     if let Some(&from) = producer.get(&source.to_raw().ptr) {
-                        let t = ArrayType::read(operand.r#type()).map(|t| t.tensor_string()).unwrap_or_default();
+                        let t = ArrayType::read(operand.r#type())
+                            .map(|t| t.tensor_string())
+                            .unwrap_or_default();
                         let cost = moved.describe();
-                        let label = if cost.is_empty() { t } else { format!("{t}\\n{cost}") };
+                        let label = if cost.is_empty() {
+                            t
+                        } else {
+                            format!("{t}\\n{cost}")
+                        };
                         graph.add_edge(from, node, label);
                     }
                 }
@@ -165,7 +178,10 @@ fn render_dot(program: &Program, graph: &Graph<Node, String>) -> String {
     let mut out = String::from("digraph pw {\n  rankdir=LR;\n  node [fontname=\"monospace\"];\n");
     let mut by_mesh: BTreeMap<Option<&str>, Vec<NodeIndex>> = BTreeMap::new();
     for index in graph.node_indices() {
-        by_mesh.entry(graph[index].mesh.as_deref()).or_default().push(index);
+        by_mesh
+            .entry(graph[index].mesh.as_deref())
+            .or_default()
+            .push(index);
     }
     for (mesh, nodes) in by_mesh {
         let indent = if mesh.is_some() { "    " } else { "  " };
@@ -175,11 +191,20 @@ fn render_dot(program: &Program, graph: &Graph<Node, String>) -> String {
                 .and_then(|m| m.devices.clone())
                 .map(|d| format!(" devices {d:?}"))
                 .unwrap_or_default();
-            let _ = writeln!(out, "  subgraph \"cluster_{mesh}\" {{\n    label=\"@{mesh}{devices}\";");
+            let _ = writeln!(
+                out,
+                "  subgraph \"cluster_{mesh}\" {{\n    label=\"@{mesh}{devices}\";"
+            );
         }
         for index in nodes {
             let node = &graph[index];
-            let _ = writeln!(out, "{indent}n{} [label=\"{}\", shape={}];", index.index(), node.label, node.shape);
+            let _ = writeln!(
+                out,
+                "{indent}n{} [label=\"{}\", shape={}];",
+                index.index(),
+                node.label,
+                node.shape
+            );
         }
         if mesh.is_some() {
             out.push_str("  }\n");
@@ -187,7 +212,13 @@ fn render_dot(program: &Program, graph: &Graph<Node, String>) -> String {
     }
     for edge in graph.edge_indices() {
         if let Some((a, b)) = graph.edge_endpoints(edge) {
-            let _ = writeln!(out, "  n{} -> n{} [label=\"{}\"];", a.index(), b.index(), graph[edge]);
+            let _ = writeln!(
+                out,
+                "  n{} -> n{} [label=\"{}\"];",
+                a.index(),
+                b.index(),
+                graph[edge]
+            );
         }
     }
     out.push_str("}\n");
@@ -203,7 +234,11 @@ fn table(header: &[&str], rows: Vec<Vec<String>>) -> RcDoc<'static, ()> {
         }
     }
     let line = |cells: Vec<String>| {
-        let text: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let text: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
         RcDoc::text(text.join("  ").trim_end().to_owned())
     };
     let mut lines = vec![line(header.iter().map(|h| h.to_string()).collect())];
@@ -228,16 +263,25 @@ pub fn summary(module: &Module) -> Option<String> {
     for op in &ops {
         let kind = OpKind::of(op);
         if kind == Some(OpKind::Call) {
-            *calls.entry(ops::symbol_attr(op, ops::ATTR_MESH).unwrap_or_default()).or_default() += 1;
+            *calls
+                .entry(ops::symbol_attr(op, ops::ATTR_MESH).unwrap_or_default())
+                .or_default() += 1;
         }
-        let t = op.result(0).ok().and_then(|r| ArrayType::read(r.r#type()).ok());
+        let t = op
+            .result(0)
+            .ok()
+            .and_then(|r| ArrayType::read(r.r#type()).ok());
         match (kind, t) {
             (Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)), Some(t)) => {
                 piece_bytes(op, &t, &mut moved);
                 *counts.entry(ops_name(k)).or_default() += 1;
             }
             (Some(k @ (OpKind::Transfer | OpKind::Reshard)), Some(to)) => {
-                if let Some(from) = op.operand(0).ok().and_then(|v| ArrayType::read(v.r#type()).ok()) {
+                if let Some(from) = op
+                    .operand(0)
+                    .ok()
+                    .and_then(|v| ArrayType::read(v.r#type()).ok())
+                {
                     moved.unlowered += pw_passes::cost::move_bytes(&program, &from, &to);
                 }
                 *counts.entry(ops_name(k)).or_default() += 1;
@@ -256,7 +300,9 @@ pub fn summary(module: &Module) -> Option<String> {
                     format!("@{}", m.name),
                     m.shape.to_string(),
                     m.kind.clone().unwrap_or_else(|| "any".into()),
-                    m.devices.as_ref().map_or("unbound".into(), |d| format!("{d:?}")),
+                    m.devices
+                        .as_ref()
+                        .map_or("unbound".into(), |d| format!("{d:?}")),
                     calls.get(&m.name).copied().unwrap_or(0).to_string(),
                 ]
             })
@@ -264,15 +310,24 @@ pub fn summary(module: &Module) -> Option<String> {
     );
     let mut transfer_rows: Vec<Vec<String>> = Link::ALL
         .iter()
-        .map(|l| vec![l.name().to_owned(), human(moved.links.get(l).copied().unwrap_or(0))])
+        .map(|l| {
+            vec![
+                l.name().to_owned(),
+                human(moved.links.get(l).copied().unwrap_or(0)),
+            ]
+        })
         .collect();
     if moved.unlowered > 0 {
         transfer_rows.push(vec!["not lowered".into(), human(moved.unlowered)]);
     }
     let op_counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    let transfers = table(&["link", "bytes"], transfer_rows).append(RcDoc::hardline()).append(RcDoc::text(
-        if op_counts.is_empty() { "no moves".to_owned() } else { op_counts.join(", ") },
-    ));
+    let transfers = table(&["link", "bytes"], transfer_rows)
+        .append(RcDoc::hardline())
+        .append(RcDoc::text(if op_counts.is_empty() {
+            "no moves".to_owned()
+        } else {
+            op_counts.join(", ")
+        }));
 
     let listed: Vec<(usize, &OperationRef)> = ops
         .iter()
@@ -282,21 +337,30 @@ pub fn summary(module: &Module) -> Option<String> {
     let shown: Vec<Vec<String>> = listed
         .iter()
         .enumerate()
-        .filter(|(i, _)| listed.len() <= 2 * SCHEDULE_ROWS || *i < SCHEDULE_ROWS || *i >= listed.len() - SCHEDULE_ROWS)
+        .filter(|(i, _)| {
+            listed.len() <= 2 * SCHEDULE_ROWS
+                || *i < SCHEDULE_ROWS
+                || *i >= listed.len() - SCHEDULE_ROWS
+        })
         .map(|(_, (i, op))| schedule_row(*i, op))
         .collect();
     let mut schedule = table(&["#", "op", "on", "what"], shown);
     if listed.len() > 2 * SCHEDULE_ROWS {
         schedule = schedule
             .append(RcDoc::hardline())
-            .append(RcDoc::text(format!("({} ops in all; the middle ones are not shown)", listed.len())));
+            .append(RcDoc::text(format!(
+                "({} ops in all; the middle ones are not shown)",
+                listed.len()
+            )));
     }
     let order = program
         .entry
         .attribute(ops::ATTR_SCHEDULE)
         .ok()
         .and_then(pw_dialect::ops::string_value)
-        .map_or("program order (not scheduled)".to_owned(), |p| format!("policy {p}"));
+        .map_or("program order (not scheduled)".to_owned(), |p| {
+            format!("policy {p}")
+        });
 
     let doc = RcDoc::intersperse(
         [
@@ -327,20 +391,41 @@ fn ops_name(kind: OpKind) -> &'static str {
 
 fn schedule_row(index: usize, op: &OperationRef) -> Vec<String> {
     let kind = OpKind::of(op);
-    let result = op.result(0).ok().and_then(|r| ArrayType::read(r.r#type()).ok());
+    let result = op
+        .result(0)
+        .ok()
+        .and_then(|r| ArrayType::read(r.r#type()).ok());
     let on = match kind {
         Some(OpKind::Call) => ops::symbol_attr(op, ops::ATTR_MESH).map(|m| format!("@{m}")),
-        _ => result.as_ref().and_then(|t| t.mesh.as_ref()).map(|m| format!("@{m}")),
+        _ => result
+            .as_ref()
+            .and_then(|t| t.mesh.as_ref())
+            .map(|m| format!("@{m}")),
     }
     .unwrap_or_default();
     let what = match kind {
-        Some(OpKind::Call) => format!("@{}", ops::symbol_attr(op, ops::ATTR_CALLEE).unwrap_or_default()),
+        Some(OpKind::Call) => format!(
+            "@{}",
+            ops::symbol_attr(op, ops::ATTR_CALLEE).unwrap_or_default()
+        ),
         Some(OpKind::Copy | OpKind::Scatter | OpKind::Gather) => {
-            let pieces = op.attribute(ops::ATTR_PIECES).ok().and_then(read_pieces).unwrap_or_default();
-            let flows: Vec<String> = pieces.iter().map(|p| format!("{}->{}", p.src_device, p.dst_device)).collect();
+            let pieces = op
+                .attribute(ops::ATTR_PIECES)
+                .ok()
+                .and_then(read_pieces)
+                .unwrap_or_default();
+            let flows: Vec<String> = pieces
+                .iter()
+                .map(|p| format!("{}->{}", p.src_device, p.dst_device))
+                .collect();
             flows.join(" ")
         }
         _ => result.map(|t| t.tensor_string()).unwrap_or_default(),
     };
-    vec![index.to_string(), kind.map_or("?", ops_name).to_owned(), on, what]
+    vec![
+        index.to_string(),
+        kind.map_or("?", ops_name).to_owned(),
+        on,
+        what,
+    ]
 }

@@ -6,5 +6,5 @@ mod common;
 mod examples;
 mod lit;
 mod pipeline;
-mod transfer_plans;
 mod robustness;
+mod transfer_plans;

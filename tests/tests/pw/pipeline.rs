@@ -61,7 +61,11 @@ fn examples_after_each_pass() {
 fn lowered_examples_parse_back_unchanged() {
     for (name, text) in examples() {
         let lowered = opt(&["--pw-lower"], &text);
-        assert_eq!(opt(&[], &lowered), lowered, "{name}: lowered IR does not print stably");
+        assert_eq!(
+            opt(&[], &lowered),
+            lowered,
+            "{name}: lowered IR does not print stably"
+        );
     }
 }
 
@@ -70,7 +74,10 @@ fn full_pipeline_is_idempotent() {
     for (name, text) in examples() {
         let once = opt(&["--pw-lower"], &text);
         let twice = opt(&["--pw-lower"], &once);
-        assert_eq!(once, twice, "{name}: a second --pw-lower changed the program");
+        assert_eq!(
+            once, twice,
+            "{name}: a second --pw-lower changed the program"
+        );
     }
 }
 
@@ -101,12 +108,30 @@ fn pass_pipeline_mixes_pw_and_upstream_passes() {
 fn pipeline_errors_are_reported() {
     let (_, text) = &examples()[0];
     for (args, message) in [
-        (vec!["--pass-pipeline=builtin.module(pw-nonsense)"], "unknown pass 'pw-nonsense'"),
-        (vec!["--pass-pipeline=pw-dce"], "expected 'builtin.module(...)'"),
-        (vec!["--pw-lower=colour=blue"], "unknown option 'colour' of pw-lower"),
-        (vec!["--pw-lower-to-physical=devices=zero"], "devices=zero is not a positive number"),
-        (vec!["--pw-lower-to-physical=topology=/nonexistent.toml"], "cannot read topology /nonexistent.toml"),
-        (vec!["--pw-dce", "--pass-pipeline=builtin.module(pw-dce)"], "either --pass-pipeline or pass flags"),
+        (
+            vec!["--pass-pipeline=builtin.module(pw-nonsense)"],
+            "unknown pass 'pw-nonsense'",
+        ),
+        (
+            vec!["--pass-pipeline=pw-dce"],
+            "expected 'builtin.module(...)'",
+        ),
+        (
+            vec!["--pw-lower=colour=blue"],
+            "unknown option 'colour' of pw-lower",
+        ),
+        (
+            vec!["--pw-lower-to-physical=devices=zero"],
+            "devices=zero is not a positive number",
+        ),
+        (
+            vec!["--pw-lower-to-physical=topology=/nonexistent.toml"],
+            "cannot read topology /nonexistent.toml",
+        ),
+        (
+            vec!["--pw-dce", "--pass-pipeline=builtin.module(pw-dce)"],
+            "either --pass-pipeline or pass flags",
+        ),
     ] {
         let mut all = vec!["-"];
         all.extend(args.iter().copied());
@@ -124,10 +149,17 @@ fn list_passes_and_print_ir_after_all() {
         assert!(out.stdout.contains(pass), "--list-passes lacks {pass}");
     }
     let (_, text) = &examples()[0];
-    let out = pw_opt(&["-", "--pw-lower", "--print-ir-after-all"], text.as_bytes());
+    let out = pw_opt(
+        &["-", "--pw-lower", "--print-ir-after-all"],
+        text.as_bytes(),
+    );
     assert_eq!(out.code, 0);
     for pass in FULL_PIPELINE_PASSES {
-        assert!(out.stderr.contains(&format!("// -----// IR Dump After {pass} //----- //")), "no dump after {pass}");
+        assert!(
+            out.stderr
+                .contains(&format!("// -----// IR Dump After {pass} //----- //")),
+            "no dump after {pass}"
+        );
     }
 }
 
@@ -137,7 +169,10 @@ fn views() {
         let summary = opt(&["--pw-lower", "--emit=summary"], &text);
         insta::assert_snapshot!(format!("{name}__summary"), summary);
         let dot = opt(&["--pw-lower", "--emit=dot"], &text);
-        assert!(dot.starts_with("digraph pw {") && dot.contains("subgraph \"cluster_"), "{name}: {dot}");
+        assert!(
+            dot.starts_with("digraph pw {") && dot.contains("subgraph \"cluster_"),
+            "{name}: {dot}"
+        );
         insta::assert_snapshot!(format!("{name}__dot"), dot);
     }
 }

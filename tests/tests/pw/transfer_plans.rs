@@ -20,7 +20,10 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -56,7 +59,10 @@ fn random_mesh(rng: &mut Rng, rank: usize, max_devices: i64) -> (MeshShape, Shar
 }
 
 fn parts(mesh: &MeshShape, sharding: &Sharding, dim: usize) -> i64 {
-    sharding.dims[dim].iter().filter_map(|a| mesh.axis_size(a)).product()
+    sharding.dims[dim]
+        .iter()
+        .filter_map(|a| mesh.axis_size(a))
+        .product()
 }
 
 fn random_case(seed: u64) -> Case {
@@ -67,7 +73,10 @@ fn random_case(seed: u64) -> Case {
     let (dst_mesh, dst_sharding) = random_mesh(&mut rng, rank, devices);
     let shape: Vec<i64> = (0..rank)
         .map(|d| {
-            let (a, b) = (parts(&src_mesh, &src_sharding, d), parts(&dst_mesh, &dst_sharding, d));
+            let (a, b) = (
+                parts(&src_mesh, &src_sharding, d),
+                parts(&dst_mesh, &dst_sharding, d),
+            );
             let lcm = a / gcd(a, b) * b;
             lcm * (1 + rng.below(3) as i64)
         })
@@ -95,15 +104,25 @@ fn random_case(seed: u64) -> Case {
     let src_devices = pick(src_mesh.size());
     let dst_devices = pick(dst_mesh.size());
     Case {
-        src: (Layout::new(&shape, &src_sharding, &src_mesh).expect("divisible by construction"), src_devices),
-        dst: (Layout::new(&shape, &dst_sharding, &dst_mesh).expect("divisible by construction"), dst_devices),
+        src: (
+            Layout::new(&shape, &src_sharding, &src_mesh).expect("divisible by construction"),
+            src_devices,
+        ),
+        dst: (
+            Layout::new(&shape, &dst_sharding, &dst_mesh).expect("divisible by construction"),
+            dst_devices,
+        ),
         shape,
         topology,
     }
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 { a } else { gcd(b, a % b) }
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Row-major index of `index` in an array of `shape`.
@@ -115,7 +134,10 @@ fn linear(index: &[i64], shape: &[i64]) -> i64 {
 fn indices(sizes: &[i64]) -> Vec<Vec<i64>> {
     let mut out = vec![Vec::new()];
     for &s in sizes {
-        out = out.into_iter().flat_map(|prefix| (0..s).map(move |i| [prefix.clone(), vec![i]].concat())).collect();
+        out = out
+            .into_iter()
+            .flat_map(|prefix| (0..s).map(move |i| [prefix.clone(), vec![i]].concat()))
+            .collect();
     }
     out
 }
@@ -129,8 +151,14 @@ fn check(case: &Case) {
     let (dst, dst_devices) = &case.dst;
     let topology = &case.topology;
     let shards = plan(
-        Placed { layout: src, devices: src_devices },
-        Placed { layout: dst, devices: dst_devices },
+        Placed {
+            layout: src,
+            devices: src_devices,
+        },
+        Placed {
+            layout: dst,
+            devices: dst_devices,
+        },
         |a, b| topology.link(a, b),
     );
     assert_eq!(shards.len(), dst_devices.len());
@@ -141,11 +169,20 @@ fn check(case: &Case) {
         let mut received: Vec<Vec<(i64, Link)>> = vec![Vec::new(); shard_len];
         for piece in pieces {
             assert_eq!(piece.dst_device, target);
-            assert_eq!(piece.link, topology.link(piece.src_device, piece.dst_device));
-            let p = src_devices.iter().position(|&d| d == piece.src_device).expect("source device holds a shard");
+            assert_eq!(
+                piece.link,
+                topology.link(piece.src_device, piece.dst_device)
+            );
+            let p = src_devices
+                .iter()
+                .position(|&d| d == piece.src_device)
+                .expect("source device holds a shard");
             for i in indices(&piece.sizes) {
                 let local_src = add(&piece.src_offsets, &i);
-                assert!(local_src.iter().zip(&src.shard_shape).all(|(a, s)| a < s), "read outside the shard");
+                assert!(
+                    local_src.iter().zip(&src.shard_shape).all(|(a, s)| a < s),
+                    "read outside the shard"
+                );
                 let global = linear(&add(&src.offsets[p], &local_src), &case.shape);
                 let local_dst = add(&piece.dst_offsets, &i);
                 received[linear(&local_dst, &dst.shard_shape) as usize].push((global, piece.link));
@@ -154,18 +191,35 @@ fn check(case: &Case) {
         for (k, index) in indices(&dst.shard_shape).iter().enumerate() {
             let global_index = add(&dst.offsets[q], index);
             let expected = linear(&global_index, &case.shape);
-            assert_eq!(received[k].len(), 1, "element {global_index:?} of shard {q} received {} times", received[k].len());
-            assert_eq!(received[k][0].0, expected, "element {global_index:?} of shard {q} is wrong");
+            assert_eq!(
+                received[k].len(),
+                1,
+                "element {global_index:?} of shard {q} received {} times",
+                received[k].len()
+            );
+            assert_eq!(
+                received[k][0].0, expected,
+                "element {global_index:?} of shard {q} is wrong"
+            );
             // The cheapest link of any device holding this element.
             let best = src
                 .offsets
                 .iter()
                 .enumerate()
-                .filter(|(_, o)| global_index.iter().zip(o.iter()).zip(&src.shard_shape).all(|((g, o), s)| g >= o && *g < o + s))
+                .filter(|(_, o)| {
+                    global_index
+                        .iter()
+                        .zip(o.iter())
+                        .zip(&src.shard_shape)
+                        .all(|((g, o), s)| g >= o && *g < o + s)
+                })
                 .map(|(p, _)| topology.link(src_devices[p], target))
                 .min()
                 .expect("some device holds every element");
-            assert_eq!(received[k][0].1, best, "element {global_index:?} crossed a dearer link than needed");
+            assert_eq!(
+                received[k][0].1, best,
+                "element {global_index:?} crossed a dearer link than needed"
+            );
         }
     }
     // Grouping keeps every piece exactly once and gives ops their shape.

@@ -1,0 +1,1 @@
+//! pw's benchmarks live in the bench targets of this crate.
