@@ -270,3 +270,13 @@ pub fn defining_op<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>>
         .ok()
         .map(|r| r.owner())
 }
+
+/// Removes a discardable attribute from an op, if present.
+pub fn remove_attribute(op: OperationRef<'_, '_>, name: &str) {
+    use melior::ir::operation::OperationMutLike;
+    // SAFETY: the op is live; removing an attribute does not move it.
+    unsafe {
+        let mut op = melior::ir::operation::OperationRefMut::from_raw(op.to_raw());
+        let _ = op.remove_attribute(name);
+    }
+}

@@ -51,15 +51,6 @@ pub fn set_attribute<'c>(
     }
 }
 
-/// Removes an attribute if present.
-pub fn remove_attribute(op: &mut OperationRef<'_, '_>, name: &str) {
-    // SAFETY: the op is live.
-    unsafe {
-        let mut op = melior::ir::operation::OperationRefMut::from_raw(op.to_raw());
-        let _ = op.remove_attribute(name);
-    }
-}
-
 /// Erases an op that has no remaining uses.
 pub fn erase(op: OperationRef<'_, '_>) {
     // SAFETY: callers erase only ops whose results are unused; the op is

@@ -7,6 +7,7 @@
 //!   operations of IFRT's `Array`/`Client` (make from host, assemble,
 //!   disassemble, reshard, remap, bitcast...).
 //! * [`npy`]: arrays in and out of `.npy` files.
+//! * [`exec`]: runs lowered pw programs (plan, resources, executor, traces).
 //!
 //! All `unsafe` code lives in [`pjrt`]; everything above it is safe Rust.
 #![deny(unsafe_code)]
@@ -26,6 +27,7 @@
 pub mod array;
 pub mod dtype;
 pub mod error;
+pub mod exec;
 pub mod host;
 pub mod npy;
 pub mod pjrt;

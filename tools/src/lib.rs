@@ -7,5 +7,6 @@ pub mod diagnostics;
 pub mod expected;
 pub mod opt;
 pub mod pipeline;
+pub mod run;
 pub mod split;
 pub mod views;

@@ -143,10 +143,41 @@ pub const FULL_PIPELINE_PASSES: &[&str] = &[
     "pw-schedule",
 ];
 
-/// One step of a pipeline: a registered pass and its options.
+/// One step of a pipeline: a pass, built with its options.
 pub struct Step {
-    pub info: &'static PassInfo,
-    pub options: Options,
+    pub name: &'static str,
+    pub pass: StepPass,
+}
+
+/// How a step runs.
+pub enum StepPass {
+    Pw(Box<dyn Pass>),
+    /// An upstream pass, run by MLIR's pass manager under this name.
+    Upstream,
+}
+
+impl Step {
+    /// A step running a pw pass built by the caller.
+    pub fn pw(pass: Box<dyn Pass>) -> Self {
+        Self {
+            name: pass.argument(),
+            pass: StepPass::Pw(pass),
+        }
+    }
+
+    fn build(info: &'static PassInfo, options: &Options) -> Result<Self, String> {
+        let pass = match &info.make {
+            Make::Pw(make) => StepPass::Pw(make(options)?),
+            Make::Upstream => {
+                check_options(info.argument, options, &[])?;
+                StepPass::Upstream
+            }
+        };
+        Ok(Self {
+            name: info.argument,
+            pass,
+        })
+    }
 }
 
 /// Looks a pass up by name.
@@ -158,8 +189,13 @@ pub fn find(name: &str) -> Option<&'static PassInfo> {
 /// go to the passes that accept them); anything else is one pass.
 pub fn steps(name: &str, options: Options) -> Result<Vec<Step>, String> {
     if name == FULL_PIPELINE {
-        let mut used = Vec::new();
-        let steps = FULL_PIPELINE_PASSES
+        if let Some(unknown) = options
+            .keys()
+            .find(|k| !FULL_PIPELINE_PASSES.iter().filter_map(|n| find(n)).any(|i| i.options.iter().any(|(o, _)| o == k)))
+        {
+            return Err(format!("unknown option '{unknown}' of {FULL_PIPELINE}"));
+        }
+        return FULL_PIPELINE_PASSES
             .iter()
             .filter_map(|n| find(n))
             .map(|info| {
@@ -168,17 +204,23 @@ pub fn steps(name: &str, options: Options) -> Result<Vec<Step>, String> {
                     .filter(|(k, _)| info.options.iter().any(|(o, _)| o == k))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                used.extend(own.keys().cloned());
-                Step { info, options: own }
+                Step::build(info, &own)
             })
             .collect();
-        if let Some(unknown) = options.keys().find(|k| !used.contains(k)) {
-            return Err(format!("unknown option '{unknown}' of {FULL_PIPELINE}"));
-        }
-        return Ok(steps);
     }
     let info = find(name).ok_or_else(|| format!("unknown pass '{name}' (see --list-passes)"))?;
-    Ok(vec![Step { info, options }])
+    Ok(vec![Step::build(info, &options)?])
+}
+
+/// The full pipeline with lowering onto a given topology (pw-run's).
+pub fn lowering(topology: pw_lowering::Topology) -> Result<Vec<Step>, String> {
+    FULL_PIPELINE_PASSES
+        .iter()
+        .map(|name| match *name {
+            "pw-lower-to-physical" => Ok(Step::pw(Box::new(LowerToPhysical { topology: topology.clone() }))),
+            other => steps(other, Options::new()).map(|mut s| s.remove(0)),
+        })
+        .collect()
 }
 
 /// Parses `opt=value opt2=value` (a pass flag's value) into options.
@@ -281,17 +323,9 @@ pub fn run<'c>(
     timings: &mut Timings,
 ) -> Result<(), PassFailed> {
     for step in steps {
-        match &step.info.make {
-            Make::Pw(make) => {
-                let pass = make(&step.options).map_err(|e| {
-                    pw_dialect::diag::Diag::error(module.as_operation().location(), e).emit();
-                    PassFailed
-                })?;
-                timings.time(step.info.argument, || pass.run(context, module))?;
-            }
-            Make::Upstream => timings.time(step.info.argument, || {
-                run_upstream(context, module, step.info.argument)
-            })?,
+        match &step.pass {
+            StepPass::Pw(pass) => timings.time(step.name, || pass.run(context, module))?,
+            StepPass::Upstream => timings.time(step.name, || run_upstream(context, module, step.name))?,
         }
         let valid = !verify_each
             || timings.time("verify after each pass", || {
@@ -303,7 +337,7 @@ pub fn run<'c>(
                 module.as_operation().location(),
                 format!(
                     "internal error: {} produced an invalid program",
-                    step.info.argument
+                    step.name
                 ),
             )
             .emit();
@@ -313,7 +347,7 @@ pub fn run<'c>(
             let _ = writeln!(
                 out,
                 "// -----// IR Dump After {} //----- //\n{}",
-                step.info.argument,
+                step.name,
                 module.as_operation()
             );
         }

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+from types import FrameType, TracebackType
 
 _JAX_DIR = os.sep + "jax" + os.sep
 _PW_DIR = os.path.dirname(os.path.abspath(__file__))
+# Frames of `with` statements on generator-based context managers.
+_CONTEXTLIB = os.path.abspath(sys.modules["contextlib"].__file__)
 
 
 class PwError(Exception):
@@ -18,7 +22,7 @@ class TracingError(PwError):
 
 
 class ProgramError(PwError):
-    """The program is malformed (meshes, inputs, outputs)."""
+    """The program is malformed (meshes, shardings, inputs, outputs)."""
 
 
 class ToolError(PwError):
@@ -26,12 +30,17 @@ class ToolError(PwError):
 
 
 def is_internal(path: str) -> bool:
-    """Whether a source file belongs to JAX, jaxlib or this package."""
+    """Whether a source file belongs to JAX, jaxlib, contextlib or this package."""
     path = os.path.abspath(path)
-    return _JAX_DIR in path or "jaxlib" in path or path.startswith(_PW_DIR + os.sep)
+    return (
+        _JAX_DIR in path
+        or "jaxlib" in path
+        or path.startswith(_PW_DIR + os.sep)
+        or path == _CONTEXTLIB
+    )
 
 
-def user_frame():
+def user_frame() -> FrameType | None:
     """The innermost frame outside JAX and pw: the line the user wrote."""
     frame = sys._getframe(1)
     while frame is not None:
@@ -41,9 +50,38 @@ def user_frame():
     return None
 
 
+def position(frame: FrameType | None) -> tuple[str, int, int]:
+    """(file, line, column) of a frame's current instruction; the column is
+    1-based, 1 when Python does not know it."""
+    if frame is None:
+        return ("<unknown>", 0, 0)
+    line = frame.f_lineno
+    column = 1
+    try:
+        pos = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
+        if pos[0] == line and pos[2] is not None:
+            column = pos[2] + 1
+    except (StopIteration, AttributeError, ValueError):
+        pass
+    return (frame.f_code.co_filename, line, column)
+
+
 def where() -> str:
     """`file:line` of the user's code, for messages."""
     frame = user_frame()
     if frame is None:
         return "<unknown>"
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def where_raised(tb: TracebackType | None) -> str:
+    """`file:line` of the innermost user frame of a traceback: the line of
+    the user's code that led to an exception raised inside JAX."""
+    found = None
+    while tb is not None:
+        if not is_internal(tb.tb_frame.f_code.co_filename):
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return where()
+    return f"{found.tb_frame.f_code.co_filename}:{found.tb_lineno}"

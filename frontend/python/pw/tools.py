@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -12,6 +13,10 @@ import numpy as np
 from .errors import ToolError
 
 _REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+# `file:line:col: error: message`, as pw-opt and pw-run render diagnostics.
+_HEADER = re.compile(r"^(?P<file>.+?):\d+:\d+: (?:error|warning|note|remark): ")
+_CARET = re.compile(r"^\s*\^\s*$")
 
 
 def find_tool(name: str) -> str:
@@ -31,23 +36,72 @@ def find_tool(name: str) -> str:
     raise ToolError(f"{name} not found: build it (cargo build -p pw-tools) or set PW_BIN_DIR")
 
 
-def _check(proc: subprocess.CompletedProcess, name: str) -> None:
+def _diagnostics(stderr: str, source: str) -> str:
+    """The tool's diagnostics without the quoted source lines of those that
+    point outside `source` (the text it read): the tools quote a line of
+    their input whatever file a location names, and the front end's
+    locations name the user's Python files."""
+    lines = stderr.strip().splitlines()
+    out = []
+    i = 0
+    while i < len(lines):
+        out.append(lines[i])
+        m = _HEADER.match(lines[i])
+        if m and m.group("file") != source and i + 2 < len(lines) and _CARET.match(lines[i + 2]):
+            i += 3
+            continue
+        i += 1
+    return "\n".join(out)
+
+
+def _check(proc: subprocess.CompletedProcess, name: str, source: str) -> None:
     if proc.returncode != 0:
-        raise ToolError(f"{name} failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
+        raise ToolError(f"{name} failed (exit {proc.returncode}):\n{_diagnostics(proc.stderr, source)}")
 
 
-def lower(text: str, topology: str | None = None) -> str:
-    """`pw-opt --pw-lower` over program text; returns the lowered text."""
-    args = [find_tool("pw-opt"), "--pw-lower", "-"]
-    if topology:
-        args.insert(2, f"--topology={topology}")
-    proc = subprocess.run(args, input=text, capture_output=True, text=True)
-    _check(proc, "pw-opt")
+def _option_word(key: str, value) -> str:
+    """One `key=value` word of a pass option (pw-opt splits them on spaces)."""
+    text = str(value)
+    if not text or any(c.isspace() for c in text):
+        raise ToolError(f"pw-opt pass option {key}={text!r} must be one word without spaces")
+    return f"{key}={text}"
+
+
+def lower(text: str, topology=None, devices: int | None = None, kind: str | None = None) -> str:
+    """`pw-opt --pw-lower` over program text; returns the lowered text.
+    `topology`, `devices` and `kind` are the options of the
+    pw-lower-to-physical pass (`pw-opt --list-passes`)."""
+    with tempfile.TemporaryDirectory(prefix="pw-opt-") as tmp:
+        options = []
+        if topology is not None:
+            path = os.path.abspath(os.fspath(topology))
+            if not os.path.isfile(path):
+                raise ToolError(f"topology file {path} does not exist")
+            if any(c.isspace() for c in path):
+                # Pass options are space-separated words: use a copy at a
+                # path without spaces, keeping the extension (TOML or JSON).
+                copy = os.path.join(tmp, "topology" + os.path.splitext(path)[1])
+                shutil.copyfile(path, copy)
+                path = copy
+            options.append(_option_word("topology", path))
+        if devices is not None:
+            options.append(_option_word("devices", int(devices)))
+        if kind is not None:
+            options.append(_option_word("kind", kind))
+        flag = "--pw-lower" + ("=" + " ".join(options) if options else "")
+        args = [find_tool("pw-opt"), flag, "-"]
+        proc = subprocess.run(args, input=text, capture_output=True, text=True)
+    _check(proc, "pw-opt", "<stdin>")
     return proc.stdout
 
 
-def run(text: str, arrays: list[np.ndarray], devices: int | None = None, topology: str | None = None) -> list[np.ndarray]:
-    """Runs program text with pw-run on `arrays`; returns its outputs."""
+def run(text: str, arrays: list[np.ndarray], devices: int | None = None) -> list[np.ndarray]:
+    """Runs program text with pw-run on `arrays`; returns its outputs.
+
+    pw-run's contract: `pw-run PROGRAM.mlir IN0.npy IN1.npy ... --out-dir
+    DIR [--devices N]` writes `DIR/output_<i>.npy`, one per program
+    result, and exits 0; on failure it exits non-zero with `error:`
+    diagnostics on stderr."""
     with tempfile.TemporaryDirectory(prefix="pw-run-") as tmp:
         program = os.path.join(tmp, "program.mlir")
         with open(program, "w") as f:
@@ -60,11 +114,9 @@ def run(text: str, arrays: list[np.ndarray], devices: int | None = None, topolog
         out_dir = os.path.join(tmp, "out")
         args = [find_tool("pw-run"), program, *inputs, "--out-dir", out_dir]
         if devices is not None:
-            args += ["--devices", str(devices)]
-        if topology is not None:
-            args += ["--topology", topology]
+            args += ["--devices", str(int(devices))]
         proc = subprocess.run(args, capture_output=True, text=True)
-        _check(proc, "pw-run")
+        _check(proc, "pw-run", program)
         outputs = []
         i = 0
         while os.path.exists(os.path.join(out_dir, f"output_{i}.npy")):

@@ -1,0 +1,311 @@
+//! The executable form of a lowered pw program: plain data the executor
+//! walks, read once from the physical IR.
+//!
+//! A [`Plan`] lists the computations (their MLIR text, as JAX lowered them),
+//! every value (dtype, shape, devices and shard layout), and the steps in
+//! schedule order, each with the values that die after it.
+
+use pw_dialect::{
+    layout::Layout,
+    ops::{self, OpKind},
+    read_pieces, ArrayType, Piece, Program,
+};
+use melior::ir::{
+    block::BlockLike,
+    operation::{OperationLike, OperationPrintingFlags},
+    Module, Value, ValueLike,
+};
+use std::collections::HashMap;
+
+use crate::dtype::DType;
+
+/// One computation, as PJRT compiles it.
+#[derive(Debug, Clone)]
+pub struct Computation {
+    pub name: String,
+    /// The module JAX lowered, in generic form, without pw's annotations.
+    pub text: String,
+    pub num_partitions: usize,
+}
+
+/// One logical array of the program.
+#[derive(Debug, Clone)]
+pub struct ValueInfo {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub mesh: String,
+    /// The device of each mesh position.
+    pub devices: Vec<i64>,
+    /// Which box of the array each position holds.
+    pub layout: Layout,
+    /// The sharding, printed (for messages).
+    pub sharding: String,
+}
+
+/// Index of a value in [`Plan::values`].
+pub type ValueId = usize;
+
+/// What one step does.
+#[derive(Debug, Clone)]
+pub enum StepKind {
+    /// Runs a computation on the devices of its mesh.
+    Call {
+        computation: usize,
+        args: Vec<ValueId>,
+        results: Vec<ValueId>,
+    },
+    /// `pw.copy`, `pw.scatter` or `pw.gather`: writes whole shards of
+    /// `output` (a partial value) from pieces of `input`'s shards.
+    Copy {
+        input: ValueId,
+        output: ValueId,
+        pieces: Vec<Piece>,
+    },
+    /// `pw.assemble`: the shards written by `parts` form `output`.
+    Assemble { parts: Vec<ValueId>, output: ValueId },
+}
+
+/// One node of the schedule.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub kind: StepKind,
+    /// What to call the step in messages and traces (`#3 pw.call @f on @m`).
+    pub label: String,
+    /// The devices it occupies.
+    pub devices: Vec<i64>,
+    /// Values no later step or output reads: freed after this step.
+    pub frees: Vec<ValueId>,
+}
+
+/// A lowered program, ready to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub computations: Vec<Computation>,
+    pub values: Vec<ValueInfo>,
+    pub inputs: Vec<ValueId>,
+    pub outputs: Vec<ValueId>,
+    pub steps: Vec<Step>,
+    /// Mesh name, axes (printed) and devices, for the placement report.
+    pub meshes: Vec<(String, String, Vec<i64>)>,
+}
+
+/// Why a module cannot be run as it is.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+fn dtype(d: pw_dialect::DType) -> DType {
+    use pw_dialect::DType as D;
+    match d {
+        D::Pred => DType::Bool,
+        D::S8 => DType::I8,
+        D::S16 => DType::I16,
+        D::S32 => DType::I32,
+        D::S64 => DType::I64,
+        D::U8 => DType::U8,
+        D::U16 => DType::U16,
+        D::U32 => DType::U32,
+        D::U64 => DType::U64,
+        D::F16 => DType::F16,
+        D::BF16 => DType::BF16,
+        D::F32 => DType::F32,
+        D::F64 => DType::F64,
+    }
+}
+
+impl Plan {
+    /// Reads a physical program: every mesh bound to devices, every value
+    /// placed and sharded, no `pw.transfer`/`pw.reshard` left. The body's
+    /// order is taken as the schedule.
+    pub fn from_module(module: &Module) -> Result<Plan, PlanError> {
+        let program = Program::read(module)
+            .map_err(|d| PlanError(d.first().map_or("not a pw program".into(), |d| d.message.clone())))?;
+        let body = program.body().ok_or_else(|| PlanError("@main has no body".into()))?;
+        let mut plan = Plan {
+            computations: Vec::new(),
+            values: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            steps: Vec::new(),
+            meshes: program
+                .meshes
+                .iter()
+                .map(|m| (m.name.clone(), m.shape.to_string(), m.devices.clone().unwrap_or_default()))
+                .collect(),
+        };
+        let mut ids: HashMap<*const std::ffi::c_void, ValueId> = HashMap::new();
+        let add = |plan: &mut Plan, ids: &mut HashMap<_, _>, v: Value| -> Result<ValueId, PlanError> {
+            let t = ArrayType::read(v.r#type()).map_err(|e| PlanError(e.to_string()))?;
+            plan.values.push(value_info(&program, &t)?);
+            ids.insert(v.to_raw().ptr, plan.values.len() - 1);
+            Ok(plan.values.len() - 1)
+        };
+        for i in 0..body.argument_count() {
+            let arg = body.argument(i).map_err(|e| PlanError(e.to_string()))?;
+            let id = add(&mut plan, &mut ids, arg.into())?;
+            plan.inputs.push(id);
+        }
+        let mut computation_ids: HashMap<String, usize> = HashMap::new();
+        for (index, op) in program.ops().into_iter().enumerate() {
+            let kind = OpKind::of(&op);
+            if kind == Some(OpKind::Return) {
+                for v in op.operands() {
+                    plan.outputs.push(*ids.get(&v.to_raw().ptr).ok_or_else(|| PlanError("output of unknown value".into()))?);
+                }
+                continue;
+            }
+            let operands: Vec<ValueId> = op
+                .operands()
+                .map(|v| ids.get(&v.to_raw().ptr).copied().ok_or_else(|| PlanError("use of an unknown value".into())))
+                .collect::<Result<_, _>>()?;
+            let results: Vec<ValueId> = op
+                .results()
+                .map(|r| add(&mut plan, &mut ids, r.into()))
+                .collect::<Result<_, _>>()?;
+            let (kind, label, devices) = match kind {
+                Some(OpKind::Call) => {
+                    let callee = ops::symbol_attr(&op, ops::ATTR_CALLEE).unwrap_or_default();
+                    let mesh = ops::symbol_attr(&op, ops::ATTR_MESH)
+                        .ok_or_else(|| PlanError(format!("call of @{callee} is not placed; lower the program first")))?;
+                    let devices = program
+                        .mesh(&mesh)
+                        .and_then(|m| m.devices.clone())
+                        .ok_or_else(|| PlanError(format!("mesh @{mesh} has no devices; lower the program first")))?;
+                    let computation = match computation_ids.get(&callee) {
+                        Some(&c) => c,
+                        None => {
+                            let c = program
+                                .computation(&callee)
+                                .ok_or_else(|| PlanError(format!("unknown computation @{callee}")))?;
+                            plan.computations.push(Computation {
+                                name: callee.clone(),
+                                text: computation_text(c),
+                                num_partitions: c.num_partitions.max(1) as usize,
+                            });
+                            computation_ids.insert(callee.clone(), plan.computations.len() - 1);
+                            plan.computations.len() - 1
+                        }
+                    };
+                    (
+                        StepKind::Call {
+                            computation,
+                            args: operands,
+                            results: results.clone(),
+                        },
+                        format!("#{index} pw.call @{callee} on @{mesh}"),
+                        devices,
+                    )
+                }
+                Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)) => {
+                    let pieces = op.attribute(ops::ATTR_PIECES).ok().and_then(read_pieces).unwrap_or_default();
+                    let mut devices: Vec<i64> = pieces.iter().flat_map(|p| [p.src_device, p.dst_device]).collect();
+                    devices.sort_unstable();
+                    devices.dedup();
+                    let name = match k {
+                        OpKind::Copy => "pw.copy",
+                        OpKind::Scatter => "pw.scatter",
+                        _ => "pw.gather",
+                    };
+                    let flows: Vec<String> = pieces.iter().map(|p| format!("{}->{}", p.src_device, p.dst_device)).collect();
+                    (
+                        StepKind::Copy {
+                            input: operands[0],
+                            output: results[0],
+                            pieces,
+                        },
+                        format!("#{index} {name} {}", flows.join(" ")),
+                        devices,
+                    )
+                }
+                Some(OpKind::Assemble) => {
+                    let devices = plan.values[results[0]].devices.clone();
+                    (
+                        StepKind::Assemble {
+                            parts: operands,
+                            output: results[0],
+                        },
+                        format!("#{index} pw.assemble"),
+                        devices,
+                    )
+                }
+                _ => {
+                    return Err(PlanError(format!(
+                        "'{}' cannot run: lower the program first (pw-opt --pw-lower)",
+                        ops::op_name(&op)
+                    )))
+                }
+            };
+            plan.steps.push(Step {
+                kind,
+                label,
+                devices,
+                frees: Vec::new(),
+            });
+        }
+        plan.compute_frees();
+        Ok(plan)
+    }
+
+    /// Fills each step's `frees` with the values whose last reader it is.
+    fn compute_frees(&mut self) {
+        let mut last: HashMap<ValueId, usize> = HashMap::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            let read: Vec<ValueId> = match &step.kind {
+                StepKind::Call { args, .. } => args.clone(),
+                StepKind::Copy { input, .. } => vec![*input],
+                StepKind::Assemble { parts, .. } => parts.clone(),
+            };
+            for v in read {
+                last.insert(v, i);
+            }
+        }
+        for output in &self.outputs {
+            last.remove(output);
+        }
+        for (value, step) in last {
+            self.steps[step].frees.push(value);
+        }
+        for step in &mut self.steps {
+            step.frees.sort_unstable();
+        }
+    }
+}
+
+fn value_info(program: &Program, t: &ArrayType) -> Result<ValueInfo, PlanError> {
+    let mesh_name = t
+        .mesh
+        .clone()
+        .ok_or_else(|| PlanError(format!("{} is not placed; lower the program first", t.tensor_string())))?;
+    let mesh = program
+        .mesh(&mesh_name)
+        .ok_or_else(|| PlanError(format!("unknown mesh @{mesh_name}")))?;
+    let devices = mesh
+        .devices
+        .clone()
+        .ok_or_else(|| PlanError(format!("mesh @{mesh_name} has no devices; lower the program first")))?;
+    let sharding = t
+        .sharding
+        .clone()
+        .ok_or_else(|| PlanError(format!("{} on @{mesh_name} has no sharding; lower the program first", t.tensor_string())))?;
+    let layout = Layout::new(&t.shape, &sharding, &mesh.shape).map_err(|e| PlanError(e.to_string()))?;
+    Ok(ValueInfo {
+        dtype: dtype(t.dtype),
+        shape: t.shape.iter().map(|&d| d as usize).collect(),
+        mesh: mesh_name,
+        devices,
+        layout,
+        sharding: sharding.to_string(),
+    })
+}
+
+/// The computation's module as PJRT gets it: pw's annotations removed, the
+/// rest as JAX produced it.
+fn computation_text(computation: &pw_dialect::Computation) -> String {
+    for attr in [ops::ATTR_NUM_PARTITIONS, ops::ATTR_DEVICE_ASSIGNMENTS] {
+        ops::remove_attribute(computation.op, attr);
+    }
+    computation
+        .op
+        .to_string_with_flags(OperationPrintingFlags::new().print_generic_operation_form())
+        .unwrap_or_else(|_| computation.op.to_string())
+}

@@ -1,0 +1,505 @@
+//! pw-run: runs a pw program on PJRT devices.
+//!
+//! It takes a program at any stage: unless it is already lowered (every
+//! mesh bound to devices, no transfers left), it runs the `pw-lower`
+//! pipeline itself, onto the devices the plugin offers (one island) or a
+//! `--topology` file. Inputs are `.npy` files in order (or random, seeded);
+//! outputs are written as `.npy` files named by position.
+
+use crate::{
+    diagnostics::{render, Capture},
+    opt::write_atomically,
+    pipeline::{self, Timings},
+};
+use clap::Parser;
+use melior::ir::Module;
+use pw_dialect::ops::{self, OpKind};
+use pw_runtime::{
+    exec::{plan::Plan, resources::Resources, trace, Executor, RunReport},
+    host::HostArray,
+    npy,
+    pjrt::{Client, ClientOptions, Plugin},
+    DType,
+};
+use std::{
+    ffi::OsString,
+    fmt::Write as _,
+    io::{Read, Write},
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+/// Command line of pw-run.
+#[derive(Parser, Debug)]
+#[command(
+    name = "pw-run",
+    version,
+    about = "Run a pw program on PJRT devices, asynchronously, and write its outputs as .npy files",
+    after_help = "Examples:\n  \
+        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --out-dir out\n  \
+        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --expect examples/pipeline/expected_*.npy\n  \
+        pw-run program.mlir --random-inputs --seed 7 --devices 8 --trace run.json --stats\n  \
+        pw-run lowered.mlir x.npy --plugin /path/to/pjrt_plugin.so\n\n\
+        A program that is not lowered yet is lowered first (pw-opt --pw-lower) onto\n\
+        the plugin's devices, one island, or onto --topology. Outputs are written as\n\
+        DIR/output_0.npy, DIR/output_1.npy, ... The exit code is 0 on success, 1 on\n\
+        any error (and on an --expect mismatch)."
+)]
+pub struct Cli {
+    /// The program (.mlir), at any stage; `-` reads standard input.
+    pub program: PathBuf,
+
+    /// The program's inputs as .npy files, in order.
+    pub inputs: Vec<PathBuf>,
+
+    /// Use random inputs instead of files.
+    #[arg(long, conflicts_with = "inputs")]
+    pub random_inputs: bool,
+
+    /// Seed of --random-inputs.
+    #[arg(long, default_value_t = 0, requires = "random_inputs")]
+    pub seed: u64,
+
+    /// Write the outputs here, as output_<i>.npy.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+
+    /// Compare the outputs with these .npy files (in order).
+    #[arg(long, num_args = 1.., value_name = "NPY")]
+    pub expect: Vec<PathBuf>,
+
+    /// Relative tolerance of --expect.
+    #[arg(long, default_value_t = 1e-5)]
+    pub rtol: f64,
+
+    /// Absolute tolerance of --expect.
+    #[arg(long, default_value_t = 1e-6)]
+    pub atol: f64,
+
+    /// The PJRT plugin (default: $PW_PJRT_PLUGIN, else the CPU plugin of the
+    /// project's venv).
+    #[arg(long, value_name = "PATH")]
+    pub plugin: Option<PathBuf>,
+
+    /// Ask the plugin for this many devices (CPU plugins).
+    #[arg(long, value_name = "N")]
+    pub devices: Option<usize>,
+
+    /// Lower onto this topology (TOML or JSON) instead of the plugin's
+    /// devices as one island.
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+
+    /// Write a Chrome/Perfetto trace of compilation and execution.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+
+    /// Print when each step was enqueued and when it finished.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Print only errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs pw-run with `args` (program name first); returns the exit code.
+pub fn main(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = write!(stderr, "{}", e.render());
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
+    match run(&cli, stdin, stdout, stderr) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(message) => {
+            let _ = writeln!(stderr, "{}", message.trim_end());
+            1
+        }
+    }
+}
+
+/// Everything pw-run learned, for the summary.
+struct Summary {
+    lowered_here: Option<String>,
+    plugin: String,
+    devices: usize,
+}
+
+/// Returns Ok(false) when the run worked but an --expect comparison failed.
+fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<bool, String> {
+    let (name, text) = read_program(&cli.program, stdin)?;
+    // XLA's logging is chatty on stderr; keep warnings unless asked.
+    if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
+        std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "2");
+    }
+    let plugin = match &cli.plugin {
+        Some(path) => Plugin::load(path),
+        None => Plugin::discover(),
+    }
+    .map_err(|e| format!("error: {e}"))?;
+    let mut options = ClientOptions::new();
+    if let Some(n) = cli.devices {
+        options = options.cpu_device_count(n);
+    }
+    let client = Client::new(&plugin, &options).map_err(|e| format!("error: {e}"))?;
+    let resources = Resources::of(&client);
+    let mut summary = Summary {
+        lowered_here: None,
+        plugin: format!("{} (PJRT C API {})", plugin.path().display(), plugin.version()),
+        devices: resources.devices.len(),
+    };
+
+    let context = pw_dialect::new_context();
+    let capture = Capture::new(&context);
+    let plan = prepare_plan(cli, &context, &text, &name, &resources, &mut summary);
+    let diagnostics: String = capture.take().iter().map(|d| render(d, Some(&text))).collect();
+    drop(capture);
+    let plan = plan.map_err(|e| format!("{diagnostics}{e}"))?;
+    resources.admit(&plan).map_err(|e| format!("error: {e}"))?;
+
+    let inputs = if cli.random_inputs {
+        random_inputs(&plan, cli.seed)
+    } else {
+        read_inputs(cli, &plan)?
+    };
+
+    let mut executor = Executor::new(&client);
+    let quiet = cli.quiet;
+    let mut progress = |what: &str| {
+        if !quiet {
+            let _ = writeln!(stderr, "pw-run: {what}");
+        }
+    };
+    executor.prepare(&plan, &mut progress).map_err(|e| format!("error: {e}"))?;
+    let (outputs, report) = executor.run(&plan, &inputs).map_err(|e| format!("error: {e}"))?;
+
+    if let Some(dir) = &cli.out_dir {
+        write_outputs(dir, &outputs)?;
+    }
+    let (matched, comparison) = compare(cli, &outputs)?;
+    if let Some(path) = &cli.trace {
+        let spans = trace::spans(&plan, &executor.cache, &report);
+        let json = trace::chrome_json(&spans).to_string();
+        write_atomically(path, &json).map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
+    }
+    if !cli.quiet {
+        let _ = write!(stdout, "{}", report_text(cli, &name, &summary, &plan, &executor, &report, &outputs, &comparison));
+    }
+    if cli.stats {
+        let _ = write!(stdout, "{}", stats_text(&plan, &report));
+    }
+    Ok(matched)
+}
+
+fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        stdin
+            .read_to_string(&mut text)
+            .map_err(|e| format!("error: cannot read standard input: {e}"))?;
+        return Ok(("<stdin>".into(), text));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
+    Ok((path.display().to_string(), text))
+}
+
+/// Whether a program still needs lowering: a mesh without devices, or a
+/// value or op of an earlier stage.
+fn needs_lowering(program: &pw_dialect::Program) -> bool {
+    program.meshes.iter().any(|m| m.devices.is_none())
+        || program.meshes.is_empty()
+        || program.ops().iter().any(|op| {
+            matches!(OpKind::of(op), Some(OpKind::Transfer | OpKind::Reshard))
+                || (OpKind::of(op) == Some(OpKind::Call) && ops::symbol_attr(op, ops::ATTR_MESH).is_none())
+        })
+}
+
+fn prepare_plan(
+    cli: &Cli,
+    context: &melior::Context,
+    text: &str,
+    name: &str,
+    resources: &Resources,
+    summary: &mut Summary,
+) -> Result<Plan, String> {
+    let mut module: Module =
+        pw_dialect::parse_source(context, text, name).ok_or_else(|| "error: the program does not parse".to_owned())?;
+    if pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module)) {
+        return Err("error: the program is not valid".into());
+    }
+    let lower = pw_dialect::Program::read(&module).map(|p| needs_lowering(&p)).unwrap_or(true);
+    if lower {
+        let (topology, description) = match &cli.topology {
+            Some(path) => (
+                pw_lowering::Topology::load(path).map_err(|e| format!("error: {e}"))?,
+                format!("topology {}", path.display()),
+            ),
+            None => (
+                pw_lowering::Topology {
+                    islands: vec![pw_lowering::topology::Island {
+                        name: "local".into(),
+                        kind: resources.kind.clone(),
+                        devices: resources.devices.clone(),
+                    }],
+                },
+                format!("one island of {} {} devices", resources.devices.len(), resources.kind),
+            ),
+        };
+        let steps = pipeline::lowering(topology).map_err(|e| format!("error: {e}"))?;
+        let started = Instant::now();
+        pipeline::run(context, &mut module, &steps, None, true, &mut Timings::default())
+            .map_err(|_| "error: lowering failed".to_owned())?;
+        summary.lowered_here = Some(format!("{description} in {:.1} ms", started.elapsed().as_secs_f64() * 1e3));
+    }
+    Plan::from_module(&module).map_err(|e| format!("error: {e}"))
+}
+
+fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
+    if cli.inputs.len() != plan.inputs.len() {
+        return Err(format!(
+            "error: the program takes {} inputs, {} given{}",
+            plan.inputs.len(),
+            cli.inputs.len(),
+            if cli.inputs.is_empty() { " (or use --random-inputs)" } else { "" }
+        ));
+    }
+    cli.inputs
+        .iter()
+        .zip(&plan.inputs)
+        .enumerate()
+        .map(|(i, (path, &id))| {
+            let host = npy::read(path).map_err(|e| format!("error: input #{i}: {e}"))?;
+            let want = &plan.values[id];
+            if host.dtype() != want.dtype || host.shape() != want.shape.as_slice() {
+                return Err(format!(
+                    "error: input #{i} ({}) is {}{:?}, but the program expects {}{:?}",
+                    path.display(),
+                    host.dtype(),
+                    host.shape(),
+                    want.dtype,
+                    want.shape
+                ));
+            }
+            Ok(host)
+        })
+        .collect()
+}
+
+/// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans.
+fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
+    let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    plan.inputs
+        .iter()
+        .map(|&id| {
+            let value = &plan.values[id];
+            let n: usize = value.shape.iter().product();
+            let unit = |bits: u64| (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+            let bytes: Vec<u8> = (0..n)
+                .flat_map(|_| {
+                    let bits = next();
+                    match value.dtype {
+                        DType::F32 => (unit(bits) as f32).to_ne_bytes().to_vec(),
+                        DType::F64 => unit(bits).to_ne_bytes().to_vec(),
+                        DType::BF16 => half::bf16::from_f64(unit(bits)).to_ne_bytes().to_vec(),
+                        DType::F16 => half::f16::from_f64(unit(bits)).to_ne_bytes().to_vec(),
+                        DType::Bool => vec![(bits & 1) as u8],
+                        other => {
+                            let v = bits % 8;
+                            v.to_ne_bytes()[..other.size_in_bytes()].to_vec()
+                        }
+                    }
+                })
+                .collect();
+            HostArray::new(value.dtype, &value.shape, bytes).unwrap_or_else(|_| HostArray::zeros(value.dtype, &value.shape))
+        })
+        .collect()
+}
+
+/// Writes every output, or none: they go to temporary names first.
+fn write_outputs(dir: &Path, outputs: &[HostArray]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
+    let pid = std::process::id();
+    let mut written = Vec::new();
+    for (i, output) in outputs.iter().enumerate() {
+        let tmp = dir.join(format!(".output_{i}.npy.{pid}.tmp"));
+        if let Err(e) = npy::write(&tmp, output) {
+            for t in written.iter().chain(std::iter::once(&tmp)) {
+                let _ = std::fs::remove_file(t);
+            }
+            return Err(format!("error: cannot write output #{i}: {e}"));
+        }
+        written.push(tmp);
+    }
+    for (i, tmp) in written.iter().enumerate() {
+        std::fs::rename(tmp, dir.join(format!("output_{i}.npy"))).map_err(|e| format!("error: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Every element as f64, for comparisons.
+fn as_f64(a: &HostArray) -> Vec<f64> {
+    macro_rules! cast {
+        ($t:ty) => {
+            a.to_vec::<$t>().unwrap_or_default().into_iter().map(|v| v as f64).collect()
+        };
+    }
+    match a.dtype() {
+        DType::Bool => a.bytes().iter().map(|&b| f64::from(b)).collect(),
+        DType::I8 => cast!(i8),
+        DType::I16 => cast!(i16),
+        DType::I32 => cast!(i32),
+        DType::I64 => cast!(i64),
+        DType::U8 => cast!(u8),
+        DType::U16 => cast!(u16),
+        DType::U32 => cast!(u32),
+        DType::U64 => cast!(u64),
+        DType::F16 => a.to_vec::<half::f16>().unwrap_or_default().into_iter().map(f64::from).collect(),
+        DType::BF16 => a.to_vec::<half::bf16>().unwrap_or_default().into_iter().map(f64::from).collect(),
+        DType::F32 => cast!(f32),
+        DType::F64 => cast!(f64),
+    }
+}
+
+/// Compares outputs with --expect files like numpy.allclose; returns
+/// whether all matched and one line per output.
+fn compare(cli: &Cli, outputs: &[HostArray]) -> Result<(bool, Vec<String>), String> {
+    if cli.expect.is_empty() {
+        return Ok((true, Vec::new()));
+    }
+    if cli.expect.len() != outputs.len() {
+        return Err(format!(
+            "error: the program has {} outputs but {} --expect files were given",
+            outputs.len(),
+            cli.expect.len()
+        ));
+    }
+    let mut all = true;
+    let mut lines = Vec::new();
+    for (i, (path, got)) in cli.expect.iter().zip(outputs).enumerate() {
+        let want = npy::read(path).map_err(|e| format!("error: --expect #{i}: {e}"))?;
+        if want.dtype() != got.dtype() || want.shape() != got.shape() {
+            all = false;
+            lines.push(format!(
+                "#{i}: MISMATCH: got {}{:?}, {} holds {}{:?}",
+                got.dtype(),
+                got.shape(),
+                path.display(),
+                want.dtype(),
+                want.shape()
+            ));
+            continue;
+        }
+        let (g, w) = (as_f64(got), as_f64(&want));
+        let mut worst = 0.0f64;
+        let mut bad = 0usize;
+        for (a, b) in g.iter().zip(&w) {
+            let diff = (a - b).abs();
+            worst = worst.max(diff);
+            if diff > cli.atol + cli.rtol * b.abs() || a.is_nan() != b.is_nan() {
+                bad += 1;
+            }
+        }
+        all &= bad == 0;
+        lines.push(format!(
+            "#{i}: {} {} (max |diff| {worst:.2e}, rtol {:.0e}, atol {:.0e}{})",
+            if bad == 0 { "matches" } else { "MISMATCH with" },
+            path.display(),
+            cli.rtol,
+            cli.atol,
+            if bad > 0 { format!(", {bad} elements off") } else { String::new() }
+        ));
+    }
+    Ok((all, lines))
+}
+
+fn ms(d: std::time::Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report_text(
+    cli: &Cli,
+    name: &str,
+    summary: &Summary,
+    plan: &Plan,
+    executor: &Executor,
+    report: &RunReport,
+    outputs: &[HostArray],
+    comparison: &[String],
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "pw-run {name}");
+    let _ = writeln!(out, "  plugin     {}, {} devices", summary.plugin, summary.devices);
+    match &summary.lowered_here {
+        Some(how) => {
+            let _ = writeln!(out, "  lowered    onto {how}");
+        }
+        None => {
+            let _ = writeln!(out, "  lowered    already");
+        }
+    }
+    let _ = writeln!(out, "placement");
+    let width = plan.meshes.iter().map(|(m, _, _)| m.len()).max().unwrap_or(0);
+    for (mesh, axes, devices) in &plan.meshes {
+        let _ = writeln!(out, "  @{mesh:<width$}  {axes:<12} devices {devices:?}");
+    }
+    let calls = plan.steps.iter().filter(|s| matches!(s.kind, pw_runtime::exec::plan::StepKind::Call { .. })).count();
+    let _ = writeln!(
+        out,
+        "compile    {} executables in {:.2} s ({} cache hits: each computation is compiled once per device set)",
+        executor.cache.compiled, executor.cache.seconds, executor.cache.hits
+    );
+    let _ = writeln!(
+        out,
+        "run        {} steps ({calls} calls); host enqueued everything at {}, last output ready at {}, outputs on host at {}",
+        plan.steps.len(),
+        ms(report.enqueued),
+        ms(report.outputs_ready),
+        ms(report.finished)
+    );
+    let _ = writeln!(out, "outputs");
+    for (i, o) in outputs.iter().enumerate() {
+        let place = cli
+            .out_dir
+            .as_ref()
+            .map(|d| format!(" -> {}", d.join(format!("output_{i}.npy")).display()))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  #{i} {}{:?}{place}", o.dtype(), o.shape());
+    }
+    if !comparison.is_empty() {
+        let _ = writeln!(out, "comparison with the expected outputs");
+        for line in comparison {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
+}
+
+fn stats_text(plan: &Plan, report: &RunReport) -> String {
+    let mut out = String::from("steps (times from the start of the run)\n");
+    let _ = writeln!(out, "  {:>10}  {:>10}  {:>10}  step", "enqueued", "enq. done", "finished");
+    for (step, timing) in plan.steps.iter().zip(&report.steps) {
+        let finished = timing.done.iter().filter_map(|(_, d)| *d).max();
+        let _ = writeln!(
+            out,
+            "  {:>10}  {:>10}  {:>10}  {} on {:?}",
+            ms(timing.enqueue_start),
+            ms(timing.enqueue_end),
+            finished.map_or("-".to_owned(), ms),
+            step.label,
+            step.devices
+        );
+    }
+    out
+}
