@@ -132,10 +132,6 @@ struct Summary {
 /// Returns Ok(false) when the run worked but an --expect comparison failed.
 fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<bool, String> {
     let (name, text) = read_program(&cli.program, stdin)?;
-    // XLA's logging is chatty on stderr; keep warnings unless asked.
-    if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
-        std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "2");
-    }
     let plugin = match &cli.plugin {
         Some(path) => Plugin::load(path),
         None => Plugin::discover(),

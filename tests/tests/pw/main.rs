@@ -7,4 +7,5 @@ mod examples;
 mod lit;
 mod pipeline;
 mod robustness;
+mod run;
 mod transfer_plans;

@@ -1,6 +1,11 @@
 //! pw-run: see `pw_tools::run`.
 
 fn main() {
+    // XLA's logging is chatty on stderr: keep its errors only, unless the
+    // user chose a level. (Set before any thread exists.)
+    if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
+        std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "2");
+    }
     // A bug must still end as a one-line error and exit code 1, never as a
     // panic message with a backtrace.
     std::panic::set_hook(Box::new(|info| {

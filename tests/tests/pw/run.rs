@@ -1,0 +1,246 @@
+//! pw-run on the CPU plugin: every example gives JAX's outputs; bad
+//! requests fail with exit code 1 and a clear error; nothing is leaked.
+
+use pw_runtime::{
+    exec::{plan::Plan, Executor},
+    npy,
+    pjrt::{Client, ClientOptions, Plugin},
+};
+use pw_tests::repo_root;
+use std::{ffi::OsString, panic::AssertUnwindSafe, path::PathBuf};
+
+use crate::common::{pw_opt, Output};
+
+/// Runs `pw-run ARGS` in-process with `stdin`.
+fn pw_run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut argv: Vec<OsString> = vec!["pw-run".into()];
+    argv.extend(args.iter().map(OsString::from));
+    let mut input = stdin;
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let code = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        pw_tools::run::main(argv, &mut input, &mut stdout, &mut stderr)
+    }))
+    .unwrap_or_else(|_| panic!("pw-run {args:?} panicked"));
+    Output {
+        code,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+fn files(example: &str, prefix: &str) -> Vec<String> {
+    let dir = repo_root().join("examples").join(example);
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("example data")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix)))
+        .collect();
+    // input_10 sorts after input_9.
+    found.sort_by_key(|p| {
+        p.file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|s| s.rsplit('_').next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0)
+    });
+    found.iter().map(|p| p.display().to_string()).collect()
+}
+
+fn program(example: &str) -> String {
+    repo_root().join("examples").join(format!("{example}.mlir")).display().to_string()
+}
+
+fn run_example(example: &str, extra: &[&str]) -> Output {
+    let mut args = vec![program(example)];
+    args.extend(files(example, "input_"));
+    args.push("--expect".into());
+    args.extend(files(example, "expected_"));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    pw_run(&args, b"")
+}
+
+const EXAMPLES: [&str; 3] = ["pipeline", "rl_step", "partially_placed"];
+
+#[test]
+fn examples_match_jax_on_four_devices() {
+    for example in EXAMPLES {
+        let out = run_example(example, &["--devices", "4"]);
+        assert_eq!(out.code, 0, "{example}:\n{}\n{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("matches"), "{example}: {}", out.stdout);
+        assert!(!out.stdout.contains("MISMATCH"), "{example}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn examples_match_jax_on_eight_devices() {
+    for example in EXAMPLES {
+        let out = run_example(example, &["--devices", "8", "-q"]);
+        assert_eq!(out.code, 0, "{example}:\n{}", out.stderr);
+    }
+}
+
+#[test]
+fn a_lowered_program_runs_as_it_is() {
+    let text = std::fs::read_to_string(program("pipeline")).expect("example");
+    let lowered = pw_opt(&["-", "--pw-lower=devices=4"], text.as_bytes());
+    assert_eq!(lowered.code, 0, "{}", lowered.stderr);
+    let mut args = vec!["-".to_owned()];
+    args.extend(files("pipeline", "input_"));
+    args.push("--expect".into());
+    args.extend(files("pipeline", "expected_"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = pw_run(&args, lowered.stdout.as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("lowered    already"), "{}", out.stdout);
+}
+
+#[test]
+fn a_mismatch_fails_the_run() {
+    let mut args = vec![program("pipeline")];
+    args.extend(files("pipeline", "input_"));
+    args.push("--expect".into());
+    // Every output compared with the first microbatch's expected output.
+    args.extend(std::iter::repeat_n(files("pipeline", "expected_")[0].clone(), 4));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = pw_run(&args, b"");
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("MISMATCH"), "{}", out.stdout);
+}
+
+const TOO_BIG: &str = r#"
+module {
+  pw.mesh @huge ["x"=16]
+  module @f attributes {mhlo.num_partitions = 16 : i32} {
+    func.func public @main(%x: tensor<16xf32>) -> tensor<16xf32> {
+      return %x : tensor<16xf32>
+    }
+  }
+  func.func @main(%x: !pw.array<16xf32>) -> !pw.array<16xf32, @huge> {
+    %0 = pw.call @f(%x) on @huge : (!pw.array<16xf32>) -> !pw.array<16xf32, @huge>
+    return %0 : !pw.array<16xf32, @huge>
+  }
+}
+"#;
+
+#[test]
+fn more_devices_than_exist_is_refused() {
+    let out = pw_run(&["-", "--random-inputs", "--devices", "4"], TOO_BIG.as_bytes());
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("mesh @huge needs 16 devices on one island; the largest such island has 4"), "{}", out.stderr);
+    // A program lowered for a bigger machine is refused too.
+    let lowered = pw_opt(&["-", "--pw-lower=devices=16"], TOO_BIG.as_bytes());
+    assert_eq!(lowered.code, 0, "{}", lowered.stderr);
+    let out = pw_run(&["-", "--random-inputs", "--devices", "4"], lowered.stdout.as_bytes());
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("is bound to device 4, but the PJRT client offers devices [0, 1, 2, 3]"), "{}", out.stderr);
+}
+
+#[test]
+fn bad_inputs_are_refused() {
+    let inputs = files("pipeline", "input_");
+    let p = program("pipeline");
+    let mut missing = inputs.clone();
+    missing[3] = "/nonexistent/x.npy".into();
+    let mut swapped = inputs.clone();
+    swapped.swap(0, 4);
+    let dir = std::env::temp_dir().join(format!("pw-run-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let int_input = dir.join("ints.npy");
+    let host = npy::read(&inputs[0]).expect("input");
+    let ints = pw_runtime::HostArray::zeros(pw_runtime::DType::I32, host.shape());
+    npy::write(&int_input, &ints).expect("write");
+    let mut wrong_dtype = inputs.clone();
+    wrong_dtype[0] = int_input.display().to_string();
+    for (case, args, message) in [
+        ("missing file", missing, "error: input #3"),
+        ("wrong shape", swapped, "error: input #0"),
+        ("wrong dtype", wrong_dtype, "is int32[8, 16], but the program expects float32[8, 16]"),
+        ("too few", inputs[..3].to_vec(), "the program takes 10 inputs, 3 given"),
+    ] {
+        let mut all = vec![p.clone()];
+        all.extend(args);
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = pw_run(&all, b"");
+        assert_eq!(out.code, 1, "{case}");
+        assert!(out.stderr.contains(message), "{case}: {}", out.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn plugin_and_program_errors_are_reported() {
+    let out = pw_run(&[&program("pipeline"), "--random-inputs", "--plugin", "/nonexistent/plugin.so"], b"");
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("PJRT plugin not found"), "{}", out.stderr);
+    let out = pw_run(&["-", "--random-inputs"], b"not a program");
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("error:"), "{}", out.stderr);
+    let bad = TOO_BIG
+        .replace("[\"x\"=16]", "[\"x\"=2]")
+        .replace("16 : i32", "2 : i32")
+        .replace("return %x : tensor<16xf32>", "%0 = \"stablehlo.frobnicate\"(%x) : (tensor<16xf32>) -> tensor<16xf32>\n      return %0 : tensor<16xf32>");
+    let out = pw_run(&["-", "--random-inputs"], bad.as_bytes());
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("compiling @f for devices [0, 1] failed"), "{}", out.stderr);
+}
+
+#[test]
+fn random_inputs_are_deterministic_and_outputs_written() {
+    let dir = std::env::temp_dir().join(format!("pw-run-random-{}", std::process::id()));
+    let read = |sub: &str| {
+        let out = pw_run(
+            &[&program("rl_step"), "--random-inputs", "--seed", "3", "-q", "--out-dir", dir.join(sub).to_str().unwrap_or("")],
+            b"",
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        (0..3)
+            .map(|i| std::fs::read(dir.join(sub).join(format!("output_{i}.npy"))).expect("output written"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(read("a"), read("b"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn trace_and_stats() {
+    let dir = std::env::temp_dir().join(format!("pw-run-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let trace = dir.join("run.json");
+    let out = run_example("pipeline", &["--trace", trace.to_str().unwrap_or(""), "--stats"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("pw.call @jit_mlp_layer on @stage0"), "{}", out.stdout);
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace")).expect("JSON");
+    let events = json["traceEvents"].as_array().expect("events");
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    for track in ["compiler", "host (enqueue)", "device 0", "device 1"] {
+        assert!(names.contains(&track), "no track {track} in {names:?}");
+    }
+    assert!(events.iter().any(|e| e["cat"] == "execute"));
+    assert!(events.iter().any(|e| e["cat"] == "transfer"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn no_buffer_outlives_a_run() {
+    let text = std::fs::read_to_string(program("pipeline")).expect("example");
+    let lowered = pw_opt(&["-", "--pw-lower=devices=4"], text.as_bytes());
+    let context = pw_dialect::new_context();
+    let module = pw_dialect::parse_source(&context, &lowered.stdout, "lowered").expect("parses");
+    let plan = Plan::from_module(&module).expect("plan");
+    let plugin = Plugin::discover().expect("the CPU plugin (scripts/setup.sh installs it)");
+    let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).expect("client");
+    let inputs: Vec<_> = files("pipeline", "input_").iter().map(|f| npy::read(f).expect("input")).collect();
+    let mut executor = Executor::new(&client);
+    let (outputs, report) = executor.run(&plan, &inputs).expect("run");
+    assert_eq!(outputs.len(), 4);
+    assert!(report.enqueued <= report.outputs_ready);
+    assert_eq!(client.live().buffers, 0, "buffers left alive after the run");
+    drop(executor);
+    assert_eq!(client.live().executables, 0, "executables left alive");
+}
