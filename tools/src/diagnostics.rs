@@ -120,9 +120,9 @@ pub fn position(location: Location, depth: usize) -> Option<Position> {
     None
 }
 
-/// Renders a diagnostic and its notes; `source` is the text the positions
-/// refer to (for the quoted line and caret), when available.
-pub fn render(d: &Captured, source: Option<&str>) -> String {
+/// Renders a diagnostic and its notes; `source` is the input (its name and
+/// text): lines of it are quoted, with a caret, for positions in it.
+pub fn render(d: &Captured, source: Option<(&str, &str)>) -> String {
     let mut out = String::new();
     render_one(&mut out, d, source);
     for note in &d.notes {
@@ -131,7 +131,7 @@ pub fn render(d: &Captured, source: Option<&str>) -> String {
     out
 }
 
-fn render_one(out: &mut String, d: &Captured, source: Option<&str>) {
+fn render_one(out: &mut String, d: &Captured, source: Option<(&str, &str)>) {
     match &d.position {
         Some(p) => {
             let _ = writeln!(
@@ -143,7 +143,8 @@ fn render_one(out: &mut String, d: &Captured, source: Option<&str>) {
                 d.severity.name(),
                 d.message
             );
-            if let Some(line) = source.and_then(|s| s.lines().nth(p.line.saturating_sub(1))) {
+            let text = source.filter(|(name, _)| *name == p.file).map(|(_, text)| text);
+            if let Some(line) = text.and_then(|s| s.lines().nth(p.line.saturating_sub(1))) {
                 let _ = writeln!(out, "{line}");
                 let _ = writeln!(out, "{}^", " ".repeat(p.column.saturating_sub(1)));
             }

@@ -240,11 +240,11 @@ fn run(
             problems.extend(expected::check(&mut expected, &produced, &name));
             for p in &problems {
                 failed = true;
-                report(stderr, p.position.clone(), &p.message, &source);
+                report(stderr, p.position.clone(), &p.message, &name, &source);
             }
         } else {
             for d in &produced {
-                let _ = write!(stderr, "{}", render(d, Some(&source)));
+                let _ = write!(stderr, "{}", render(d, Some((&name, &source))));
             }
             if printed.is_none() || produced.iter().any(is_error) {
                 failed = true;
@@ -332,14 +332,14 @@ fn is_error(d: &Captured) -> bool {
     d.severity == crate::diagnostics::Severity::Error
 }
 
-fn report(stderr: &mut dyn Write, position: Option<Position>, message: &str, source: &str) {
+fn report(stderr: &mut dyn Write, position: Option<Position>, message: &str, name: &str, source: &str) {
     let d = Captured {
         severity: crate::diagnostics::Severity::Error,
         position,
         message: message.to_owned(),
         notes: Vec::new(),
     };
-    let _ = write!(stderr, "{}", render(&d, Some(source)));
+    let _ = write!(stderr, "{}", render(&d, Some((name, source))));
 }
 
 fn read_input(path: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), String> {

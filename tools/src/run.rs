@@ -152,7 +152,7 @@ fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn
     let context = pw_dialect::new_context();
     let capture = Capture::new(&context);
     let plan = prepare_plan(cli, &context, &text, &name, &resources, &mut summary);
-    let diagnostics: String = capture.take().iter().map(|d| render(d, Some(&text))).collect();
+    let diagnostics: String = capture.take().iter().map(|d| render(d, Some((&name, &text)))).collect();
     drop(capture);
     let plan = plan.map_err(|e| format!("{diagnostics}{e}"))?;
     resources.admit(&plan).map_err(|e| format!("error: {e}"))?;

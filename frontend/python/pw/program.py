@@ -34,7 +34,6 @@ from jax._src import config as _config
 from jax._src import core
 from jax._src import pjit as _pjit
 from jax._src.lib.mlir import ir as _ir
-from jax._src.named_sharding import DuplicateSpecError as _DuplicateSpecError
 from jax._src.sharding import IndivisibleError as _IndivisibleError
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
@@ -280,8 +279,6 @@ def _sharding_error(e: BaseException, spec: MeshSpec | None) -> ProgramError | N
         )
     if isinstance(e, _IndivisibleError):
         what = "does not divide the array"
-    elif isinstance(e, _DuplicateSpecError):
-        what = "uses a mesh axis twice"
     elif isinstance(e, ValueError) and "is not found in mesh" in message:
         what = "names an axis the mesh lacks"
     else:
@@ -414,16 +411,25 @@ class _Trace(core.Trace):
                 )
         return self.program._record_call(params, tracers)
 
+    # Calls of other kinds: refused on program values; on constants only,
+    # JAX runs them as usual.
+
     def process_call(self, primitive, f, tracers, params):
+        if not any(isinstance(t, Value) for t in tracers):
+            return core.eval_trace.process_call(primitive, f, tracers, params)
         raise TracingError(f"{where()}: '{primitive.name}' cannot be captured; use jax.jit")
 
     def process_custom_jvp_call(self, primitive, fun, jvp, tracers, *args, **kwargs):
+        if not any(isinstance(t, Value) for t in tracers):
+            return core.eval_trace.process_custom_jvp_call(primitive, fun, jvp, tracers, *args, **kwargs)
         raise TracingError(
             f"{where()}: a custom_jvp function (jax.nn.relu is one) was applied to a traced "
             "value outside a jitted function; call it inside a jax.jit function"
         )
 
     def process_custom_vjp_call(self, primitive, fun, fwd, bwd, tracers, *args, **kwargs):
+        if not any(isinstance(t, Value) for t in tracers):
+            return core.eval_trace.process_custom_vjp_call(primitive, fun, fwd, bwd, tracers, *args, **kwargs)
         raise TracingError(
             f"{where()}: a custom_vjp function was applied to a traced value outside a "
             "jitted function; call it inside a jax.jit function"
@@ -464,7 +470,6 @@ def _defined_in_jax(closed) -> bool:
 class _Computation:
     name: str
     text: str
-    num_partitions: int
 
 
 @dataclasses.dataclass
@@ -550,8 +555,8 @@ class Program:
                 f"or an array), got {type(spec).__name__}"
             )
         shape = tuple(int(d) for d in spec.shape)
-        dtype = np.dtype(spec.dtype) if not isinstance(spec.dtype, np.dtype) else spec.dtype
-        _mlir_dtype(dtype)
+        _mlir_dtype(spec.dtype)
+        dtype = np.dtype(spec.dtype)
         if dtype.itemsize == 8 and dtype.kind in "iuf" and not jax.config.jax_enable_x64:
             raise ProgramError(
                 f"{where()}: a {dtype} input needs jax_enable_x64 (without it jax.jit computes "
@@ -684,8 +689,7 @@ class Program:
         if placeholder not in text:
             raise TracingError(f"{where()}: unexpected module text from JAX for {params['name']}")
         text = text.replace(placeholder, f'sym_name = "{name}"', 1)
-        partitions = abstract.size if abstract is not None else _num_partitions(ins + outs)
-        computation = _Computation(name, text, partitions)
+        computation = _Computation(name, text)
         self._computations[name] = computation
         self._by_content[content] = computation
         return computation
@@ -803,11 +807,14 @@ class Program:
 
         return lower(self.text(locations=True), topology=topology, devices=devices, kind=kind)
 
-    def run(self, *arrays, devices: int | None = None):
+    def run(self, *arrays, devices: int | None = None, topology=None):
         """Runs the program through pw-run on the given inputs: arrays, or
         pytrees of arrays, whose leaves in order are the inputs in
         declaration order. Returns the outputs as numpy arrays in the
-        pytree given to ``p.outputs``."""
+        pytree given to ``p.outputs``. ``devices`` asks the PJRT CPU plugin
+        for that many devices; ``topology`` is a TOML/JSON file of islands
+        to lower onto. Raises ToolError with pw-run's diagnostics when the
+        program cannot run."""
         from .tools import run
 
         text = self.text(locations=True)
@@ -820,7 +827,7 @@ class Program:
                     f"{where()}: input #{i} is {a.dtype}{list(a.shape)}, the program "
                     f"expects {value.aval.dtype}{list(value.aval.shape)}"
                 )
-        results = run(text, leaves, devices=devices)
+        results = run(text, leaves, devices=devices, topology=topology)
         if len(results) != len(self._outputs):
             raise ToolError(f"pw-run returned {len(results)} outputs, the program has {len(self._outputs)}")
         outputs = []
@@ -831,13 +838,6 @@ class Program:
                 r = r.view(want)
             outputs.append(r)
         return self.unflatten_outputs(outputs)
-
-
-def _num_partitions(shardings) -> int:
-    for s in shardings:
-        if isinstance(s, NamedSharding):
-            return int(np.prod(s.mesh.axis_sizes, dtype=np.int64))
-    return 1
 
 
 def program(name: str = "program", platform: str = "cpu") -> Program:

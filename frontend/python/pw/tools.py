@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -95,13 +96,13 @@ def lower(text: str, topology=None, devices: int | None = None, kind: str | None
     return proc.stdout
 
 
-def run(text: str, arrays: list[np.ndarray], devices: int | None = None) -> list[np.ndarray]:
+def run(text: str, arrays: list[np.ndarray], devices: int | None = None, topology=None) -> list[np.ndarray]:
     """Runs program text with pw-run on `arrays`; returns its outputs.
 
     pw-run's contract: `pw-run PROGRAM.mlir IN0.npy IN1.npy ... --out-dir
-    DIR [--devices N]` writes `DIR/output_<i>.npy`, one per program
-    result, and exits 0; on failure it exits non-zero with `error:`
-    diagnostics on stderr."""
+    DIR [--devices N] [--topology FILE]` writes `DIR/output_<i>.npy`, one
+    per program result, and exits 0; on failure it exits non-zero with
+    `error:` diagnostics on stderr."""
     with tempfile.TemporaryDirectory(prefix="pw-run-") as tmp:
         program = os.path.join(tmp, "program.mlir")
         with open(program, "w") as f:
@@ -115,7 +116,17 @@ def run(text: str, arrays: list[np.ndarray], devices: int | None = None) -> list
         args = [find_tool("pw-run"), program, *inputs, "--out-dir", out_dir]
         if devices is not None:
             args += ["--devices", str(int(devices))]
-        proc = subprocess.run(args, capture_output=True, text=True)
+        if topology is not None:
+            path = os.path.abspath(os.fspath(topology))
+            if not os.path.isfile(path):
+                raise ToolError(f"topology file {path} does not exist")
+            args += ["--topology", path]
+        env = dict(os.environ)
+        if "PW_PJRT_PLUGIN" not in env and "PW_VENV" not in env and sys.prefix != sys.base_prefix:
+            # pw-run finds the PJRT CPU plugin in a venv: this one, from
+            # whatever directory the program runs in.
+            env["PW_VENV"] = sys.prefix
+        proc = subprocess.run(args, capture_output=True, text=True, env=env)
         _check(proc, "pw-run", program)
         outputs = []
         i = 0

@@ -29,15 +29,16 @@ def assert_verifies(program) -> None:
 
 
 def line_of(path: str, marker: str) -> int:
-    """The 1-based line of `path` that holds `marker` (exactly one does)."""
+    """The 1-based line of `path` that ends with the comment `# marker`
+    (exactly one does)."""
     with open(path) as f:
-        hits = [i + 1 for i, line in enumerate(f) if marker in line]
+        hits = [i + 1 for i, line in enumerate(f) if line.rstrip().endswith(f"# {marker}")]
     assert len(hits) == 1, f"{marker!r} appears on lines {hits} of {path}"
     return hits[0]
 
 
 def assert_names_line(error: BaseException, path: str, marker: str) -> None:
-    """The error's message names `path:line` of the line holding `marker`."""
+    """The error's message names `path:line` of the line marked `# marker`."""
     location = f"{path}:{line_of(path, marker)}"
     assert location in str(error), f"expected {location} in:\n{error}"
 

@@ -338,6 +338,7 @@ def test_constants_built_in_the_block_run_eagerly():
         x = p.input(S((4,), F32))
         scale = jnp.ones(()) * 3  # no program value involved: plain JAX
         assert float(scale) == 3.0
+        assert jax.nn.relu(jnp.arange(3.0) - 1).tolist() == [0.0, 0.0, 1.0]  # custom_jvp too
         p.outputs(jax.jit(functools.partial(lambda a, k: a * k, k=float(scale)))(x))
     assert len(calls(p)) == 2
     assert_verifies(p)
