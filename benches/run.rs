@@ -35,10 +35,19 @@ fn fail(message: impl std::fmt::Display) -> ! {
 /// Lowers program text onto devices `0..devices` (one island) into a plan.
 fn lowered(text: &str, devices: i64) -> Plan {
     let context = pw_dialect::new_context();
-    let mut module = pw_dialect::parse_source(&context, text, "bench").unwrap_or_else(|| fail("program does not parse"));
-    let steps = pipeline::lowering(pw_lowering::Topology::local(devices, "cpu")).unwrap_or_else(|e| fail(e));
-    pipeline::run(&context, &mut module, &steps, None, false, &mut Timings::default())
-        .unwrap_or_else(|_| fail("lowering failed"));
+    let mut module = pw_dialect::parse_source(&context, text, "bench")
+        .unwrap_or_else(|| fail("program does not parse"));
+    let steps = pipeline::lowering(pw_lowering::Topology::local(devices, "cpu"))
+        .unwrap_or_else(|e| fail(e));
+    pipeline::run(
+        &context,
+        &mut module,
+        &steps,
+        None,
+        false,
+        &mut Timings::default(),
+    )
+    .unwrap_or_else(|_| fail("lowering failed"));
     Plan::from_module(&module).unwrap_or_else(|e| fail(e))
 }
 
@@ -57,12 +66,17 @@ fn chain_program(nodes: usize, alternate: bool) -> String {
     ));
     let mesh = |i: usize| if alternate && i % 2 == 1 { "b" } else { "a" };
     let last = mesh(nodes - 1);
-    text.push_str(&format!("  func.func @main(%v0: !pw.array<4xf32, @a, [{{}}]>) -> !pw.array<4xf32, @{last}> {{\n"));
+    text.push_str(&format!(
+        "  func.func @main(%v0: !pw.array<4xf32, @a, [{{}}]>) -> !pw.array<4xf32, @{last}> {{\n"
+    ));
     let mut previous = "!pw.array<4xf32, @a, [{}]>".to_owned();
     for i in 0..nodes {
         let m = mesh(i);
         let t = format!("!pw.array<4xf32, @{m}>");
-        text.push_str(&format!("    %v{} = pw.call @step(%v{i}) on @{m} : ({previous}) -> {t}\n", i + 1));
+        text.push_str(&format!(
+            "    %v{} = pw.call @step(%v{i}) on @{m} : ({previous}) -> {t}\n",
+            i + 1
+        ));
         previous = t;
     }
     text.push_str(&format!("    return %v{nodes} : {previous}\n  }}\n}}\n"));
@@ -76,7 +90,10 @@ fn random_inputs(plan: &Plan) -> Vec<HostArray> {
             let v = &plan.values[id];
             let n: usize = v.shape.iter().product();
             match v.dtype {
-                DType::F32 => HostArray::from_slice(&v.shape, &(0..n).map(|i| (i % 7) as f32 * 0.1).collect::<Vec<_>>()),
+                DType::F32 => HostArray::from_slice(
+                    &v.shape,
+                    &(0..n).map(|i| (i % 7) as f32 * 0.1).collect::<Vec<_>>(),
+                ),
                 other => Ok(HostArray::zeros(other, &v.shape)),
             }
             .unwrap_or_else(|e| fail(e))
@@ -87,7 +104,9 @@ fn random_inputs(plan: &Plan) -> Vec<HostArray> {
 /// Warms up, then runs `RUNS` times; returns (median wall time, the
 /// report of the median run).
 fn measure(executor: &mut Executor, plan: &Plan, inputs: &[HostArray]) -> (Duration, RunReport) {
-    executor.prepare(plan, &mut |_| {}).unwrap_or_else(|e| fail(e));
+    executor
+        .prepare(plan, &mut |_| {})
+        .unwrap_or_else(|e| fail(e));
     for _ in 0..2 {
         executor.run(plan, inputs).unwrap_or_else(|e| fail(e));
     }
@@ -125,16 +144,28 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
             continue;
         };
         let mesh = &plan.values[args[0]].mesh;
-        let axes = plan.meshes.iter().find(|(m, _, _)| m == mesh).map(|(_, a, _)| a.clone()).unwrap_or_default();
+        let axes = plan
+            .meshes
+            .iter()
+            .find(|(m, _, _)| m == mesh)
+            .map(|(_, a, _)| a.clone())
+            .unwrap_or_default();
         let types: Vec<String> = args
             .iter()
             .map(|&a| {
                 let v = &plan.values[a];
                 let dims: String = v.shape.iter().map(|d| format!("{d}x")).collect();
-                format!("!pw.array<{dims}{}>", pw_runtime::exec::kernels::mlir_type(v.dtype))
+                format!(
+                    "!pw.array<{dims}{}>",
+                    pw_runtime::exec::kernels::mlir_type(v.dtype)
+                )
             })
             .collect();
-        let params: Vec<String> = types.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect();
+        let params: Vec<String> = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("%a{i}: {t}"))
+            .collect();
         let operands: Vec<String> = (0..types.len()).map(|i| format!("%a{i}")).collect();
         let outputs = outputs_of(plan, index);
         let results: Vec<String> = (0..outputs).map(|i| format!("%r#{i}")).collect();
@@ -154,8 +185,16 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
         let inputs = random_inputs(&alone);
         let (_, report) = measure(&mut executor, &alone, &inputs);
         let call = report.steps.last().cloned().unwrap_or_default();
-        let done = call.done.iter().filter_map(|(_, d)| *d).max().unwrap_or(call.enqueue_end);
-        times.push((computation.name.clone(), done.saturating_sub(call.enqueue_start)));
+        let done = call
+            .done
+            .iter()
+            .filter_map(|(_, d)| *d)
+            .max()
+            .unwrap_or(call.enqueue_end);
+        times.push((
+            computation.name.clone(),
+            done.saturating_sub(call.enqueue_start),
+        ));
     }
     times
 }
@@ -164,7 +203,11 @@ fn outputs_of(plan: &Plan, computation: usize) -> usize {
     plan.steps
         .iter()
         .find_map(|s| match &s.kind {
-            StepKind::Call { computation: c, results, .. } if *c == computation => Some(results.len()),
+            StepKind::Call {
+                computation: c,
+                results,
+                ..
+            } if *c == computation => Some(results.len()),
             _ => None,
         })
         .unwrap_or(1)
@@ -174,13 +217,20 @@ fn result_types(plan: &Plan, computation: usize) -> String {
     plan.steps
         .iter()
         .find_map(|s| match &s.kind {
-            StepKind::Call { computation: c, results, .. } if *c == computation => Some(
+            StepKind::Call {
+                computation: c,
+                results,
+                ..
+            } if *c == computation => Some(
                 results
                     .iter()
                     .map(|&r| {
                         let v = &plan.values[r];
                         let dims: String = v.shape.iter().map(|d| format!("{d}x")).collect();
-                        format!("!pw.array<{dims}{}, @m>", pw_runtime::exec::kernels::mlir_type(v.dtype))
+                        format!(
+                            "!pw.array<{dims}{}, @m>",
+                            pw_runtime::exec::kernels::mlir_type(v.dtype)
+                        )
                     })
                     .collect::<Vec<_>>()
                     .join(", "),
@@ -192,10 +242,17 @@ fn result_types(plan: &Plan, computation: usize) -> String {
 
 /// The pipeline example's block captured with `microbatches` microbatches
 /// (and optionally wider layers), by the front end.
-fn pipeline_program(root: &Path, microbatches: usize, width_batch: Option<(usize, usize)>) -> String {
+fn pipeline_program(
+    root: &Path,
+    microbatches: usize,
+    width_batch: Option<(usize, usize)>,
+) -> String {
     let file = std::env::temp_dir().join(format!("pw-bench-pipeline-{}.mlir", std::process::id()));
     let mut command = Command::new(root.join(".venv/bin/python"));
-    command.arg(root.join("benches/make_pipeline.py")).arg(&file).arg(microbatches.to_string());
+    command
+        .arg(root.join("benches/make_pipeline.py"))
+        .arg(&file)
+        .arg(microbatches.to_string());
     if let Some((width, batch)) = width_batch {
         command.arg(width.to_string()).arg(batch.to_string());
     }
@@ -227,36 +284,53 @@ fn jax_chain(root: &Path) -> serde_json::Value {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let client = client();
     let mut rows: Vec<[String; 3]> = Vec::new();
 
     eprintln!("a. dispatch overhead...");
     let jax = jax_chain(&root);
-    for (name, alternate, key) in [("alternating between 2 devices", true, "alternating"), ("on 1 device", false, "single")] {
+    for (name, alternate, key) in [
+        ("alternating between 2 devices", true, "alternating"),
+        ("on 1 device", false, "single"),
+    ] {
         let p = lowered(&chain_program(NODES, alternate), 2);
         let mut executor = Executor::new(&client);
         let (wall, report) = measure(&mut executor, &p, &random_inputs(&p));
         rows.push([
             format!("a. chain of {NODES} tiny calls {name}: time per node"),
-            format!("{:.1} µs (host enqueue {:.1} µs)", us(wall, NODES), us(report.enqueued, NODES)),
+            format!(
+                "{:.1} µs (host enqueue {:.1} µs)",
+                us(wall, NODES),
+                us(report.enqueued, NODES)
+            ),
             format!("{:.1} µs", jax[key].as_f64().unwrap_or(f64::NAN)),
         ]);
     }
 
     eprintln!("b. run-ahead...");
-    let text = std::fs::read_to_string(root.join("examples/pipeline.mlir")).unwrap_or_else(|e| fail(e));
+    let text =
+        std::fs::read_to_string(root.join("examples/pipeline.mlir")).unwrap_or_else(|e| fail(e));
     let p = lowered(&text, 4);
     let mut executor = Executor::new(&client);
     let (_, report) = measure(&mut executor, &p, &random_inputs(&p));
     rows.push([
-        format!("b. pipeline example ({} steps): host done enqueuing / last output ready", p.steps.len()),
+        format!(
+            "b. pipeline example ({} steps): host done enqueuing / last output ready",
+            p.steps.len()
+        ),
         format!("{} / {}", ms(report.enqueued), ms(report.outputs_ready)),
         "-".into(),
     ]);
 
     eprintln!("b, c. wider pipelines...");
-    for (what, width_batch) in [("example sizes", None), ("layers 256-512-512-256, 64 rows", Some((256, 64)))] {
+    for (what, width_batch) in [
+        ("example sizes", None),
+        ("layers 256-512-512-256, 64 rows", Some((256, 64))),
+    ] {
         let p = lowered(&pipeline_program(&root, 8, width_batch), 4);
         let mut executor = Executor::new(&client);
         let (_, report) = measure(&mut executor, &p, &random_inputs(&p));
@@ -271,9 +345,14 @@ fn main() {
         let sum: Duration = stages.iter().map(|(_, d)| *d).sum();
         let max = stages.iter().map(|(_, d)| *d).max().unwrap_or_default();
         let bound = sum + max * 7;
-        let stage_text: Vec<String> = stages.iter().map(|(n, d)| format!("@{n} {:.0} µs", us(*d, 1))).collect();
+        let stage_text: Vec<String> = stages
+            .iter()
+            .map(|(n, d)| format!("@{n} {:.0} µs", us(*d, 1)))
+            .collect();
         rows.push([
-            format!("c. 3-stage pipeline ({what}), 8 microbatches: wall time vs critical-path bound"),
+            format!(
+                "c. 3-stage pipeline ({what}), 8 microbatches: wall time vs critical-path bound"
+            ),
             format!(
                 "{} vs {} ({:.2}x the bound; alone: {})",
                 ms(report.outputs_ready),
@@ -285,7 +364,10 @@ fn main() {
         ]);
     }
 
-    println!("pw-run benchmarks (CPU plugin, 4 devices; JAX {} on the same machine, same run)\n", jax["jax"].as_str().unwrap_or("?"));
+    println!(
+        "pw-run benchmarks (CPU plugin, 4 devices; JAX {} on the same machine, same run)\n",
+        jax["jax"].as_str().unwrap_or("?")
+    );
     println!("| benchmark | pw | JAX |");
     println!("| --- | --- | --- |");
     for [a, b, c] in rows {

@@ -143,7 +143,9 @@ fn render_one(out: &mut String, d: &Captured, source: Option<(&str, &str)>) {
                 d.severity.name(),
                 d.message
             );
-            let text = source.filter(|(name, _)| *name == p.file).map(|(_, text)| text);
+            let text = source
+                .filter(|(name, _)| *name == p.file)
+                .map(|(_, text)| text);
             if let Some(line) = text.and_then(|s| s.lines().nth(p.line.saturating_sub(1))) {
                 let _ = writeln!(out, "{line}");
                 let _ = writeln!(out, "{}^", " ".repeat(p.column.saturating_sub(1)));

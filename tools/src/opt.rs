@@ -148,9 +148,8 @@ fn list_passes(out: &mut dyn Write) {
     let _ = writeln!(out, "Passes:");
     let _ = writeln!(
         out,
-        "  --{:<24} {}",
-        pipeline::FULL_PIPELINE,
-        "the full pipeline:"
+        "  --{:<24} the full pipeline:",
+        pipeline::FULL_PIPELINE
     );
     for name in pipeline::FULL_PIPELINE_PASSES {
         let _ = writeln!(out, "  {:<26}   {name}", "");
@@ -332,7 +331,13 @@ fn is_error(d: &Captured) -> bool {
     d.severity == crate::diagnostics::Severity::Error
 }
 
-fn report(stderr: &mut dyn Write, position: Option<Position>, message: &str, name: &str, source: &str) {
+fn report(
+    stderr: &mut dyn Write,
+    position: Option<Position>,
+    message: &str,
+    name: &str,
+    source: &str,
+) {
     let d = Captured {
         severity: crate::diagnostics::Severity::Error,
         position,

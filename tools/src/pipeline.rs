@@ -189,10 +189,12 @@ pub fn find(name: &str) -> Option<&'static PassInfo> {
 /// go to the passes that accept them); anything else is one pass.
 pub fn steps(name: &str, options: Options) -> Result<Vec<Step>, String> {
     if name == FULL_PIPELINE {
-        if let Some(unknown) = options
-            .keys()
-            .find(|k| !FULL_PIPELINE_PASSES.iter().filter_map(|n| find(n)).any(|i| i.options.iter().any(|(o, _)| o == k)))
-        {
+        if let Some(unknown) = options.keys().find(|k| {
+            !FULL_PIPELINE_PASSES
+                .iter()
+                .filter_map(|n| find(n))
+                .any(|i| i.options.iter().any(|(o, _)| o == k))
+        }) {
             return Err(format!("unknown option '{unknown}' of {FULL_PIPELINE}"));
         }
         return FULL_PIPELINE_PASSES
@@ -217,7 +219,9 @@ pub fn lowering(topology: pw_lowering::Topology) -> Result<Vec<Step>, String> {
     FULL_PIPELINE_PASSES
         .iter()
         .map(|name| match *name {
-            "pw-lower-to-physical" => Ok(Step::pw(Box::new(LowerToPhysical { topology: topology.clone() }))),
+            "pw-lower-to-physical" => Ok(Step::pw(Box::new(LowerToPhysical {
+                topology: topology.clone(),
+            }))),
             other => steps(other, Options::new()).map(|mut s| s.remove(0)),
         })
         .collect()
@@ -325,7 +329,9 @@ pub fn run<'c>(
     for step in steps {
         match &step.pass {
             StepPass::Pw(pass) => timings.time(step.name, || pass.run(context, module))?,
-            StepPass::Upstream => timings.time(step.name, || run_upstream(context, module, step.name))?,
+            StepPass::Upstream => {
+                timings.time(step.name, || run_upstream(context, module, step.name))?
+            }
         }
         let valid = !verify_each
             || timings.time("verify after each pass", || {
@@ -335,10 +341,7 @@ pub fn run<'c>(
         if !valid {
             pw_dialect::diag::Diag::error(
                 module.as_operation().location(),
-                format!(
-                    "internal error: {} produced an invalid program",
-                    step.name
-                ),
+                format!("internal error: {} produced an invalid program", step.name),
             )
             .emit();
             return Err(PassFailed);

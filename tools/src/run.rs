@@ -104,7 +104,12 @@ pub struct Cli {
 }
 
 /// Runs pw-run with `args` (program name first); returns the exit code.
-pub fn main(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+pub fn main(
+    args: Vec<OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -130,7 +135,12 @@ struct Summary {
 }
 
 /// Returns Ok(false) when the run worked but an --expect comparison failed.
-fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<bool, String> {
+fn run(
+    cli: &Cli,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<bool, String> {
     let (name, text) = read_program(&cli.program, stdin)?;
     let plugin = match &cli.plugin {
         Some(path) => Plugin::load(path),
@@ -145,14 +155,22 @@ fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn
     let resources = Resources::of(&client);
     let mut summary = Summary {
         lowered_here: None,
-        plugin: format!("{} (PJRT C API {})", plugin.path().display(), plugin.version()),
+        plugin: format!(
+            "{} (PJRT C API {})",
+            plugin.path().display(),
+            plugin.version()
+        ),
         devices: resources.devices.len(),
     };
 
     let context = pw_dialect::new_context();
     let capture = Capture::new(&context);
     let plan = prepare_plan(cli, &context, &text, &name, &resources, &mut summary);
-    let diagnostics: String = capture.take().iter().map(|d| render(d, Some((&name, &text)))).collect();
+    let diagnostics: String = capture
+        .take()
+        .iter()
+        .map(|d| render(d, Some((&name, &text))))
+        .collect();
     drop(capture);
     let plan = plan.map_err(|e| format!("{diagnostics}{e}"))?;
     resources.admit(&plan).map_err(|e| format!("error: {e}"))?;
@@ -170,8 +188,12 @@ fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn
             let _ = writeln!(stderr, "pw-run: {what}");
         }
     };
-    executor.prepare(&plan, &mut progress).map_err(|e| format!("error: {e}"))?;
-    let (outputs, report) = executor.run(&plan, &inputs).map_err(|e| format!("error: {e}"))?;
+    executor
+        .prepare(&plan, &mut progress)
+        .map_err(|e| format!("error: {e}"))?;
+    let (outputs, report) = executor
+        .run(&plan, &inputs)
+        .map_err(|e| format!("error: {e}"))?;
 
     if let Some(dir) = &cli.out_dir {
         write_outputs(dir, &outputs)?;
@@ -180,10 +202,24 @@ fn run(cli: &Cli, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn
     if let Some(path) = &cli.trace {
         let spans = trace::spans(&plan, &executor.cache, &report);
         let json = trace::chrome_json(&spans).to_string();
-        write_atomically(path, &json).map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
+        write_atomically(path, &json)
+            .map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
     }
     if !cli.quiet {
-        let _ = write!(stdout, "{}", report_text(cli, &name, &summary, &plan, &executor, &report, &outputs, &comparison));
+        let _ = write!(
+            stdout,
+            "{}",
+            report_text(
+                cli,
+                &name,
+                &summary,
+                &plan,
+                &executor,
+                &report,
+                &outputs,
+                &comparison
+            )
+        );
     }
     if cli.stats {
         let _ = write!(stdout, "{}", stats_text(&plan, &report));
@@ -199,7 +235,8 @@ fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), S
             .map_err(|e| format!("error: cannot read standard input: {e}"))?;
         return Ok(("<stdin>".into(), text));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
     Ok((path.display().to_string(), text))
 }
 
@@ -210,7 +247,8 @@ fn needs_lowering(program: &pw_dialect::Program) -> bool {
         || program.meshes.is_empty()
         || program.ops().iter().any(|op| {
             matches!(OpKind::of(op), Some(OpKind::Transfer | OpKind::Reshard))
-                || (OpKind::of(op) == Some(OpKind::Call) && ops::symbol_attr(op, ops::ATTR_MESH).is_none())
+                || (OpKind::of(op) == Some(OpKind::Call)
+                    && ops::symbol_attr(op, ops::ATTR_MESH).is_none())
         })
 }
 
@@ -222,12 +260,14 @@ fn prepare_plan(
     resources: &Resources,
     summary: &mut Summary,
 ) -> Result<Plan, String> {
-    let mut module: Module =
-        pw_dialect::parse_source(context, text, name).ok_or_else(|| "error: the program does not parse".to_owned())?;
+    let mut module: Module = pw_dialect::parse_source(context, text, name)
+        .ok_or_else(|| "error: the program does not parse".to_owned())?;
     if pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module)) {
         return Err("error: the program is not valid".into());
     }
-    let lower = pw_dialect::Program::read(&module).map(|p| needs_lowering(&p)).unwrap_or(true);
+    let lower = pw_dialect::Program::read(&module)
+        .map(|p| needs_lowering(&p))
+        .unwrap_or(true);
     if lower {
         let (topology, description) = match &cli.topology {
             Some(path) => (
@@ -242,14 +282,28 @@ fn prepare_plan(
                         devices: resources.devices.clone(),
                     }],
                 },
-                format!("one island of {} {} devices", resources.devices.len(), resources.kind),
+                format!(
+                    "one island of {} {} devices",
+                    resources.devices.len(),
+                    resources.kind
+                ),
             ),
         };
         let steps = pipeline::lowering(topology).map_err(|e| format!("error: {e}"))?;
         let started = Instant::now();
-        pipeline::run(context, &mut module, &steps, None, true, &mut Timings::default())
-            .map_err(|_| "error: lowering failed".to_owned())?;
-        summary.lowered_here = Some(format!("{description} in {:.1} ms", started.elapsed().as_secs_f64() * 1e3));
+        pipeline::run(
+            context,
+            &mut module,
+            &steps,
+            None,
+            true,
+            &mut Timings::default(),
+        )
+        .map_err(|_| "error: lowering failed".to_owned())?;
+        summary.lowered_here = Some(format!(
+            "{description} in {:.1} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        ));
     }
     Plan::from_module(&module).map_err(|e| format!("error: {e}"))
 }
@@ -260,7 +314,11 @@ fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
             "error: the program takes {} inputs, {} given{}",
             plan.inputs.len(),
             cli.inputs.len(),
-            if cli.inputs.is_empty() { " (or use --random-inputs)" } else { "" }
+            if cli.inputs.is_empty() {
+                " (or use --random-inputs)"
+            } else {
+                ""
+            }
         ));
     }
     cli.inputs
@@ -317,14 +375,16 @@ fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
                     }
                 })
                 .collect();
-            HostArray::new(value.dtype, &value.shape, bytes).unwrap_or_else(|_| HostArray::zeros(value.dtype, &value.shape))
+            HostArray::new(value.dtype, &value.shape, bytes)
+                .unwrap_or_else(|_| HostArray::zeros(value.dtype, &value.shape))
         })
         .collect()
 }
 
 /// Writes every output, or none: they go to temporary names first.
 fn write_outputs(dir: &Path, outputs: &[HostArray]) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
     let pid = std::process::id();
     let mut written = Vec::new();
     for (i, output) in outputs.iter().enumerate() {
@@ -338,7 +398,8 @@ fn write_outputs(dir: &Path, outputs: &[HostArray]) -> Result<(), String> {
         written.push(tmp);
     }
     for (i, tmp) in written.iter().enumerate() {
-        std::fs::rename(tmp, dir.join(format!("output_{i}.npy"))).map_err(|e| format!("error: {e}"))?;
+        std::fs::rename(tmp, dir.join(format!("output_{i}.npy")))
+            .map_err(|e| format!("error: {e}"))?;
     }
     Ok(())
 }
@@ -347,7 +408,11 @@ fn write_outputs(dir: &Path, outputs: &[HostArray]) -> Result<(), String> {
 fn as_f64(a: &HostArray) -> Vec<f64> {
     macro_rules! cast {
         ($t:ty) => {
-            a.to_vec::<$t>().unwrap_or_default().into_iter().map(|v| v as f64).collect()
+            a.to_vec::<$t>()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| v as f64)
+                .collect()
         };
     }
     match a.dtype() {
@@ -360,8 +425,18 @@ fn as_f64(a: &HostArray) -> Vec<f64> {
         DType::U16 => cast!(u16),
         DType::U32 => cast!(u32),
         DType::U64 => cast!(u64),
-        DType::F16 => a.to_vec::<half::f16>().unwrap_or_default().into_iter().map(f64::from).collect(),
-        DType::BF16 => a.to_vec::<half::bf16>().unwrap_or_default().into_iter().map(f64::from).collect(),
+        DType::F16 => a
+            .to_vec::<half::f16>()
+            .unwrap_or_default()
+            .into_iter()
+            .map(f64::from)
+            .collect(),
+        DType::BF16 => a
+            .to_vec::<half::bf16>()
+            .unwrap_or_default()
+            .into_iter()
+            .map(f64::from)
+            .collect(),
         DType::F32 => cast!(f32),
         DType::F64 => cast!(f64),
     }
@@ -413,7 +488,11 @@ fn compare(cli: &Cli, outputs: &[HostArray]) -> Result<(bool, Vec<String>), Stri
             path.display(),
             cli.rtol,
             cli.atol,
-            if bad > 0 { format!(", {bad} elements off") } else { String::new() }
+            if bad > 0 {
+                format!(", {bad} elements off")
+            } else {
+                String::new()
+            }
         ));
     }
     Ok((all, lines))
@@ -436,7 +515,11 @@ fn report_text(
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "pw-run {name}");
-    let _ = writeln!(out, "  plugin     {}, {} devices", summary.plugin, summary.devices);
+    let _ = writeln!(
+        out,
+        "  plugin     {}, {} devices",
+        summary.plugin, summary.devices
+    );
     match &summary.lowered_here {
         Some(how) => {
             let _ = writeln!(out, "  lowered    onto {how}");
@@ -446,11 +529,20 @@ fn report_text(
         }
     }
     let _ = writeln!(out, "placement");
-    let width = plan.meshes.iter().map(|(m, _, _)| m.len()).max().unwrap_or(0);
+    let width = plan
+        .meshes
+        .iter()
+        .map(|(m, _, _)| m.len())
+        .max()
+        .unwrap_or(0);
     for (mesh, axes, devices) in &plan.meshes {
         let _ = writeln!(out, "  @{mesh:<width$}  {axes:<12} devices {devices:?}");
     }
-    let calls = plan.steps.iter().filter(|s| matches!(s.kind, pw_runtime::exec::plan::StepKind::Call { .. })).count();
+    let calls = plan
+        .steps
+        .iter()
+        .filter(|s| matches!(s.kind, pw_runtime::exec::plan::StepKind::Call { .. }))
+        .count();
     let _ = writeln!(
         out,
         "compile    {} executables in {:.2} s ({} cache hits: each computation is compiled once per device set)",
@@ -484,7 +576,11 @@ fn report_text(
 
 fn stats_text(plan: &Plan, report: &RunReport) -> String {
     let mut out = String::from("steps (times from the start of the run)\n");
-    let _ = writeln!(out, "  {:>10}  {:>10}  {:>10}  step", "enqueued", "enq. done", "finished");
+    let _ = writeln!(
+        out,
+        "  {:>10}  {:>10}  {:>10}  step",
+        "enqueued", "enq. done", "finished"
+    );
     for (step, timing) in plan.steps.iter().zip(&report.steps) {
         let finished = timing.done.iter().filter_map(|(_, d)| *d).max();
         let _ = writeln!(

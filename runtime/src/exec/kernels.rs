@@ -39,7 +39,11 @@ fn zero(dtype: DType) -> &'static str {
 }
 
 fn list(values: &[usize]) -> String {
-    values.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+    values
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Cuts the box `sizes` at `offsets` out of a `shape` shard.

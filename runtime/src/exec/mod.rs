@@ -27,7 +27,9 @@ pub mod trace;
 use crate::{
     error::Error,
     host::HostArray,
-    pjrt::{Buffer, Client, CompileOptions, Device, Event, ExecuteOptions, LoadedExecutable, Program},
+    pjrt::{
+        Buffer, Client, CompileOptions, Device, Event, ExecuteOptions, LoadedExecutable, Program,
+    },
     sharding::IndexDomain,
 };
 use plan::{Plan, StepKind, ValueId};
@@ -48,17 +50,27 @@ pub enum ExecError {
     Compile {
         what: String,
         devices: Vec<i64>,
-        source: Error,
+        source: Box<Error>,
     },
     #[error("step {step} on devices {devices:?} failed: {source}")]
     Step {
         step: String,
         devices: Vec<i64>,
-        source: Error,
+        source: Box<Error>,
     },
     #[error("{0}")]
-    Runtime(#[from] Error),
+    Runtime(Box<Error>),
 }
+
+impl From<Error> for ExecError {
+    fn from(e: Error) -> Self {
+        ExecError::Runtime(Box::new(e))
+    }
+}
+
+/// When each device finished each step (steps in schedule order), filled
+/// in by completion callbacks.
+type DoneTimes = Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>>;
 
 /// Compiled executables, keyed by a hash of (text, devices).
 #[derive(Default)]
@@ -120,7 +132,11 @@ struct Pending {
 
 impl Executor {
     pub fn new(client: &Client) -> Self {
-        let devices = client.devices().into_iter().map(|d| (i64::from(d.id()), d)).collect();
+        let devices = client
+            .devices()
+            .into_iter()
+            .map(|d| (i64::from(d.id()), d))
+            .collect();
         Self {
             client: client.clone(),
             devices,
@@ -129,9 +145,11 @@ impl Executor {
     }
 
     fn device(&self, id: i64) -> Result<&Device, ExecError> {
-        self.devices
-            .get(&id)
-            .ok_or_else(|| ExecError::Setup(format!("the program uses device {id}, which the PJRT client does not have")))
+        self.devices.get(&id).ok_or_else(|| {
+            ExecError::Setup(format!(
+                "the program uses device {id}, which the PJRT client does not have"
+            ))
+        })
     }
 
     fn devices(&self, ids: &[i64]) -> Result<Vec<Device>, ExecError> {
@@ -183,7 +201,7 @@ impl Executor {
             .map_err(|source| ExecError::Compile {
                 what: what.to_owned(),
                 devices: devices.to_vec(),
-                source,
+                source: Box::new(source),
             })?;
         let elapsed = start.elapsed();
         self.cache.seconds += elapsed.as_secs_f64();
@@ -203,7 +221,11 @@ impl Executor {
     /// Compiles everything `plan` needs: each computation once per device
     /// set, and the slice and place kernels of its copies. `progress` hears
     /// of each compilation as it starts.
-    pub fn prepare(&mut self, plan: &Plan, progress: &mut dyn FnMut(&str)) -> Result<(), ExecError> {
+    pub fn prepare(
+        &mut self,
+        plan: &Plan,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<(), ExecError> {
         for step in &plan.steps {
             match &step.kind {
                 StepKind::Call { computation, .. } => {
@@ -217,17 +239,39 @@ impl Executor {
                             step.devices.len()
                         )));
                     }
-                    self.compile(&format!("@{}", c.name), &c.text, &step.devices, true, progress)?;
+                    self.compile(
+                        &format!("@{}", c.name),
+                        &c.text,
+                        &step.devices,
+                        true,
+                        progress,
+                    )?;
                 }
-                StepKind::Copy { input, output, pieces } => {
+                StepKind::Copy {
+                    input,
+                    output,
+                    pieces,
+                } => {
                     for target in copy_work(plan, *input, *output, pieces)? {
                         for (piece, slice) in &target.pieces {
                             if let Some(text) = slice {
-                                self.compile("a transfer kernel", text, &[piece.src_device], false, progress)?;
+                                self.compile(
+                                    "a transfer kernel",
+                                    text,
+                                    &[piece.src_device],
+                                    false,
+                                    progress,
+                                )?;
                             }
                         }
                         if let Some(text) = &target.place {
-                            self.compile("a transfer kernel", text, &[target.device], false, progress)?;
+                            self.compile(
+                                "a transfer kernel",
+                                text,
+                                &[target.device],
+                                false,
+                                progress,
+                            )?;
                         }
                     }
                 }
@@ -240,7 +284,11 @@ impl Executor {
     /// Runs `plan` on `inputs` (host arrays, in program order); returns the
     /// outputs on the host and the timings. Compiles whatever [`Executor::prepare`]
     /// has not.
-    pub fn run(&mut self, plan: &Plan, inputs: &[HostArray]) -> Result<(Vec<HostArray>, RunReport), ExecError> {
+    pub fn run(
+        &mut self,
+        plan: &Plan,
+        inputs: &[HostArray],
+    ) -> Result<(Vec<HostArray>, RunReport), ExecError> {
         if inputs.len() != plan.inputs.len() {
             return Err(ExecError::Setup(format!(
                 "the program takes {} inputs, got {}",
@@ -260,7 +308,7 @@ impl Executor {
                 other => other,
             })?);
         }
-        let done_times: Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>> =
+        let done_times: DoneTimes =
             Arc::new(Mutex::new(plan.steps.iter().map(|_| Vec::new()).collect()));
         let mut timings = Vec::with_capacity(plan.steps.len());
         let mut pending: Vec<Pending> = Vec::with_capacity(plan.steps.len());
@@ -278,7 +326,9 @@ impl Executor {
                 let times = done_times.clone();
                 let device = *device;
                 let slot = {
-                    let mut t = times.lock().map_err(|_| ExecError::Setup("timing lock poisoned".into()))?;
+                    let mut t = times
+                        .lock()
+                        .map_err(|_| ExecError::Setup("timing lock poisoned".into()))?;
                     t[index].push((device, None));
                     t[index].len() - 1
                 };
@@ -318,13 +368,13 @@ impl Executor {
                     return Err(ExecError::Step {
                         step: step.label.clone(),
                         devices: step.devices.clone(),
-                        source,
+                        source: Box::new(source),
                     });
                 }
             }
         }
         if let Some(source) = first_failure {
-            return Err(ExecError::Runtime(source));
+            return Err(source.into());
         }
         let mut outputs = Vec::with_capacity(plan.outputs.len());
         for &id in &plan.outputs {
@@ -365,31 +415,51 @@ impl Executor {
         for (position, device) in value.devices.iter().enumerate() {
             let offsets = &value.layout.offsets[position];
             if !cut.contains_key(offsets) {
-                cut.insert(offsets, host.slice(&domain(offsets, &value.layout.shard_shape))?);
+                cut.insert(
+                    offsets,
+                    host.slice(&domain(offsets, &value.layout.shard_shape))?,
+                );
             }
             let part = &cut[offsets];
-            let buffer = self
-                .client
-                .buffer_from_host(part.bytes(), part.dtype(), part.shape(), self.device(*device)?)?;
+            let buffer = self.client.buffer_from_host(
+                part.bytes(),
+                part.dtype(),
+                part.shape(),
+                self.device(*device)?,
+            )?;
             shards.push(Some(Arc::new(buffer)));
         }
         Ok(shards)
     }
 
     /// Reassembles value `id` on the host from one replica of each tile.
-    fn download(&self, plan: &Plan, id: ValueId, shards: Option<&Shards>) -> Result<HostArray, ExecError> {
+    fn download(
+        &self,
+        plan: &Plan,
+        id: ValueId,
+        shards: Option<&Shards>,
+    ) -> Result<HostArray, ExecError> {
         let value = &plan.values[id];
-        let shards = shards.ok_or_else(|| ExecError::Setup("an output was released early".into()))?;
+        let shards =
+            shards.ok_or_else(|| ExecError::Setup("an output was released early".into()))?;
         let mut host = HostArray::zeros(value.dtype, &value.shape);
         let mut done: Vec<&Vec<i64>> = Vec::new();
         for (position, offsets) in value.layout.offsets.iter().enumerate() {
             if done.contains(&offsets) {
                 continue;
             }
-            let buffer = shards[position]
-                .as_ref()
-                .ok_or_else(|| ExecError::Setup(format!("output shard on device {} is missing", value.devices[position])))?;
-            let shape: Vec<usize> = value.layout.shard_shape.iter().map(|&d| d as usize).collect();
+            let buffer = shards[position].as_ref().ok_or_else(|| {
+                ExecError::Setup(format!(
+                    "output shard on device {} is missing",
+                    value.devices[position]
+                ))
+            })?;
+            let shape: Vec<usize> = value
+                .layout
+                .shard_shape
+                .iter()
+                .map(|&d| d as usize)
+                .collect();
             let part = HostArray::new(value.dtype, &shape, buffer.to_host()?)?;
             host.write_slice(&domain(offsets, &value.layout.shard_shape), &part)?;
             done.push(offsets);
@@ -405,19 +475,31 @@ impl Executor {
         values: &mut [Option<Shards>],
     ) -> Result<Vec<(i64, Event)>, ExecError> {
         match &step.kind {
-            StepKind::Call { computation, args, results } => {
+            StepKind::Call {
+                computation,
+                args,
+                results,
+            } => {
                 let c = &plan.computations[*computation];
-                let executable = self.compiled(&format!("@{}", c.name), &c.text, &step.devices, true)?;
-                let mut lists: Vec<Vec<&Buffer>> = vec![Vec::with_capacity(args.len()); step.devices.len()];
+                let executable =
+                    self.compiled(&format!("@{}", c.name), &c.text, &step.devices, true)?;
+                let mut lists: Vec<Vec<&Buffer>> =
+                    vec![Vec::with_capacity(args.len()); step.devices.len()];
                 for arg in args {
-                    let shards = values[*arg]
-                        .as_ref()
-                        .ok_or_else(|| ExecError::Setup(format!("{}: an argument was released early", step.label)))?;
+                    let shards = values[*arg].as_ref().ok_or_else(|| {
+                        ExecError::Setup(format!("{}: an argument was released early", step.label))
+                    })?;
                     for (position, list) in lists.iter_mut().enumerate() {
-                        let buffer = shards
-                            .get(position)
-                            .and_then(|b| b.as_deref())
-                            .ok_or_else(|| ExecError::Setup(format!("{}: an argument shard is missing", step.label)))?;
+                        let buffer =
+                            shards
+                                .get(position)
+                                .and_then(|b| b.as_deref())
+                                .ok_or_else(|| {
+                                    ExecError::Setup(format!(
+                                        "{}: an argument shard is missing",
+                                        step.label
+                                    ))
+                                })?;
                         list.push(buffer);
                     }
                 }
@@ -426,7 +508,8 @@ impl Executor {
                     ..ExecuteOptions::default()
                 };
                 let slices: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
-                let crate::pjrt::Execution { outputs, done } = executable.execute_with(&slices, &options)?;
+                let crate::pjrt::Execution { outputs, done } =
+                    executable.execute_with(&slices, &options)?;
                 let mut shards: Vec<Shards> = vec![vec![None; step.devices.len()]; results.len()];
                 for (position, per_device) in outputs.into_iter().enumerate() {
                     for (i, buffer) in per_device.into_iter().enumerate() {
@@ -440,12 +523,19 @@ impl Executor {
                 }
                 Ok(step.devices.iter().copied().zip(done).collect())
             }
-            StepKind::Copy { input, output, pieces } => {
+            StepKind::Copy {
+                input,
+                output,
+                pieces,
+            } => {
                 let shards = self.copy(plan, *input, *output, pieces, values)?;
                 let mut events = Vec::new();
                 for (position, buffer) in shards.iter().enumerate() {
                     if let Some(buffer) = buffer {
-                        events.push((plan.values[*output].devices[position], buffer.ready_event()?));
+                        events.push((
+                            plan.values[*output].devices[position],
+                            buffer.ready_event()?,
+                        ));
                     }
                 }
                 values[*output] = Some(shards);
@@ -489,11 +579,17 @@ impl Executor {
                     .iter()
                     .position(|&d| d == piece.src_device)
                     .and_then(|p| source[p].clone())
-                    .ok_or_else(|| ExecError::Setup(format!("device {} holds no source shard", piece.src_device)))?;
+                    .ok_or_else(|| {
+                        ExecError::Setup(format!(
+                            "device {} holds no source shard",
+                            piece.src_device
+                        ))
+                    })?;
                 let cut = match slice {
                     None => from,
                     Some(text) => {
-                        let kernel = self.compiled("a transfer kernel", text, &[piece.src_device], false)?;
+                        let kernel =
+                            self.compiled("a transfer kernel", text, &[piece.src_device], false)?;
                         let mut run = kernel.execute(&[[from.as_ref()]])?;
                         Arc::new(run.outputs.remove(0).remove(0))
                     }
@@ -507,7 +603,8 @@ impl Executor {
             shards[target.position] = Some(match &target.place {
                 None => arrived.remove(0),
                 Some(text) => {
-                    let kernel = self.compiled("a transfer kernel", text, &[target.device], false)?;
+                    let kernel =
+                        self.compiled("a transfer kernel", text, &[target.device], false)?;
                     let args: Vec<&Buffer> = arrived.iter().map(Arc::as_ref).collect();
                     let mut run = kernel.execute(&[args])?;
                     Arc::new(run.outputs.remove(0).remove(0))
@@ -540,7 +637,12 @@ fn copy_work<'p>(
     for p in pieces {
         let whole = p.src_offsets.iter().all(|&o| o == 0) && p.sizes == src.layout.shard_shape;
         let slice = (!whole).then(|| {
-            kernels::slice(src.dtype, &usizes(&src.layout.shard_shape), &usizes(&p.src_offsets), &usizes(&p.sizes))
+            kernels::slice(
+                src.dtype,
+                &usizes(&src.layout.shard_shape),
+                &usizes(&p.src_offsets),
+                &usizes(&p.sizes),
+            )
         });
         match targets.iter_mut().find(|t| t.device == p.dst_device) {
             Some(t) => t.pieces.push((p, slice)),
@@ -549,7 +651,12 @@ fn copy_work<'p>(
                     .devices
                     .iter()
                     .position(|&d| d == p.dst_device)
-                    .ok_or_else(|| ExecError::Setup(format!("device {} holds no destination shard", p.dst_device)))?;
+                    .ok_or_else(|| {
+                        ExecError::Setup(format!(
+                            "device {} holds no destination shard",
+                            p.dst_device
+                        ))
+                    })?;
                 targets.push(TargetWork {
                     device: p.dst_device,
                     position,
@@ -562,9 +669,16 @@ fn copy_work<'p>(
     for t in &mut targets {
         let fills = t.pieces.len() == 1 && t.pieces[0].0.sizes == dst.layout.shard_shape;
         if !fills {
-            let layout: Vec<(Vec<usize>, Vec<usize>)> =
-                t.pieces.iter().map(|(p, _)| (usizes(&p.dst_offsets), usizes(&p.sizes))).collect();
-            t.place = Some(kernels::place(dst.dtype, &usizes(&dst.layout.shard_shape), &layout));
+            let layout: Vec<(Vec<usize>, Vec<usize>)> = t
+                .pieces
+                .iter()
+                .map(|(p, _)| (usizes(&p.dst_offsets), usizes(&p.sizes)))
+                .collect();
+            t.place = Some(kernels::place(
+                dst.dtype,
+                &usizes(&dst.layout.shard_shape),
+                &layout,
+            ));
         }
     }
     Ok(targets)

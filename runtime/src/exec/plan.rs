@@ -5,15 +5,15 @@
 //! every value (dtype, shape, devices and shard layout), and the steps in
 //! schedule order, each with the values that die after it.
 
-use pw_dialect::{
-    layout::Layout,
-    ops::{self, OpKind},
-    read_pieces, ArrayType, Piece, Program,
-};
 use melior::ir::{
     block::BlockLike,
     operation::{OperationLike, OperationPrintingFlags},
     Module, Value, ValueLike,
+};
+use pw_dialect::{
+    layout::Layout,
+    ops::{self, OpKind},
+    read_pieces, ArrayType, Piece, Program,
 };
 use std::collections::HashMap;
 
@@ -62,7 +62,10 @@ pub enum StepKind {
         pieces: Vec<Piece>,
     },
     /// `pw.assemble`: the shards written by `parts` form `output`.
-    Assemble { parts: Vec<ValueId>, output: ValueId },
+    Assemble {
+        parts: Vec<ValueId>,
+        output: ValueId,
+    },
 }
 
 /// One node of the schedule.
@@ -118,9 +121,15 @@ impl Plan {
     /// placed and sharded, no `pw.transfer`/`pw.reshard` left. The body's
     /// order is taken as the schedule.
     pub fn from_module(module: &Module) -> Result<Plan, PlanError> {
-        let program = Program::read(module)
-            .map_err(|d| PlanError(d.first().map_or("not a pw program".into(), |d| d.message.clone())))?;
-        let body = program.body().ok_or_else(|| PlanError("@main has no body".into()))?;
+        let program = Program::read(module).map_err(|d| {
+            PlanError(
+                d.first()
+                    .map_or("not a pw program".into(), |d| d.message.clone()),
+            )
+        })?;
+        let body = program
+            .body()
+            .ok_or_else(|| PlanError("@main has no body".into()))?;
         let mut plan = Plan {
             computations: Vec::new(),
             values: Vec::new(),
@@ -130,16 +139,23 @@ impl Plan {
             meshes: program
                 .meshes
                 .iter()
-                .map(|m| (m.name.clone(), m.shape.to_string(), m.devices.clone().unwrap_or_default()))
+                .map(|m| {
+                    (
+                        m.name.clone(),
+                        m.shape.to_string(),
+                        m.devices.clone().unwrap_or_default(),
+                    )
+                })
                 .collect(),
         };
         let mut ids: HashMap<*const std::ffi::c_void, ValueId> = HashMap::new();
-        let add = |plan: &mut Plan, ids: &mut HashMap<_, _>, v: Value| -> Result<ValueId, PlanError> {
-            let t = ArrayType::read(v.r#type()).map_err(|e| PlanError(e.to_string()))?;
-            plan.values.push(value_info(&program, &t)?);
-            ids.insert(v.to_raw().ptr, plan.values.len() - 1);
-            Ok(plan.values.len() - 1)
-        };
+        let add =
+            |plan: &mut Plan, ids: &mut HashMap<_, _>, v: Value| -> Result<ValueId, PlanError> {
+                let t = ArrayType::read(v.r#type()).map_err(|e| PlanError(e.to_string()))?;
+                plan.values.push(value_info(&program, &t)?);
+                ids.insert(v.to_raw().ptr, plan.values.len() - 1);
+                Ok(plan.values.len() - 1)
+            };
         for i in 0..body.argument_count() {
             let arg = body.argument(i).map_err(|e| PlanError(e.to_string()))?;
             let id = add(&mut plan, &mut ids, arg.into())?;
@@ -150,13 +166,20 @@ impl Plan {
             let kind = OpKind::of(&op);
             if kind == Some(OpKind::Return) {
                 for v in op.operands() {
-                    plan.outputs.push(*ids.get(&v.to_raw().ptr).ok_or_else(|| PlanError("output of unknown value".into()))?);
+                    plan.outputs.push(
+                        *ids.get(&v.to_raw().ptr)
+                            .ok_or_else(|| PlanError("output of unknown value".into()))?,
+                    );
                 }
                 continue;
             }
             let operands: Vec<ValueId> = op
                 .operands()
-                .map(|v| ids.get(&v.to_raw().ptr).copied().ok_or_else(|| PlanError("use of an unknown value".into())))
+                .map(|v| {
+                    ids.get(&v.to_raw().ptr)
+                        .copied()
+                        .ok_or_else(|| PlanError("use of an unknown value".into()))
+                })
                 .collect::<Result<_, _>>()?;
             let results: Vec<ValueId> = op
                 .results()
@@ -165,18 +188,25 @@ impl Plan {
             let (kind, label, devices) = match kind {
                 Some(OpKind::Call) => {
                     let callee = ops::symbol_attr(&op, ops::ATTR_CALLEE).unwrap_or_default();
-                    let mesh = ops::symbol_attr(&op, ops::ATTR_MESH)
-                        .ok_or_else(|| PlanError(format!("call of @{callee} is not placed; lower the program first")))?;
+                    let mesh = ops::symbol_attr(&op, ops::ATTR_MESH).ok_or_else(|| {
+                        PlanError(format!(
+                            "call of @{callee} is not placed; lower the program first"
+                        ))
+                    })?;
                     let devices = program
                         .mesh(&mesh)
                         .and_then(|m| m.devices.clone())
-                        .ok_or_else(|| PlanError(format!("mesh @{mesh} has no devices; lower the program first")))?;
+                        .ok_or_else(|| {
+                            PlanError(format!(
+                                "mesh @{mesh} has no devices; lower the program first"
+                            ))
+                        })?;
                     let computation = match computation_ids.get(&callee) {
                         Some(&c) => c,
                         None => {
-                            let c = program
-                                .computation(&callee)
-                                .ok_or_else(|| PlanError(format!("unknown computation @{callee}")))?;
+                            let c = program.computation(&callee).ok_or_else(|| {
+                                PlanError(format!("unknown computation @{callee}"))
+                            })?;
                             plan.computations.push(Computation {
                                 name: callee.clone(),
                                 text: computation_text(c),
@@ -197,8 +227,15 @@ impl Plan {
                     )
                 }
                 Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)) => {
-                    let pieces = op.attribute(ops::ATTR_PIECES).ok().and_then(read_pieces).unwrap_or_default();
-                    let mut devices: Vec<i64> = pieces.iter().flat_map(|p| [p.src_device, p.dst_device]).collect();
+                    let pieces = op
+                        .attribute(ops::ATTR_PIECES)
+                        .ok()
+                        .and_then(read_pieces)
+                        .unwrap_or_default();
+                    let mut devices: Vec<i64> = pieces
+                        .iter()
+                        .flat_map(|p| [p.src_device, p.dst_device])
+                        .collect();
                     devices.sort_unstable();
                     devices.dedup();
                     let name = match k {
@@ -206,7 +243,10 @@ impl Plan {
                         OpKind::Scatter => "pw.scatter",
                         _ => "pw.gather",
                     };
-                    let flows: Vec<String> = pieces.iter().map(|p| format!("{}->{}", p.src_device, p.dst_device)).collect();
+                    let flows: Vec<String> = pieces
+                        .iter()
+                        .map(|p| format!("{}->{}", p.src_device, p.dst_device))
+                        .collect();
                     (
                         StepKind::Copy {
                             input: operands[0],
@@ -272,22 +312,28 @@ impl Plan {
 }
 
 fn value_info(program: &Program, t: &ArrayType) -> Result<ValueInfo, PlanError> {
-    let mesh_name = t
-        .mesh
-        .clone()
-        .ok_or_else(|| PlanError(format!("{} is not placed; lower the program first", t.tensor_string())))?;
+    let mesh_name = t.mesh.clone().ok_or_else(|| {
+        PlanError(format!(
+            "{} is not placed; lower the program first",
+            t.tensor_string()
+        ))
+    })?;
     let mesh = program
         .mesh(&mesh_name)
         .ok_or_else(|| PlanError(format!("unknown mesh @{mesh_name}")))?;
-    let devices = mesh
-        .devices
-        .clone()
-        .ok_or_else(|| PlanError(format!("mesh @{mesh_name} has no devices; lower the program first")))?;
-    let sharding = t
-        .sharding
-        .clone()
-        .ok_or_else(|| PlanError(format!("{} on @{mesh_name} has no sharding; lower the program first", t.tensor_string())))?;
-    let layout = Layout::new(&t.shape, &sharding, &mesh.shape).map_err(|e| PlanError(e.to_string()))?;
+    let devices = mesh.devices.clone().ok_or_else(|| {
+        PlanError(format!(
+            "mesh @{mesh_name} has no devices; lower the program first"
+        ))
+    })?;
+    let sharding = t.sharding.clone().ok_or_else(|| {
+        PlanError(format!(
+            "{} on @{mesh_name} has no sharding; lower the program first",
+            t.tensor_string()
+        ))
+    })?;
+    let layout =
+        Layout::new(&t.shape, &sharding, &mesh.shape).map_err(|e| PlanError(e.to_string()))?;
     Ok(ValueInfo {
         dtype: dtype(t.dtype),
         shape: t.shape.iter().map(|&d| d as usize).collect(),

@@ -18,7 +18,11 @@ impl Resources {
     /// What `client` offers. All its devices form one island: one process
     /// reaches all of them over the same interconnect.
     pub fn of(client: &Client) -> Self {
-        let mut devices: Vec<i64> = client.addressable_devices().iter().map(|d| i64::from(d.id())).collect();
+        let mut devices: Vec<i64> = client
+            .addressable_devices()
+            .iter()
+            .map(|d| i64::from(d.id()))
+            .collect();
         devices.sort_unstable();
         let kind = match client.platform_name().to_ascii_lowercase().as_str() {
             "cuda" | "rocm" | "gpu" => "gpu".to_owned(),

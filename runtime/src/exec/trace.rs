@@ -33,7 +33,11 @@ pub fn spans(plan: &Plan, cache: &CompileCache, report: &RunReport) -> Vec<Span>
     let compile_total: Duration = cache.spans.iter().map(|s| s.end).sum();
     let mut at = Duration::ZERO;
     for s in &cache.spans {
-        spans.push(Span { start: at, end: at + s.end, ..s.clone() });
+        spans.push(Span {
+            start: at,
+            end: at + s.end,
+            ..s.clone()
+        });
         at += s.end;
     }
     let shift = compile_total;

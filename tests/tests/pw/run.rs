@@ -34,7 +34,11 @@ fn files(example: &str, prefix: &str) -> Vec<String> {
         .expect("example data")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix)))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
         .collect();
     // input_10 sorts after input_9.
     found.sort_by_key(|p| {
@@ -48,7 +52,11 @@ fn files(example: &str, prefix: &str) -> Vec<String> {
 }
 
 fn program(example: &str) -> String {
-    repo_root().join("examples").join(format!("{example}.mlir")).display().to_string()
+    repo_root()
+        .join("examples")
+        .join(format!("{example}.mlir"))
+        .display()
+        .to_string()
 }
 
 fn run_example(example: &str, extra: &[&str]) -> Output {
@@ -69,7 +77,11 @@ fn examples_match_jax_on_four_devices() {
         let out = run_example(example, &["--devices", "4"]);
         assert_eq!(out.code, 0, "{example}:\n{}\n{}", out.stdout, out.stderr);
         assert!(out.stdout.contains("matches"), "{example}: {}", out.stdout);
-        assert!(!out.stdout.contains("MISMATCH"), "{example}: {}", out.stdout);
+        assert!(
+            !out.stdout.contains("MISMATCH"),
+            "{example}: {}",
+            out.stdout
+        );
     }
 }
 
@@ -102,7 +114,10 @@ fn a_mismatch_fails_the_run() {
     args.extend(files("pipeline", "input_"));
     args.push("--expect".into());
     // Every output compared with the first microbatch's expected output.
-    args.extend(std::iter::repeat_n(files("pipeline", "expected_")[0].clone(), 4));
+    args.extend(std::iter::repeat_n(
+        files("pipeline", "expected_")[0].clone(),
+        4,
+    ));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = pw_run(&args, b"");
     assert_eq!(out.code, 1);
@@ -126,15 +141,31 @@ module {
 
 #[test]
 fn more_devices_than_exist_is_refused() {
-    let out = pw_run(&["-", "--random-inputs", "--devices", "4"], TOO_BIG.as_bytes());
+    let out = pw_run(
+        &["-", "--random-inputs", "--devices", "4"],
+        TOO_BIG.as_bytes(),
+    );
     assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("mesh @huge needs 16 devices on one island; the largest such island has 4"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("mesh @huge needs 16 devices on one island; the largest such island has 4"),
+        "{}",
+        out.stderr
+    );
     // A program lowered for a bigger machine is refused too.
     let lowered = pw_opt(&["-", "--pw-lower=devices=16"], TOO_BIG.as_bytes());
     assert_eq!(lowered.code, 0, "{}", lowered.stderr);
-    let out = pw_run(&["-", "--random-inputs", "--devices", "4"], lowered.stdout.as_bytes());
+    let out = pw_run(
+        &["-", "--random-inputs", "--devices", "4"],
+        lowered.stdout.as_bytes(),
+    );
     assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("is bound to device 4, but the PJRT client offers devices [0, 1, 2, 3]"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is bound to device 4, but the PJRT client offers devices [0, 1, 2, 3]"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -156,8 +187,16 @@ fn bad_inputs_are_refused() {
     for (case, args, message) in [
         ("missing file", missing, "error: input #3"),
         ("wrong shape", swapped, "error: input #0"),
-        ("wrong dtype", wrong_dtype, "is int32[8, 16], but the program expects float32[8, 16]"),
-        ("too few", inputs[..3].to_vec(), "the program takes 10 inputs, 3 given"),
+        (
+            "wrong dtype",
+            wrong_dtype,
+            "is int32[8, 16], but the program expects float32[8, 16]",
+        ),
+        (
+            "too few",
+            inputs[..3].to_vec(),
+            "the program takes 10 inputs, 3 given",
+        ),
     ] {
         let mut all = vec![p.clone()];
         all.extend(args);
@@ -171,9 +210,21 @@ fn bad_inputs_are_refused() {
 
 #[test]
 fn plugin_and_program_errors_are_reported() {
-    let out = pw_run(&[&program("pipeline"), "--random-inputs", "--plugin", "/nonexistent/plugin.so"], b"");
+    let out = pw_run(
+        &[
+            &program("pipeline"),
+            "--random-inputs",
+            "--plugin",
+            "/nonexistent/plugin.so",
+        ],
+        b"",
+    );
     assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("PJRT plugin not found"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("PJRT plugin not found"),
+        "{}",
+        out.stderr
+    );
     let out = pw_run(&["-", "--random-inputs"], b"not a program");
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("error:"), "{}", out.stderr);
@@ -183,7 +234,12 @@ fn plugin_and_program_errors_are_reported() {
         .replace("return %x : tensor<16xf32>", "%0 = \"stablehlo.frobnicate\"(%x) : (tensor<16xf32>) -> tensor<16xf32>\n      return %0 : tensor<16xf32>");
     let out = pw_run(&["-", "--random-inputs"], bad.as_bytes());
     assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("compiling @f for devices [0, 1] failed"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("compiling @f for devices [0, 1] failed"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -191,12 +247,23 @@ fn random_inputs_are_deterministic_and_outputs_written() {
     let dir = std::env::temp_dir().join(format!("pw-run-random-{}", std::process::id()));
     let read = |sub: &str| {
         let out = pw_run(
-            &[&program("rl_step"), "--random-inputs", "--seed", "3", "-q", "--out-dir", dir.join(sub).to_str().unwrap_or("")],
+            &[
+                &program("rl_step"),
+                "--random-inputs",
+                "--seed",
+                "3",
+                "-q",
+                "--out-dir",
+                dir.join(sub).to_str().unwrap_or(""),
+            ],
             b"",
         );
         assert_eq!(out.code, 0, "{}", out.stderr);
         (0..3)
-            .map(|i| std::fs::read(dir.join(sub).join(format!("output_{i}.npy"))).expect("output written"))
+            .map(|i| {
+                std::fs::read(dir.join(sub).join(format!("output_{i}.npy")))
+                    .expect("output written")
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(read("a"), read("b"));
@@ -208,10 +275,18 @@ fn trace_and_stats() {
     let dir = std::env::temp_dir().join(format!("pw-run-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let trace = dir.join("run.json");
-    let out = run_example("pipeline", &["--trace", trace.to_str().unwrap_or(""), "--stats"]);
+    let out = run_example(
+        "pipeline",
+        &["--trace", trace.to_str().unwrap_or(""), "--stats"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("pw.call @jit_mlp_layer on @stage0"), "{}", out.stdout);
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace")).expect("JSON");
+    assert!(
+        out.stdout.contains("pw.call @jit_mlp_layer on @stage0"),
+        "{}",
+        out.stdout
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace")).expect("JSON");
     let events = json["traceEvents"].as_array().expect("events");
     let names: Vec<&str> = events
         .iter()
@@ -235,7 +310,10 @@ fn no_buffer_outlives_a_run() {
     let plan = Plan::from_module(&module).expect("plan");
     let plugin = Plugin::discover().expect("the CPU plugin (scripts/setup.sh installs it)");
     let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).expect("client");
-    let inputs: Vec<_> = files("pipeline", "input_").iter().map(|f| npy::read(f).expect("input")).collect();
+    let inputs: Vec<_> = files("pipeline", "input_")
+        .iter()
+        .map(|f| npy::read(f).expect("input"))
+        .collect();
     let mut executor = Executor::new(&client);
     let (outputs, report) = executor.run(&plan, &inputs).expect("run");
     assert_eq!(outputs.len(), 4);
