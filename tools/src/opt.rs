@@ -362,8 +362,13 @@ fn read_input(path: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), St
 }
 
 /// Writes through a temporary file and a rename, so that a failure never
-/// leaves a half-written output behind.
+/// leaves a half-written output behind. Anything but a regular file
+/// (`/dev/null`, a pipe, a terminal) is written in place: renaming over it
+/// would replace the device with a file.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, text);
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -107,3 +107,19 @@ fn failed_run_writes_no_output_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn writing_to_a_device_keeps_the_device() {
+    let out = pw_opt(
+        &["-", "-o", "/dev/null"],
+        std::fs::read(repo_root().join("examples/pipeline.mlir"))
+            .expect("example")
+            .as_slice(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let null = std::fs::metadata("/dev/null").expect("/dev/null exists");
+    assert!(
+        !null.is_file(),
+        "pw-opt -o /dev/null replaced the device with a file"
+    );
+}
