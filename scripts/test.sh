@@ -8,6 +8,8 @@ cd "$root"
 source scripts/setup.sh
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# XLA logs every compilation at INFO/WARNING level; keep its errors.
+export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 step() { printf '\n== %s\n' "$*" >&2; }
 
 step "build"
