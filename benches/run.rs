@@ -182,6 +182,7 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
         );
         let alone = lowered(&text, 4);
         let mut executor = Executor::new(&plugin_client);
+        executor.record_completion = true;
         let inputs = random_inputs(&alone);
         let (_, report) = measure(&mut executor, &alone, &inputs);
         let call = report.steps.last().cloned().unwrap_or_default();

@@ -20,7 +20,7 @@ use melior::ir::{
     block::BlockLike,
     operation::{OperationLike, OperationRef},
     r#type::FunctionType,
-    BlockRef, Location, Module, RegionLike, Type, TypeLike,
+    BlockRef, Location, Module, RegionLike, Type, TypeLike, Value,
 };
 use mlir_sys::{
     mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank,
@@ -202,6 +202,17 @@ impl<'c, 'a> Program<'c, 'a> {
     /// The entry's single block, holding the program's ops.
     pub fn body(&self) -> Option<BlockRef<'c, 'a>> {
         self.entry.region(0).ok()?.first_block()
+    }
+
+    /// The program's inputs: the arguments of `@main`'s block.
+    pub fn inputs(&self) -> Vec<Value<'c, 'a>> {
+        let Some(body) = self.body() else {
+            return Vec::new();
+        };
+        (0..body.argument_count())
+            .filter_map(|i| body.argument(i).ok())
+            .map(Value::from)
+            .collect()
     }
 
     /// The ops of the body, in order (the terminator included).

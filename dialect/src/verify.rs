@@ -29,7 +29,6 @@ use crate::{
     program::{Computation, Mesh, Misfit, Program},
 };
 use melior::ir::{
-    block::BlockLike,
     operation::{OperationLike, OperationRef},
     Location, Module, Value, ValueLike,
 };
@@ -147,14 +146,12 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
 
     fn body(&mut self) {
         let program = self.program;
-        let Some(body) = program.body() else {
+        if program.body().is_none() {
             self.error(program.location(), "func.func @main has no body");
             return;
-        };
-        for i in 0..body.argument_count() {
-            if let Ok(arg) = body.argument(i) {
-                self.array(program.location(), &arg.into(), "program input");
-            }
+        }
+        for input in program.inputs() {
+            self.array(program.location(), &input, "program input");
         }
         let mut types: HashMap<*const std::ffi::c_void, ArrayType> = HashMap::new();
         for op in program.ops() {
@@ -197,6 +194,26 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
                 .results()
                 .filter_map(|r| types.get(&r.to_raw().ptr).cloned())
                 .collect();
+            let unary = matches!(
+                kind,
+                OpKind::Transfer
+                    | OpKind::Reshard
+                    | OpKind::Copy
+                    | OpKind::Scatter
+                    | OpKind::Gather
+            );
+            if unary && !operands[0].same_tensor(&results[0]) {
+                self.error(
+                    location,
+                    format!(
+                        "{} changes the array type from {} to {}",
+                        ops::op_name(&op),
+                        operands[0].tensor_string(),
+                        results[0].tensor_string()
+                    ),
+                );
+                continue;
+            }
             match kind {
                 OpKind::Call => self.call(op, &operands, &results),
                 OpKind::Transfer | OpKind::Reshard => {
@@ -393,17 +410,6 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
     ) {
         let location = op.location();
         let name = ops::op_name(&op);
-        if !from.same_tensor(to) {
-            self.error(
-                location,
-                format!(
-                    "{name} changes the array type from {} to {}",
-                    from.tensor_string(),
-                    to.tensor_string()
-                ),
-            );
-            return;
-        }
         let (Some(a), Some(b)) = (&from.mesh, &to.mesh) else {
             self.error(
                 location,
@@ -470,17 +476,6 @@ impl<'p, 'c, 'a> Verifier<'p, 'c, 'a> {
     ) {
         let location = op.location();
         let name = ops::op_name(&op);
-        if !from.same_tensor(to) {
-            self.error(
-                location,
-                format!(
-                    "{name} changes the array type from {} to {}",
-                    from.tensor_string(),
-                    to.tensor_string()
-                ),
-            );
-            return;
-        }
         let Some(pieces) = op.attribute(ops::ATTR_PIECES).ok().and_then(read_pieces) else {
             return;
         };

@@ -261,12 +261,10 @@ fn declare_mesh<'c>(
 }
 
 fn has_unplaced_input(program: &Program) -> bool {
-    let Some(body) = program.body() else {
-        return false;
-    };
-    (0..body.argument_count())
-        .filter_map(|i| body.argument(i).ok())
-        .filter_map(|a| edit::array_type(a.into()))
+    program
+        .inputs()
+        .into_iter()
+        .filter_map(edit::array_type)
         .any(|t| t.mesh.is_none())
 }
 
@@ -276,14 +274,7 @@ fn place_inputs<'c>(
     program: &Program<'c, '_>,
     meshes: &[(String, MeshShape)],
 ) {
-    let Some(body) = program.body() else {
-        return;
-    };
-    for i in 0..body.argument_count() {
-        let Ok(arg) = body.argument(i) else {
-            continue;
-        };
-        let value: Value = arg.into();
+    for value in program.inputs() {
         let Some(t) = edit::array_type(value) else {
             continue;
         };

@@ -23,17 +23,13 @@ pub fn sync_function_type<'c>(context: &'c Context, program: &Program<'c, '_>) {
     let Some(body) = program.body() else {
         return;
     };
-    let inputs: Vec<Type> = (0..body.argument_count())
-        .filter_map(|i| body.argument(i).ok())
-        .map(|a| a.r#type())
-        .collect();
+    let inputs: Vec<Type> = program.inputs().iter().map(|a| a.r#type()).collect();
     let results: Vec<Type> = body
         .terminator()
         .map(|t| t.operands().map(|v| v.r#type()).collect())
         .unwrap_or_default();
     let function = FunctionType::new(context, &inputs, &results);
     let mut entry = program.entry;
-    // SAFETY-free: setting an inherent attribute of a live op.
     let attr = TypeAttribute::new(function.into());
     set_attribute(&mut entry, ops::ATTR_FUNCTION_TYPE, attr.into());
 }

@@ -21,7 +21,7 @@
 
 use crate::{edit, read_program, Pass, PassFailed};
 use melior::{
-    ir::{block::BlockLike, operation::OperationLike, Module, Value},
+    ir::{operation::OperationLike, Module, Value},
     Context,
 };
 use pw_dialect::{
@@ -142,14 +142,7 @@ fn on_mesh(sig: &TensorSig, mesh: &MeshShape) -> Result<Sharding, String> {
 /// Program inputs take the sharding their first consumer on their mesh
 /// expects.
 fn shard_inputs<'c>(context: &'c Context, program: &Program<'c, '_>) {
-    let Some(body) = program.body() else {
-        return;
-    };
-    for i in 0..body.argument_count() {
-        let Ok(arg) = body.argument(i) else {
-            continue;
-        };
-        let value: Value = arg.into();
+    for value in program.inputs() {
         let Some(t) = edit::array_type(value) else {
             continue;
         };

@@ -182,6 +182,7 @@ fn run(
     };
 
     let mut executor = Executor::new(&client);
+    executor.record_completion = cli.stats || cli.trace.is_some();
     let quiet = cli.quiet;
     let mut progress = |what: &str| {
         if !quiet {

@@ -119,6 +119,9 @@ pub struct Executor {
     client: Client,
     devices: HashMap<i64, Device>,
     pub cache: CompileCache,
+    /// Record when each device finishes each step (for `--stats` and
+    /// traces): one completion callback per step and device.
+    pub record_completion: bool,
 }
 
 /// A value's shards, one slot per mesh position; copies fill some slots of
@@ -141,6 +144,7 @@ impl Executor {
             client: client.clone(),
             devices,
             cache: CompileCache::default(),
+            record_completion: false,
         }
     }
 
@@ -308,21 +312,43 @@ impl Executor {
                 other => other,
             })?);
         }
+        // Each call's executable, looked up once per computation and device
+        // set rather than once per step.
+        let mut resolved: HashMap<(usize, &[i64]), Arc<LoadedExecutable>> = HashMap::new();
+        let mut executables: Vec<Option<Arc<LoadedExecutable>>> =
+            Vec::with_capacity(plan.steps.len());
+        for step in &plan.steps {
+            executables.push(match &step.kind {
+                StepKind::Call { computation, .. } => {
+                    let k = (*computation, step.devices.as_slice());
+                    if !resolved.contains_key(&k) {
+                        let c = &plan.computations[*computation];
+                        let e =
+                            self.compiled(&format!("@{}", c.name), &c.text, &step.devices, true)?;
+                        resolved.insert(k, e);
+                    }
+                    resolved.get(&k).cloned()
+                }
+                _ => None,
+            });
+        }
         let done_times: DoneTimes =
             Arc::new(Mutex::new(plan.steps.iter().map(|_| Vec::new()).collect()));
         let mut timings = Vec::with_capacity(plan.steps.len());
         let mut pending: Vec<Pending> = Vec::with_capacity(plan.steps.len());
         for (index, step) in plan.steps.iter().enumerate() {
             let enqueue_start = t0.elapsed();
-            let events = self.enqueue(plan, step, &mut values).map_err(|e| match e {
-                ExecError::Runtime(source) => ExecError::Step {
-                    step: step.label.clone(),
-                    devices: step.devices.clone(),
-                    source,
-                },
-                other => other,
-            })?;
-            for (device, event) in &events {
+            let events = self
+                .enqueue(plan, step, executables[index].as_deref(), &mut values)
+                .map_err(|e| match e {
+                    ExecError::Runtime(source) => ExecError::Step {
+                        step: step.label.clone(),
+                        devices: step.devices.clone(),
+                        source,
+                    },
+                    other => other,
+                })?;
+            for (device, event) in events.iter().filter(|_| self.record_completion) {
                 let times = done_times.clone();
                 let device = *device;
                 let slot = {
@@ -472,6 +498,7 @@ impl Executor {
         &mut self,
         plan: &Plan,
         step: &plan::Step,
+        executable: Option<&LoadedExecutable>,
         values: &mut [Option<Shards>],
     ) -> Result<Vec<(i64, Event)>, ExecError> {
         match &step.kind {
@@ -480,9 +507,12 @@ impl Executor {
                 args,
                 results,
             } => {
-                let c = &plan.computations[*computation];
-                let executable =
-                    self.compiled(&format!("@{}", c.name), &c.text, &step.devices, true)?;
+                let executable = executable.ok_or_else(|| {
+                    ExecError::Setup(format!(
+                        "{}: @{} is not compiled",
+                        step.label, plan.computations[*computation].name
+                    ))
+                })?;
                 let mut lists: Vec<Vec<&Buffer>> =
                     vec![Vec::with_capacity(args.len()); step.devices.len()];
                 for arg in args {
