@@ -320,14 +320,20 @@ impl Executor {
         for step in &plan.steps {
             executables.push(match &step.kind {
                 StepKind::Call { computation, .. } => {
-                    let k = (*computation, step.devices.as_slice());
-                    if !resolved.contains_key(&k) {
-                        let c = &plan.computations[*computation];
-                        let e =
-                            self.compiled(&format!("@{}", c.name), &c.text, &step.devices, true)?;
-                        resolved.insert(k, e);
-                    }
-                    resolved.get(&k).cloned()
+                    let executable = match resolved.entry((*computation, step.devices.as_slice())) {
+                        std::collections::hash_map::Entry::Occupied(e) => e.get().clone(),
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            let c = &plan.computations[*computation];
+                            let e = self.compiled(
+                                &format!("@{}", c.name),
+                                &c.text,
+                                &step.devices,
+                                true,
+                            )?;
+                            slot.insert(e).clone()
+                        }
+                    };
+                    Some(executable)
                 }
                 _ => None,
             });
