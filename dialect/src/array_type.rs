@@ -37,15 +37,6 @@ pub enum TypeError {
 }
 
 impl ArrayType {
-    pub fn new(shape: Vec<i64>, dtype: DType) -> Self {
-        Self {
-            shape,
-            dtype,
-            mesh: None,
-            sharding: None,
-        }
-    }
-
     /// Reads a `!pw.array` type.
     pub fn read(t: Type) -> Result<Self, TypeError> {
         let raw = t.to_raw();

@@ -1,4 +1,4 @@
-//! Located diagnostics, emitted through the context's MLIR handlers.
+//! Located errors, emitted through the context's MLIR diagnostic handlers.
 //!
 //! Every error pw reports about a program goes through here, so tools render
 //! them the MLIR way (`file:line:col: error: ...`) and `--verify-diagnostics`
@@ -8,20 +8,11 @@ use crate::ffi;
 use melior::{ir::Location, StringRef};
 use mlir_sys::MlirLocation;
 
-/// One diagnostic about a place in the program.
+/// One error about a place in the program.
 #[derive(Clone, Debug)]
 pub struct Diag<'c> {
     pub location: Location<'c>,
     pub message: String,
-    pub note: Option<(Location<'c>, String)>,
-    pub severity: Severity,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    Error,
-    Warning,
-    Remark,
 }
 
 impl<'c> Diag<'c> {
@@ -29,56 +20,31 @@ impl<'c> Diag<'c> {
         Self {
             location,
             message: message.into(),
-            note: None,
-            severity: Severity::Error,
         }
     }
 
-    pub fn remark(location: Location<'c>, message: impl Into<String>) -> Self {
-        Self {
-            severity: Severity::Remark,
-            ..Self::error(location, message)
-        }
-    }
-
-    pub fn with_note(mut self, location: Location<'c>, note: impl Into<String>) -> Self {
-        self.note = Some((location, note.into()));
-        self
-    }
-
-    /// Sends the diagnostic to the context's handlers.
+    /// Sends the error to the context's handlers.
     pub fn emit(&self) {
-        let severity = match self.severity {
-            Severity::Error => ffi::SEVERITY_ERROR,
-            Severity::Warning => ffi::SEVERITY_WARNING,
-            Severity::Remark => ffi::SEVERITY_REMARK,
-        };
         let message = StringRef::new(&self.message);
-        let (note_location, note) = match &self.note {
-            Some((location, note)) => (location.to_raw(), StringRef::new(note)),
-            None => (
-                MlirLocation {
-                    ptr: std::ptr::null(),
-                },
-                StringRef::new(""),
-            ),
+        let no_note = MlirLocation {
+            ptr: std::ptr::null(),
         };
-        // SAFETY: the locations are valid (or null for "no note") and the
-        // strings outlive the call.
+        // SAFETY: the location is valid, the null note location means "no
+        // note", and the strings outlive the call.
         unsafe {
             ffi::pwEmitDiagnostic(
                 self.location.to_raw(),
-                severity,
+                ffi::SEVERITY_ERROR,
                 message.to_raw(),
-                note_location,
-                note.to_raw(),
+                no_note,
+                StringRef::new("").to_raw(),
             )
         }
     }
 }
 
-/// Emits every diagnostic; returns whether any was an error.
+/// Emits every error; returns whether there was any.
 pub fn emit_all(diags: &[Diag]) -> bool {
     diags.iter().for_each(Diag::emit);
-    diags.iter().any(|d| d.severity == Severity::Error)
+    !diags.is_empty()
 }

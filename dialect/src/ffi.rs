@@ -5,9 +5,8 @@ use mlir_sys::{
     MlirType,
 };
 
+/// `PwError` of `PwSeverity` in PwCAPI.h.
 pub const SEVERITY_ERROR: i32 = 0;
-pub const SEVERITY_WARNING: i32 = 1;
-pub const SEVERITY_REMARK: i32 = 2;
 
 extern "C" {
     pub fn mlirGetDialectHandle__pw__() -> MlirDialectHandle;

@@ -21,10 +21,6 @@ impl Sharding {
             dims: vec![Vec::new(); rank],
         }
     }
-
-    pub fn is_replicated(&self) -> bool {
-        self.dims.iter().all(Vec::is_empty)
-    }
 }
 
 impl fmt::Display for Sharding {

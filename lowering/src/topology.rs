@@ -130,9 +130,4 @@ impl Topology {
             pw_dialect::Link::CrossIsland
         }
     }
-
-    /// Every device id.
-    pub fn device_count(&self) -> usize {
-        self.islands.iter().map(|i| i.devices.len()).sum()
-    }
 }

@@ -40,6 +40,7 @@ use std::{
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --expect examples/pipeline/expected_*.npy\n  \
         pw-run program.mlir --random-inputs --seed 7 --devices 8 --trace run.json --stats\n  \
         pw-run lowered.mlir x.npy --plugin /path/to/pjrt_plugin.so\n\n\
+        Set PW_LOG=debug (or trace) to log compilations and enqueued steps.\n\
         A program that is not lowered yet is lowered first (pw-opt --pw-lower) onto\n\
         the plugin's devices, one island, or onto --topology. Outputs are written as\n\
         DIR/output_0.npy, DIR/output_1.npy, ... The exit code is 0 on success, 1 on\n\

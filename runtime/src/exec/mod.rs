@@ -208,6 +208,7 @@ impl Executor {
                 source: Box::new(source),
             })?;
         let elapsed = start.elapsed();
+        tracing::debug!(what, ?devices, seconds = elapsed.as_secs_f64(), "compiled");
         self.cache.seconds += elapsed.as_secs_f64();
         self.cache.compiled += 1;
         self.cache.spans.push(Span {
@@ -343,6 +344,7 @@ impl Executor {
         let mut timings = Vec::with_capacity(plan.steps.len());
         let mut pending: Vec<Pending> = Vec::with_capacity(plan.steps.len());
         for (index, step) in plan.steps.iter().enumerate() {
+            tracing::trace!(step = %step.label, devices = ?step.devices, "enqueue");
             let enqueue_start = t0.elapsed();
             let events = self
                 .enqueue(plan, step, executables[index].as_deref(), &mut values)
@@ -381,6 +383,7 @@ impl Executor {
             });
         }
         let enqueued = t0.elapsed();
+        tracing::debug!(steps = plan.steps.len(), ?enqueued, "every step enqueued");
 
         // Block only now: wait for the outputs, then fetch them.
         let mut first_failure = None;
@@ -392,6 +395,7 @@ impl Executor {
             }
         }
         let outputs_ready = t0.elapsed();
+        tracing::debug!(?outputs_ready, "outputs ready");
         // Every step's events, in schedule order: the first failure is the
         // cause (later ones inherit it through their inputs).
         for (step, p) in plan.steps.iter().zip(&pending) {

@@ -322,3 +322,52 @@ fn no_buffer_outlives_a_run() {
     drop(executor);
     assert_eq!(client.live().executables, 0, "executables left alive");
 }
+
+const DONATING: &str = r#"
+module {
+  pw.mesh @m []
+  module @inc attributes {mhlo.num_partitions = 1 : i32} {
+    func.func public @main(%x: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {
+      %c = "stablehlo.constant"() <{value = dense<1.0> : tensor<4xf32>}> : () -> tensor<4xf32>
+      %0 = "stablehlo.add"(%x, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+  }
+  module @dbl attributes {mhlo.num_partitions = 1 : i32} {
+    func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = "stablehlo.add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+  }
+  func.func @main(%x: !pw.array<4xf32>) -> (!pw.array<4xf32, @m>, !pw.array<4xf32, @m>, !pw.array<4xf32>) {
+    %0 = pw.call @inc(%x) on @m : (!pw.array<4xf32>) -> !pw.array<4xf32, @m>
+    %1 = pw.call @dbl(%x) on @m : (!pw.array<4xf32>) -> !pw.array<4xf32, @m>
+    %2 = pw.call @inc(%1) on @m : (!pw.array<4xf32, @m>) -> !pw.array<4xf32, @m>
+    return %0, %2, %x : !pw.array<4xf32, @m>, !pw.array<4xf32, @m>, !pw.array<4xf32>
+  }
+}
+"#;
+
+/// `@inc` donates its argument. The program input is read again (by
+/// `@dbl`, and as an output), so it must not be donated; `%1` is read once,
+/// by `@inc`, and may be. Either mistake shows in the values.
+#[test]
+fn donation_never_clobbers_a_live_array() {
+    let dir = std::env::temp_dir().join(format!("pw-run-donate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let write = |name: &str, values: [f32; 4]| {
+        let path = dir.join(name);
+        let host = pw_runtime::HostArray::from_slice(&[4], &values).expect("host array");
+        npy::write(&path, &host).expect("write");
+        path.display().to_string()
+    };
+    let x = write("x.npy", [1.0, 2.0, 3.0, 4.0]);
+    let plus_one = write("plus_one.npy", [2.0, 3.0, 4.0, 5.0]);
+    let twice_plus_one = write("twice_plus_one.npy", [3.0, 5.0, 7.0, 9.0]);
+    let out = pw_run(
+        &["-", &x, "--expect", &plus_one, &twice_plus_one, &x],
+        DONATING.as_bytes(),
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
