@@ -15,7 +15,7 @@ inputs=()
 expected=()
 for i in $(seq 0 9); do inputs+=("$example/input_$i.npy"); done
 for i in $(seq 0 3); do expected+=("$example/expected_$i.npy"); done
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+out=target/pipeline-run
 ./target/release/pw-run "$example.mlir" "${inputs[@]}" \
   --expect "${expected[@]}" --out-dir "$out" --trace "$out/trace.json"
+echo "trace (open in Perfetto or chrome://tracing): $out/trace.json"
