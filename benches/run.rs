@@ -150,17 +150,7 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
             .find(|(m, _, _)| m == mesh)
             .map(|(_, a, _)| a.clone())
             .unwrap_or_default();
-        let types: Vec<String> = args
-            .iter()
-            .map(|&a| {
-                let v = &plan.values[a];
-                let dims: String = v.shape.iter().map(|d| format!("{d}x")).collect();
-                format!(
-                    "!pw.array<{dims}{}>",
-                    pw_runtime::exec::kernels::mlir_type(v.dtype)
-                )
-            })
-            .collect();
+        let types: Vec<String> = args.iter().map(|&a| array_type(plan, a, "")).collect();
         let params: Vec<String> = types
             .iter()
             .enumerate()
@@ -200,6 +190,16 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
     times
 }
 
+/// `!pw.array<...>` of value `id`, with `placement` (e.g. `, @m`) appended.
+fn array_type(plan: &Plan, id: usize, placement: &str) -> String {
+    let v = &plan.values[id];
+    let dims: String = v.shape.iter().map(|d| format!("{d}x")).collect();
+    format!(
+        "!pw.array<{dims}{}{placement}>",
+        pw_runtime::exec::kernels::mlir_type(v.dtype)
+    )
+}
+
 fn outputs_of(plan: &Plan, computation: usize) -> usize {
     plan.steps
         .iter()
@@ -225,14 +225,7 @@ fn result_types(plan: &Plan, computation: usize) -> String {
             } if *c == computation => Some(
                 results
                     .iter()
-                    .map(|&r| {
-                        let v = &plan.values[r];
-                        let dims: String = v.shape.iter().map(|d| format!("{d}x")).collect();
-                        format!(
-                            "!pw.array<{dims}{}, @m>",
-                            pw_runtime::exec::kernels::mlir_type(v.dtype)
-                        )
-                    })
+                    .map(|&r| array_type(plan, r, ", @m"))
                     .collect::<Vec<_>>()
                     .join(", "),
             ),

@@ -73,6 +73,20 @@ impl OpKind {
         })
     }
 
+    /// The op's name (`pw.call`, ...; `func.return` for the terminator).
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Call => CALL,
+            OpKind::Transfer => TRANSFER,
+            OpKind::Reshard => RESHARD,
+            OpKind::Copy => COPY,
+            OpKind::Scatter => SCATTER,
+            OpKind::Gather => GATHER,
+            OpKind::Assemble => ASSEMBLE,
+            OpKind::Return => RETURN,
+        }
+    }
+
     /// Ops that move bytes between shards (the physical form's copies).
     pub fn is_piece_op(self) -> bool {
         matches!(self, OpKind::Copy | OpKind::Scatter | OpKind::Gather)

@@ -274,7 +274,7 @@ pub fn summary(module: &Module) -> Option<String> {
         match (kind, t) {
             (Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)), Some(t)) => {
                 piece_bytes(op, &t, &mut moved);
-                *counts.entry(ops_name(k)).or_default() += 1;
+                *counts.entry(k.name()).or_default() += 1;
             }
             (Some(k @ (OpKind::Transfer | OpKind::Reshard)), Some(to)) => {
                 if let Some(from) = op
@@ -284,7 +284,7 @@ pub fn summary(module: &Module) -> Option<String> {
                 {
                     moved.unlowered += pw_passes::cost::move_bytes(&program, &from, &to);
                 }
-                *counts.entry(ops_name(k)).or_default() += 1;
+                *counts.entry(k.name()).or_default() += 1;
             }
             _ => {}
         }
@@ -376,19 +376,6 @@ pub fn summary(module: &Module) -> Option<String> {
     Some(out)
 }
 
-fn ops_name(kind: OpKind) -> &'static str {
-    match kind {
-        OpKind::Copy => "pw.copy",
-        OpKind::Scatter => "pw.scatter",
-        OpKind::Gather => "pw.gather",
-        OpKind::Transfer => "pw.transfer",
-        OpKind::Reshard => "pw.reshard",
-        OpKind::Call => "pw.call",
-        OpKind::Assemble => "pw.assemble",
-        OpKind::Return => "return",
-    }
-}
-
 fn schedule_row(index: usize, op: &OperationRef) -> Vec<String> {
     let kind = OpKind::of(op);
     let result = op
@@ -424,7 +411,7 @@ fn schedule_row(index: usize, op: &OperationRef) -> Vec<String> {
     };
     vec![
         index.to_string(),
-        kind.map_or("?", ops_name).to_owned(),
+        kind.map_or("?", OpKind::name).to_owned(),
         on,
         what,
     ]

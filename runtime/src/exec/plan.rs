@@ -238,11 +238,7 @@ impl Plan {
                         .collect();
                     devices.sort_unstable();
                     devices.dedup();
-                    let name = match k {
-                        OpKind::Copy => "pw.copy",
-                        OpKind::Scatter => "pw.scatter",
-                        _ => "pw.gather",
-                    };
+                    let name = k.name();
                     let flows: Vec<String> = pieces
                         .iter()
                         .map(|p| format!("{}->{}", p.src_device, p.dst_device))
