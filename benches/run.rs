@@ -15,8 +15,10 @@
 //! Uses the CPU plugin of the project venv (or `PW_PJRT_PLUGIN`) with 4
 //! devices, and the venv's JAX.
 
+use pw_core::plan::{Plan, StepKind};
 use pw_runtime::{
-    exec::{plan::Plan, plan::StepKind, Executor, RunReport},
+    cache::Executables,
+    exec::{self, Executor, RunReport},
     host::HostArray,
     pjrt::{Client, ClientOptions, Plugin},
     DType,
@@ -37,8 +39,8 @@ fn lowered(text: &str, devices: i64) -> Plan {
     let context = pw_dialect::new_context();
     let mut module = pw_dialect::parse_source(&context, text, "bench")
         .unwrap_or_else(|| fail("program does not parse"));
-    let steps = pipeline::lowering(pw_lowering::Topology::local(devices, "cpu"))
-        .unwrap_or_else(|e| fail(e));
+    let steps =
+        pipeline::lowering(pw_core::Topology::local(devices, "cpu")).unwrap_or_else(|e| fail(e));
     pipeline::run(
         &context,
         &mut module,
@@ -48,7 +50,7 @@ fn lowered(text: &str, devices: i64) -> Plan {
         &mut Timings::default(),
     )
     .unwrap_or_else(|_| fail("lowering failed"));
-    Plan::from_module(&module).unwrap_or_else(|e| fail(e))
+    pw_lowering::to_plan(&module).unwrap_or_else(|e| fail(e))
 }
 
 fn chain_program(nodes: usize, alternate: bool) -> String {
@@ -88,32 +90,40 @@ fn random_inputs(plan: &Plan) -> Vec<HostArray> {
         .iter()
         .map(|&id| {
             let v = &plan.values[id];
-            let n: usize = v.shape.iter().product();
+            let shape: Vec<usize> = v.shape.iter().map(|&d| d as usize).collect();
+            let n: usize = shape.iter().product();
             match v.dtype {
                 DType::F32 => HostArray::from_slice(
-                    &v.shape,
+                    &shape,
                     &(0..n).map(|i| (i % 7) as f32 * 0.1).collect::<Vec<_>>(),
                 ),
-                other => Ok(HostArray::zeros(other, &v.shape)),
+                other => Ok(HostArray::zeros(other, &shape)),
             }
             .unwrap_or_else(|e| fail(e))
         })
         .collect()
 }
 
-/// Warms up, then runs `RUNS` times; returns (median wall time, the
-/// report of the median run).
-fn measure(executor: &mut Executor, plan: &Plan, inputs: &[HostArray]) -> (Duration, RunReport) {
-    executor
-        .prepare(plan, &mut |_| {})
-        .unwrap_or_else(|e| fail(e));
+/// Compiles `plan` (outside the measurement), warms up, then runs `RUNS`
+/// times in process; returns (median wall time, the report of the median
+/// run). Completion times are recorded when `record`.
+fn measure(
+    client: &Client,
+    plan: &Plan,
+    inputs: &[HostArray],
+    record: bool,
+) -> (Duration, RunReport) {
+    let mut cache = Executables::new(client, None);
+    let prepared = exec::prepare(plan, &mut cache, &mut |_| {}).unwrap_or_else(|e| fail(e));
+    let executor = Executor::new(client);
+    let run = || exec::run_local(&executor, &prepared, inputs, record).unwrap_or_else(|e| fail(e));
     for _ in 0..2 {
-        executor.run(plan, inputs).unwrap_or_else(|e| fail(e));
+        run();
     }
     let mut runs: Vec<(Duration, RunReport)> = (0..RUNS)
         .map(|_| {
             let start = Instant::now();
-            let (_, report) = executor.run(plan, inputs).unwrap_or_else(|e| fail(e));
+            let (_, report) = run();
             (start.elapsed(), report)
         })
         .collect();
@@ -147,8 +157,8 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
         let axes = plan
             .meshes
             .iter()
-            .find(|(m, _, _)| m == mesh)
-            .map(|(_, a, _)| a.clone())
+            .find(|m| &m.name == mesh)
+            .map(|m| m.axes.clone())
             .unwrap_or_default();
         let types: Vec<String> = args.iter().map(|&a| array_type(plan, a, "")).collect();
         let params: Vec<String> = types
@@ -171,10 +181,8 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
             results.join(", "),
         );
         let alone = lowered(&text, 4);
-        let mut executor = Executor::new(&plugin_client);
-        executor.record_completion = true;
         let inputs = random_inputs(&alone);
-        let (_, report) = measure(&mut executor, &alone, &inputs);
+        let (_, report) = measure(&plugin_client, &alone, &inputs, true);
         let call = report.steps.last().cloned().unwrap_or_default();
         let done = call
             .done
@@ -194,10 +202,7 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
 fn array_type(plan: &Plan, id: usize, placement: &str) -> String {
     let v = &plan.values[id];
     let dims: String = v.shape.iter().map(|d| format!("{d}x")).collect();
-    format!(
-        "!pw.array<{dims}{}{placement}>",
-        pw_runtime::exec::kernels::mlir_type(v.dtype)
-    )
+    format!("!pw.array<{dims}{}{placement}>", v.dtype.mlir_name())
 }
 
 fn outputs_of(plan: &Plan, computation: usize) -> usize {
@@ -292,8 +297,7 @@ fn main() {
         ("on 1 device", false, "single"),
     ] {
         let p = lowered(&chain_program(NODES, alternate), 2);
-        let mut executor = Executor::new(&client);
-        let (wall, report) = measure(&mut executor, &p, &random_inputs(&p));
+        let (wall, report) = measure(&client, &p, &random_inputs(&p), false);
         rows.push([
             format!("a. chain of {NODES} tiny calls {name}: time per node"),
             format!(
@@ -309,8 +313,7 @@ fn main() {
     let text =
         std::fs::read_to_string(root.join("examples/pipeline.mlir")).unwrap_or_else(|e| fail(e));
     let p = lowered(&text, 4);
-    let mut executor = Executor::new(&client);
-    let (_, report) = measure(&mut executor, &p, &random_inputs(&p));
+    let (_, report) = measure(&client, &p, &random_inputs(&p), false);
     rows.push([
         format!(
             "b. pipeline example ({} steps): host done enqueuing / last output ready",
@@ -326,8 +329,7 @@ fn main() {
         ("layers 256-512-512-256, 64 rows", Some((256, 64))),
     ] {
         let p = lowered(&pipeline_program(&root, 8, width_batch), 4);
-        let mut executor = Executor::new(&client);
-        let (_, report) = measure(&mut executor, &p, &random_inputs(&p));
+        let (_, report) = measure(&client, &p, &random_inputs(&p), false);
         if width_batch.is_some() {
             rows.push([
                 format!("b. the pipeline with {what}, 8 microbatches ({} steps): host done enqueuing / last output ready", p.steps.len()),

@@ -1,6 +1,6 @@
 //! `!pw.array`: a logical array with optional placement and sharding.
 
-use crate::{dtype::DType, ffi, layout::Sharding};
+use crate::ffi;
 use melior::{
     ir::{
         attribute::{ArrayAttribute, FlatSymbolRefAttribute, StringAttribute},
@@ -14,6 +14,7 @@ use mlir_sys::{
     mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirTypeIsABF16, mlirTypeIsAF16,
     mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger, MlirAttribute,
 };
+use pw_core::{geometry::Sharding, DType};
 
 /// The Rust view of a `!pw.array<shape x dtype[, @mesh[, sharding]]>` type.
 ///
@@ -99,7 +100,7 @@ impl ArrayType {
 
     /// Bytes of the logical array.
     pub fn bytes(&self) -> u64 {
-        self.elements() as u64 * self.dtype.byte_size()
+        self.elements() as u64 * self.dtype.size_in_bytes() as u64
     }
 
     /// Whether both describe arrays of the same shape and element type.
@@ -184,11 +185,11 @@ pub(crate) unsafe fn element_dtype(element: mlir_sys::MlirType) -> Option<DType>
         } else if mlirTypeIsAInteger(element) {
             let unsigned = mlirIntegerTypeIsUnsigned(element);
             match (mlirIntegerTypeGetWidth(element), unsigned) {
-                (1, _) => Some(DType::Pred),
-                (8, false) => Some(DType::S8),
-                (16, false) => Some(DType::S16),
-                (32, false) => Some(DType::S32),
-                (64, false) => Some(DType::S64),
+                (1, _) => Some(DType::Bool),
+                (8, false) => Some(DType::I8),
+                (16, false) => Some(DType::I16),
+                (32, false) => Some(DType::I32),
+                (64, false) => Some(DType::I64),
                 (8, true) => Some(DType::U8),
                 (16, true) => Some(DType::U16),
                 (32, true) => Some(DType::U32),
@@ -203,11 +204,11 @@ pub(crate) unsafe fn element_dtype(element: mlir_sys::MlirType) -> Option<DType>
 
 fn element_type(context: &Context, dtype: DType) -> Type<'_> {
     match dtype {
-        DType::Pred => IntegerType::new(context, 1).into(),
-        DType::S8 => IntegerType::new(context, 8).into(),
-        DType::S16 => IntegerType::new(context, 16).into(),
-        DType::S32 => IntegerType::new(context, 32).into(),
-        DType::S64 => IntegerType::new(context, 64).into(),
+        DType::Bool => IntegerType::new(context, 1).into(),
+        DType::I8 => IntegerType::new(context, 8).into(),
+        DType::I16 => IntegerType::new(context, 16).into(),
+        DType::I32 => IntegerType::new(context, 32).into(),
+        DType::I64 => IntegerType::new(context, 64).into(),
         DType::U8 => IntegerType::unsigned(context, 8).into(),
         DType::U16 => IntegerType::unsigned(context, 16).into(),
         DType::U32 => IntegerType::unsigned(context, 32).into(),

@@ -14,9 +14,7 @@
 mod array_type;
 mod context;
 pub mod diag;
-mod dtype;
 mod ffi;
-pub mod layout;
 pub mod ops;
 mod piece;
 pub mod program;
@@ -26,7 +24,6 @@ pub mod verify;
 
 pub use array_type::{read_sharding, sharding_attribute, ArrayType, TypeError};
 pub use context::new_context;
-pub use dtype::DType;
-pub use piece::{pieces_attribute, read_pieces, Link, Piece};
+pub use piece::{piece_attribute, pieces_attribute, read_piece, read_pieces};
 pub use program::{Computation, Mesh, Program};
 pub use source::parse_source;

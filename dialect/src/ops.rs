@@ -1,6 +1,6 @@
 //! Names of the pw ops and attributes, and small readers and builders.
 
-use crate::{array_type::ArrayType, layout::Sharding, piece::Piece};
+use crate::array_type::ArrayType;
 use melior::{
     ir::{
         attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
@@ -10,6 +10,7 @@ use melior::{
     },
     Context,
 };
+use pw_core::{geometry::Sharding, Piece};
 
 pub const MESH: &str = "pw.mesh";
 pub const CALL: &str = "pw.call";

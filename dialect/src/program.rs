@@ -10,8 +10,6 @@
 use crate::{
     array_type::element_dtype,
     diag::Diag,
-    dtype::DType,
-    layout::{Layout, MeshShape, Sharding},
     ops::{self, op_name},
     sdy,
 };
@@ -25,6 +23,10 @@ use melior::ir::{
 use mlir_sys::{
     mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank,
     mlirTypeIsARankedTensor,
+};
+use pw_core::{
+    geometry::{Layout, MeshShape, Sharding},
+    DType,
 };
 use std::collections::HashMap;
 

@@ -4,7 +4,7 @@
 //! attributes; this module parses their printed form, which is stable:
 //! `#sdy.mesh<["x"=2, "y"=4]>` and `#sdy.sharding<@mesh, [{"x"}, {}]>`.
 
-use crate::layout::{MeshShape, Sharding};
+use pw_core::geometry::{MeshShape, Sharding};
 
 /// A sharding as a computation declares it: against a named Shardy mesh.
 #[derive(Clone, Debug, PartialEq, Eq)]

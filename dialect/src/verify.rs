@@ -23,14 +23,17 @@
 use crate::{
     array_type::ArrayType,
     diag::Diag,
-    layout::{Layout, Region},
     ops::{self, defining_op, users, OpKind},
-    piece::{read_pieces, Link, Piece},
+    piece::read_pieces,
     program::{Computation, Mesh, Misfit, Program},
 };
 use melior::ir::{
     operation::{OperationLike, OperationRef},
     Location, Module, Value, ValueLike,
+};
+use pw_core::{
+    geometry::{Layout, Region},
+    Link, Piece,
 };
 use std::collections::{HashMap, HashSet};
 

@@ -17,7 +17,7 @@
 //! Meshes that already have devices keep them (they are checked against the
 //! topology).
 
-use crate::topology::{Island, Topology};
+use pw_core::topology::{Island, Topology};
 use std::collections::HashMap;
 
 /// What one mesh asks for.
@@ -126,7 +126,7 @@ fn kind_matches(request: &Request, island: &Island) -> bool {
 }
 
 fn fits(request: &Request, island: &Island) -> bool {
-    kind_matches(request, island) && island.devices.len() as i64 >= request.size
+    kind_matches(request, island) && island.largest_host() as i64 >= request.size
 }
 
 fn shortfall(request: &Request, island: &Island) -> String {
@@ -137,6 +137,15 @@ fn shortfall(request: &Request, island: &Island) -> String {
             request.kind.as_deref().unwrap_or(""),
             island.name,
             island.kind
+        )
+    } else if island.hosts().len() > 1 && island.devices.len() as i64 >= request.size {
+        format!(
+            "mesh @{} needs {} devices in one process, but the largest host of island \"{}\" has {} \
+             (one SPMD computation cannot span processes)",
+            request.name,
+            request.size,
+            island.name,
+            island.largest_host()
         )
     } else {
         format!(
@@ -180,13 +189,15 @@ fn choose_island(
                 .as_deref()
                 .map(|k| format!(" of kind \"{k}\""))
                 .unwrap_or_default();
-            let largest = topology
-                .islands
-                .iter()
-                .filter(|i| kind_matches(m, i))
-                .map(|i| i.devices.len())
-                .max();
+            let islands = || topology.islands.iter().filter(|i| kind_matches(m, i));
+            let largest = islands().map(|i| i.devices.len()).max();
+            let largest_host = islands().map(Island::largest_host).max().unwrap_or(0);
             let message = match largest {
+                Some(n) if n as i64 >= m.size => format!(
+                    "mesh @{} needs {} devices{kind} in one process; the largest host has {largest_host} \
+                     (one SPMD computation cannot span processes)",
+                    m.name, m.size
+                ),
                 Some(n) => format!("mesh @{} needs {} devices{kind} on one island; the largest such island has {n}", m.name, m.size),
                 None => format!("mesh @{} needs devices{kind}; the topology has none", m.name),
             };
@@ -219,12 +230,21 @@ fn choose_island(
     })
 }
 
-/// Step 3: unused devices first, then the least used.
+/// Step 3: the host with the most unused devices that can hold the mesh
+/// (ties: the first), then its unused devices first, then the least used.
 fn take(request: &Request, island: &Island, uses: &mut HashMap<i64, usize>) -> Option<Vec<i64>> {
     if !fits(request, island) {
         return None;
     }
-    let mut candidates: Vec<i64> = island.devices.clone();
+    let free = |host: &[i64]| host.iter().filter(|d| !uses.contains_key(d)).count();
+    let host = island
+        .hosts()
+        .into_iter()
+        .enumerate()
+        .filter(|(_, h)| h.len() as i64 >= request.size)
+        .max_by(|(a, x), (b, y)| free(x).cmp(&free(y)).then_with(|| b.cmp(a)))
+        .map(|(_, h)| h)?;
+    let mut candidates: Vec<i64> = host.to_vec();
     candidates.sort_by_key(|d| (uses.get(d).copied().unwrap_or(0), *d));
     let mut chosen: Vec<i64> = candidates.into_iter().take(request.size as usize).collect();
     chosen.sort_unstable();
@@ -258,5 +278,17 @@ fn check_fixed(request: &Request, devices: &[i64], topology: &Topology) -> Resul
             return Err(unmet(shortfall(request, &topology.islands[i])));
         }
     }
-    island.ok_or_else(|| unmet(format!("mesh @{} is bound to no devices", request.name)))
+    let island =
+        island.ok_or_else(|| unmet(format!("mesh @{} is bound to no devices", request.name)))?;
+    if !topology.islands[island]
+        .hosts()
+        .iter()
+        .any(|h| devices.iter().all(|d| h.contains(d)))
+    {
+        return Err(unmet(format!(
+            "mesh @{} is bound to devices of more than one process",
+            request.name
+        )));
+    }
+    Ok(island)
 }

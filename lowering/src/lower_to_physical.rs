@@ -1,7 +1,7 @@
 //! `pw-lower-to-physical`: binds meshes to devices and turns every transfer
 //! into per-shard copies.
 //!
-//! Options: `topology=FILE` (see [`crate::topology`]); without it, one
+//! Options: `topology=FILE` (see [`pw_core::topology`]); without it, one
 //! island `local` of `devices=N` devices (default 8) of `kind=K` (default
 //! `cpu`).
 //!
@@ -10,7 +10,7 @@
 //!   pass failed with a diagnostic naming the mesh and the unmet constraint;
 //! - no `pw.transfer` or `pw.reshard` is left: each became the `pw.copy`,
 //!   `pw.scatter` and `pw.gather` ops of a byte-minimal plan
-//!   ([`crate::plan`]), each piece labelled with the link it crosses, joined
+//!   ([`crate::transfer_plan`]), each piece labelled with the link it crosses, joined
 //!   by a `pw.assemble`;
 //! - every computation has `pw.num_partitions` and `pw.device_assignments`
 //!   (the device list of each mesh it runs on), its compile parameters.
@@ -25,8 +25,7 @@
 
 use crate::{
     allocate::{allocate, Request},
-    plan::{group, plan, CopyOp, Placed},
-    topology::Topology,
+    transfer_plan::{group, plan, CopyOp, Placed},
 };
 use melior::{
     ir::{
@@ -37,9 +36,9 @@ use melior::{
     },
     Context,
 };
+use pw_core::{geometry::Layout, Topology};
 use pw_dialect::{
     diag::Diag,
-    layout::Layout,
     ops::{self, OpKind},
     ArrayType, Program,
 };

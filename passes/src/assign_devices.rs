@@ -36,8 +36,8 @@ use melior::{
     },
     Context,
 };
+use pw_core::geometry::MeshShape;
 use pw_dialect::{
-    layout::MeshShape,
     ops::{self, OpKind},
     Computation, Program,
 };

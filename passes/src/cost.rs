@@ -14,7 +14,8 @@ use melior::ir::{
     operation::{OperationLike, OperationRef, WalkOrder, WalkResult},
     TypeLike, ValueLike,
 };
-use pw_dialect::{layout::Layout, ops, ArrayType, Computation, Link, Program};
+use pw_core::{geometry::Layout, Link};
+use pw_dialect::{ops, ArrayType, Computation, Program};
 use std::collections::HashMap;
 
 /// FLOPs per second of one device.
@@ -60,7 +61,8 @@ fn work_of(computation: &Computation) -> Work {
         .iter()
         .chain(&computation.outputs)
         .map(|s| {
-            s.shape.iter().product::<i64>() as f64 * s.dtype.map_or(4, |d| d.byte_size()) as f64
+            s.shape.iter().product::<i64>() as f64
+                * s.dtype.map_or(4, |d| d.size_in_bytes() as u64) as f64
         })
         .sum();
     let mut flops = 0.0;
@@ -145,7 +147,7 @@ pub fn move_bytes(program: &Program, from: &ArrayType, to: &ArrayType) -> u64 {
     let Some(dst) = layouts(to) else {
         return to.bytes();
     };
-    let per_shard = dst.shard_elements() as u64 * to.dtype.byte_size();
+    let per_shard = dst.shard_elements() as u64 * to.dtype.size_in_bytes() as u64;
     let total = per_shard * dst.offsets.len() as u64;
     if from.mesh != to.mesh {
         return total;
@@ -158,7 +160,7 @@ pub fn move_bytes(program: &Program, from: &ArrayType, to: &ArrayType) -> u64 {
         .iter()
         .zip(&src.offsets)
         .map(|(d, s)| {
-            let region = |offsets: &Vec<i64>, shape: &Vec<i64>| pw_dialect::layout::Region {
+            let region = |offsets: &Vec<i64>, shape: &Vec<i64>| pw_core::geometry::Region {
                 offsets: offsets.clone(),
                 sizes: shape.clone(),
             };
@@ -167,5 +169,5 @@ pub fn move_bytes(program: &Program, from: &ArrayType, to: &ArrayType) -> u64 {
                 .map_or(0, |r| r.elements() as u64)
         })
         .sum();
-    total - local * to.dtype.byte_size()
+    total - local * to.dtype.size_in_bytes() as u64
 }

@@ -24,9 +24,9 @@ use melior::{
     ir::{operation::OperationLike, Module, Value},
     Context,
 };
+use pw_core::geometry::{MeshShape, Sharding};
 use pw_dialect::{
     diag::Diag,
-    layout::{MeshShape, Sharding},
     ops::{self, OpKind},
     program::TensorSig,
     Program,

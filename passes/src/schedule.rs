@@ -127,7 +127,7 @@ fn op_seconds(
             match types {
                 (Some(from), Some(to)) => {
                     cost::move_bytes(program, &from, &to) as f64
-                        / cost::link_bandwidth(pw_dialect::Link::IntraIsland)
+                        / cost::link_bandwidth(pw_core::Link::IntraIsland)
                 }
                 _ => 0.0,
             }
@@ -137,7 +137,7 @@ fn op_seconds(
                 .operand(0)
                 .ok()
                 .and_then(edit::array_type)
-                .map_or(4, |t: ArrayType| t.dtype.byte_size());
+                .map_or(4, |t: ArrayType| t.dtype.size_in_bytes() as u64);
             op.attribute(ops::ATTR_PIECES)
                 .ok()
                 .and_then(read_pieces)

@@ -1,6 +1,6 @@
 //! IFRT-style arrays: one logical array over per-device buffers.
 //!
-//! An [`Array`] knows its [`DType`], shape, [`Sharding`] and [`Layout`], and
+//! An [`Array`] knows its [`DType`], shape, [`Sharding`] and [`MemoryLayout`], and
 //! holds one [`Buffer`] per device of its sharding, in the sharding's device
 //! order (shard `i` lives on `sharding.devices()[i]` and holds
 //! `sharding.shard_domains(shape)[i]`). Cloning an `Array` makes another
@@ -45,7 +45,8 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::host::HostArray;
 use crate::pjrt::{Buffer, Client, Device, LoadedExecutable};
-use crate::sharding::{IndexDomain, Layout, Sharding};
+use crate::sharding::{sizes, MemoryLayout, Sharding};
+use pw_core::geometry::Region;
 
 /// How an operation treats its input arrays' buffers. See the module doc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,8 +83,8 @@ pub struct Array {
 struct ArrayInner {
     client: Client,
     spec: ArraySpec,
-    layout: Layout,
-    domains: Vec<IndexDomain>,
+    layout: MemoryLayout,
+    domains: Vec<Region>,
     state: Mutex<State>,
 }
 
@@ -101,20 +102,13 @@ impl Array {
     pub fn from_host(client: &Client, host: &HostArray, sharding: &Sharding) -> Result<Array> {
         let spec = ArraySpec::new(host.dtype(), host.shape(), sharding.clone());
         let domains = sharding.shard_domains(host.shape())?;
-        let mut slices: HashMap<&IndexDomain, HostArray> = HashMap::new();
-        let mut buffers = Vec::with_capacity(domains.len());
-        for (device, domain) in sharding.devices().iter().zip(&domains) {
-            if !slices.contains_key(domain) {
-                slices.insert(domain, host.slice(domain)?);
-            }
-            let part = &slices[domain];
-            buffers.push(Arc::new(client.buffer_from_host(
-                part.bytes(),
-                part.dtype(),
-                part.shape(),
-                device,
-            )?));
-        }
+        let parts = crate::host::split(host, &domains)?;
+        let buffers = sharding
+            .devices()
+            .iter()
+            .zip(&parts)
+            .map(|(device, part)| part.to_device(client, device).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
         Array::new(client, spec, domains, buffers)
     }
 
@@ -153,13 +147,13 @@ impl Array {
     fn new(
         client: &Client,
         spec: ArraySpec,
-        domains: Vec<IndexDomain>,
+        domains: Vec<Region>,
         buffers: Vec<Arc<Buffer>>,
     ) -> Result<Array> {
         for device in spec.sharding.devices() {
             client.check_device(device, "array")?;
         }
-        let layout = Layout::row_major(spec.shape.len());
+        let layout = MemoryLayout::row_major(spec.shape.len());
         Ok(Array {
             inner: Arc::new(ArrayInner {
                 client: client.clone(),
@@ -224,7 +218,7 @@ impl Array {
         &self.inner.spec.sharding
     }
 
-    pub fn layout(&self) -> &Layout {
+    pub fn layout(&self) -> &MemoryLayout {
         &self.inner.layout
     }
 
@@ -237,7 +231,7 @@ impl Array {
     }
 
     /// Each shard's box of the global index space, in device order.
-    pub fn shard_domains(&self) -> &[IndexDomain] {
+    pub fn shard_domains(&self) -> &[Region] {
         &self.inner.domains
     }
 
@@ -287,17 +281,9 @@ impl Array {
     /// transfer per distinct shard domain).
     pub fn to_host(&self) -> Result<HostArray> {
         let buffers = self.live_buffers()?;
-        let mut out = HostArray::zeros(self.dtype(), self.shape());
-        let mut done: Vec<&IndexDomain> = Vec::new();
-        for (buffer, domain) in buffers.iter().zip(&self.inner.domains) {
-            if done.contains(&domain) {
-                continue;
-            }
-            let part = HostArray::new(self.dtype(), &domain.shape, buffer.to_host()?)?;
-            out.write_slice(domain, &part)?;
-            done.push(domain);
-        }
-        Ok(out)
+        crate::host::assemble(self.dtype(), self.shape(), &self.inner.domains, |i| {
+            buffers[i].to_host().map(Some)
+        })
     }
 
     /// One single-device array per shard, in device order (IFRT
@@ -310,15 +296,13 @@ impl Array {
             .zip(self.sharding().devices())
             .zip(&self.inner.domains)
             .map(|((buffer, device), domain)| {
-                let spec = ArraySpec::new(
-                    self.dtype(),
-                    &domain.shape,
-                    Sharding::SingleDevice(device.clone()),
-                );
+                let shape = sizes(domain);
+                let spec =
+                    ArraySpec::new(self.dtype(), &shape, Sharding::SingleDevice(device.clone()));
                 Array::new(
                     &self.inner.client,
                     spec,
-                    vec![IndexDomain::full(&domain.shape)],
+                    vec![Region::full(&domain.sizes)],
                     vec![buffer],
                 )
             })
@@ -338,7 +322,7 @@ impl Array {
         Array::new(
             &self.inner.client,
             spec,
-            vec![IndexDomain::full(self.shape())],
+            vec![Region::full(&crate::sharding::dims(self.shape()))],
             vec![buffers.swap_remove(0)],
         )
     }
@@ -466,11 +450,11 @@ impl Array {
                 }
                 let in_domain = &input.inner.domains[f];
                 let out_domain = &out_domains[mapping.out_array][t];
-                if in_domain.shape != out_domain.shape {
+                if in_domain.sizes != out_domain.sizes {
                     return Err(Error::ShapeMismatch {
                         context: what,
-                        expected: out_domain.shape.clone(),
-                        actual: in_domain.shape.clone(),
+                        expected: sizes(out_domain),
+                        actual: sizes(in_domain),
                     });
                 }
                 let (in_device, out_device) = (
@@ -530,15 +514,15 @@ impl Array {
         }
         let domains = spec.sharding.shard_domains(&spec.shape)?;
         for (i, (old, new)) in self.inner.domains.iter().zip(&domains).enumerate() {
-            let old_bytes = old.num_elements() * self.dtype().size_in_bytes();
-            let new_bytes = new.num_elements() * spec.dtype.size_in_bytes();
+            let old_bytes = old.elements() as usize * self.dtype().size_in_bytes();
+            let new_bytes = new.elements() as usize * spec.dtype.size_in_bytes();
             if old_bytes != new_bytes {
                 return Err(Error::invalid(format!(
                     "bitcast shard {i}: {}{:?} is {old_bytes} bytes, {}{:?} is {new_bytes}",
                     self.dtype(),
-                    old.shape,
+                    old.sizes,
                     spec.dtype,
-                    new.shape
+                    new.sizes
                 )));
             }
         }
@@ -547,7 +531,7 @@ impl Array {
             .iter()
             .zip(&domains)
             .map(|(source, domain)| {
-                Buffer::view_as(source, spec.dtype, &domain.shape).map(Arc::new)
+                Buffer::view_as(source, spec.dtype, &sizes(domain)).map(Arc::new)
             })
             .collect::<Result<Vec<_>>>()?;
         drop(sources);
@@ -620,7 +604,7 @@ fn check_shard(
     buffer: &Buffer,
     device: &Device,
     dtype: DType,
-    domain: &IndexDomain,
+    domain: &Region,
 ) -> Result<()> {
     let on = buffer.device()?;
     if on != *device {
@@ -637,10 +621,11 @@ fn check_shard(
         });
     }
     let dims = buffer.dims()?;
-    if dims != domain.shape {
+    let expected = sizes(domain);
+    if dims != expected {
         return Err(Error::ShapeMismatch {
             context: what.to_string(),
-            expected: domain.shape.clone(),
+            expected,
             actual: dims,
         });
     }

@@ -2,7 +2,9 @@
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
-use crate::sharding::IndexDomain;
+use crate::pjrt::{Buffer, Client, Device};
+use crate::sharding::{dims, sizes};
+use pw_core::geometry::Region;
 
 /// A dense, row-major array in host memory, in native byte order: what goes
 /// into and comes out of an [`Array`](crate::Array) and a `.npy` file.
@@ -96,15 +98,20 @@ impl HostArray {
         self.data
     }
 
+    /// A buffer on `device` holding a copy of this array.
+    pub fn to_device(&self, client: &Client, device: &Device) -> Result<Buffer> {
+        client.buffer_from_host(&self.data, self.dtype, &self.shape, device)
+    }
+
     /// The same bytes seen as another dtype and shape of equal byte size.
     pub fn reinterpret(self, dtype: DType, shape: &[usize]) -> Result<HostArray> {
         HostArray::new(dtype, shape, self.data)
     }
 
     /// A copy of the box `domain`.
-    pub fn slice(&self, domain: &IndexDomain) -> Result<HostArray> {
+    pub fn slice(&self, domain: &Region) -> Result<HostArray> {
         self.check_domain(domain)?;
-        let mut out = HostArray::zeros(self.dtype, &domain.shape);
+        let mut out = HostArray::zeros(self.dtype, &sizes(domain));
         for_each_row(
             &self.shape,
             domain,
@@ -117,7 +124,7 @@ impl HostArray {
     }
 
     /// Writes `part` into the box `domain` (whose shape must be `part`'s).
-    pub fn write_slice(&mut self, domain: &IndexDomain, part: &HostArray) -> Result<()> {
+    pub fn write_slice(&mut self, domain: &Region, part: &HostArray) -> Result<()> {
         self.check_domain(domain)?;
         if part.dtype != self.dtype {
             return Err(Error::DTypeMismatch {
@@ -126,10 +133,10 @@ impl HostArray {
                 actual: part.dtype,
             });
         }
-        if part.shape != domain.shape {
+        if part.shape != sizes(domain) {
             return Err(Error::ShapeMismatch {
                 context: "HostArray::write_slice".into(),
-                expected: domain.shape.clone(),
+                expected: sizes(domain),
                 actual: part.shape.clone(),
             });
         }
@@ -145,8 +152,8 @@ impl HostArray {
         Ok(())
     }
 
-    fn check_domain(&self, domain: &IndexDomain) -> Result<()> {
-        if domain.fits(&self.shape) {
+    fn check_domain(&self, domain: &Region) -> Result<()> {
+        if domain.fits(&dims(&self.shape)) {
             Ok(())
         } else {
             Err(Error::invalid(format!(
@@ -157,16 +164,69 @@ impl HostArray {
     }
 }
 
+/// The shard of each position of an array laid out as `regions` (one box
+/// per position): one host slice per distinct box, shared by the positions
+/// that hold it.
+pub fn split(host: &HostArray, regions: &[Region]) -> Result<Vec<std::sync::Arc<HostArray>>> {
+    let mut cut: Vec<(&Region, std::sync::Arc<HostArray>)> = Vec::new();
+    let mut shards = Vec::with_capacity(regions.len());
+    for region in regions {
+        let shard = match cut.iter().find(|(r, _)| *r == region) {
+            Some((_, shard)) => shard.clone(),
+            None => {
+                let shard = std::sync::Arc::new(host.slice(region)?);
+                cut.push((region, shard.clone()));
+                shard
+            }
+        };
+        shards.push(shard);
+    }
+    Ok(shards)
+}
+
+/// Reassembles an array of `dtype` and `shape` laid out as `regions` (one
+/// box per position) from one replica of each distinct box:
+/// `bytes_of(position)` returns the shard's bytes, or `None` when that
+/// position holds nothing (another replica is tried).
+pub fn assemble(
+    dtype: DType,
+    shape: &[usize],
+    regions: &[Region],
+    mut bytes_of: impl FnMut(usize) -> Result<Option<Vec<u8>>>,
+) -> Result<HostArray> {
+    let mut out = HostArray::zeros(dtype, shape);
+    let mut done: Vec<&Region> = Vec::new();
+    for (position, region) in regions.iter().enumerate() {
+        if done.contains(&region) {
+            continue;
+        }
+        if let Some(bytes) = bytes_of(position)? {
+            out.write_slice(region, &HostArray::new(dtype, &sizes(region), bytes)?)?;
+            done.push(region);
+        }
+    }
+    if let Some(missing) = regions.iter().find(|r| !done.contains(r)) {
+        return Err(Error::invalid(format!(
+            "no shard holds the box at {:?} of {dtype}{shape:?}",
+            missing.offsets
+        )));
+    }
+    Ok(out)
+}
+
 /// Calls `f(offset in the whole array, offset in the box, length)` (bytes)
-/// for every contiguous row of the box `domain` of an array of `shape`.
+/// for every contiguous row of the box `domain` (which fits) of an array of
+/// `shape`.
 fn for_each_row(
     shape: &[usize],
-    domain: &IndexDomain,
+    domain: &Region,
     elem: usize,
     mut f: impl FnMut(usize, usize, usize),
 ) {
     let rank = shape.len();
-    if domain.shape.contains(&0) {
+    let origin: Vec<usize> = domain.offsets.iter().map(|&o| o.max(0) as usize).collect();
+    let extent = sizes(domain);
+    if extent.contains(&0) {
         return;
     }
     if rank == 0 {
@@ -178,12 +238,12 @@ fn for_each_row(
     for d in (0..rank - 1).rev() {
         strides[d] = strides[d + 1] * shape[d + 1];
     }
-    let row = domain.shape[rank - 1];
+    let row = extent[rank - 1];
     let mut index = vec![0usize; rank - 1];
     let mut local = 0;
     loop {
         let whole: usize = (0..rank)
-            .map(|d| (domain.origin[d] + index.get(d).copied().unwrap_or(0)) * strides[d])
+            .map(|d| (origin[d] + index.get(d).copied().unwrap_or(0)) * strides[d])
             .sum();
         f(whole * elem, local * elem, row * elem);
         local += row;
@@ -195,7 +255,7 @@ fn for_each_row(
             }
             d -= 1;
             index[d] += 1;
-            if index[d] < domain.shape[d] {
+            if index[d] < extent[d] {
                 break;
             }
             index[d] = 0;
@@ -211,9 +271,9 @@ mod tests {
     fn slice_and_write_back() {
         let values: Vec<i32> = (0..24).collect();
         let a = HostArray::from_slice(&[2, 3, 4], &values).unwrap();
-        let dom = IndexDomain {
-            origin: vec![1, 1, 2],
-            shape: vec![1, 2, 2],
+        let dom = Region {
+            offsets: vec![1, 1, 2],
+            sizes: vec![1, 2, 2],
         };
         let s = a.slice(&dom).unwrap();
         assert_eq!(s.to_vec::<i32>().unwrap(), vec![18, 19, 22, 23]);

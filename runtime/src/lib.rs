@@ -3,7 +3,7 @@
 //! * [`pjrt`]: our own binding to recent PJRT plugins (loading, clients,
 //!   devices, compilation, execution, transfers, events).
 //! * [`Array`]: one logical array that knows its [`DType`], shape,
-//!   [`Sharding`] and [`Layout`], over per-device [`pjrt::Buffer`]s, with the
+//!   [`Sharding`] and [`MemoryLayout`], over per-device [`pjrt::Buffer`]s, with the
 //!   operations of IFRT's `Array`/`Client` (make from host, assemble,
 //!   disassemble, reshard, remap, bitcast...).
 //! * [`npy`]: arrays in and out of `.npy` files.
@@ -25,6 +25,7 @@
 )]
 
 pub mod array;
+pub mod cache;
 pub mod dtype;
 pub mod error;
 pub mod exec;
@@ -37,4 +38,5 @@ pub use array::{Array, ArraySpec, CopySemantics, RemapMapping, RemapPlan};
 pub use dtype::{DType, Element};
 pub use error::{ApiVersion, Error, ErrorCode, Result};
 pub use host::HostArray;
-pub use sharding::{IndexDomain, Layout, Mesh, Sharding};
+pub use pw_core::geometry::Region;
+pub use sharding::{MemoryLayout, Mesh, Sharding};

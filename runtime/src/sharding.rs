@@ -1,6 +1,6 @@
 //! Shardings: which part of an array each device holds.
 //!
-//! A [`Sharding`] maps an array's shape to one [`IndexDomain`] per device
+//! A [`Sharding`] maps an array's shape to one [`Region`] per device
 //! (a box of the global index space), in a fixed device order that is the
 //! order of the array's shards:
 //!
@@ -17,25 +17,32 @@
 //!   domain (uneven splits allowed). Distinct domains must not overlap and
 //!   must cover the array; equal domains are replicas.
 //!
-//! [`Layout`] is the in-memory order of a shard's elements. Arrays are dense
-//! and row-major (major-to-minor), the order PJRT uses when none is given.
+//! The boxes themselves come from `pw-core`'s shard geometry
+//! ([`pw_core::geometry`]), the one the compiler lowers with: a named
+//! sharding here is a `pw_core` [`geometry::Sharding`] on a mesh of devices.
+//!
+//! [`MemoryLayout`] is the in-memory order of a shard's elements. Arrays are
+//! dense and row-major (major-to-minor), the order PJRT uses when none is
+//! given.
 
 use std::collections::HashSet;
 use std::fmt;
+
+use pw_core::geometry::{self, MeshShape, Region};
 
 use crate::error::{Error, Result};
 use crate::pjrt::Device;
 
 /// A dense element order, as a minor-to-major dimension permutation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Layout {
+pub struct MemoryLayout {
     minor_to_major: Vec<usize>,
 }
 
-impl Layout {
+impl MemoryLayout {
     /// Row-major (C order): the last dimension is the most minor.
-    pub fn row_major(rank: usize) -> Layout {
-        Layout {
+    pub fn row_major(rank: usize) -> MemoryLayout {
+        MemoryLayout {
             minor_to_major: (0..rank).rev().collect(),
         }
     }
@@ -50,47 +57,6 @@ impl Layout {
             .rev()
             .copied()
             .eq(0..self.minor_to_major.len())
-    }
-}
-
-/// A box of an array's index space: `origin[i] .. origin[i] + shape[i]`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct IndexDomain {
-    pub origin: Vec<usize>,
-    pub shape: Vec<usize>,
-}
-
-impl IndexDomain {
-    /// The whole of an array of `shape`.
-    pub fn full(shape: &[usize]) -> IndexDomain {
-        IndexDomain {
-            origin: vec![0; shape.len()],
-            shape: shape.to_vec(),
-        }
-    }
-
-    pub fn num_elements(&self) -> usize {
-        self.shape.iter().product()
-    }
-
-    /// Whether the box lies inside an array of `shape`.
-    pub fn fits(&self, shape: &[usize]) -> bool {
-        self.origin.len() == shape.len()
-            && self.shape.len() == shape.len()
-            && self
-                .origin
-                .iter()
-                .zip(&self.shape)
-                .zip(shape)
-                .all(|((o, s), d)| o + s <= *d)
-    }
-
-    fn overlaps(&self, other: &IndexDomain) -> bool {
-        self.origin
-            .iter()
-            .zip(&self.shape)
-            .zip(other.origin.iter().zip(&other.shape))
-            .all(|((a0, an), (b0, bn))| *a0 < b0 + bn && *b0 < a0 + an)
     }
 }
 
@@ -138,18 +104,14 @@ impl Mesh {
         &self.devices
     }
 
-    fn axis(&self, name: &str) -> Option<usize> {
-        self.axes.iter().position(|(n, _)| n == name)
-    }
-
-    /// Coordinates of the device at row-major position `flat`.
-    fn coords(&self, mut flat: usize) -> Vec<usize> {
-        let mut coords = vec![0; self.axes.len()];
-        for (i, (_, size)) in self.axes.iter().enumerate().rev() {
-            coords[i] = flat % size;
-            flat /= size;
-        }
-        coords
+    /// The mesh's shape, for the shard geometry.
+    fn shape(&self) -> MeshShape {
+        MeshShape::new(
+            self.axes
+                .iter()
+                .map(|(n, s)| (n.clone(), *s as i64))
+                .collect(),
+        )
     }
 }
 
@@ -175,7 +137,7 @@ pub enum Sharding {
     },
     Explicit {
         devices: Vec<Device>,
-        domains: Vec<IndexDomain>,
+        domains: Vec<Region>,
     },
 }
 
@@ -201,7 +163,7 @@ impl Sharding {
     }
 
     /// An explicit device list and the domain each holds.
-    pub fn explicit(devices: &[Device], domains: Vec<IndexDomain>) -> Sharding {
+    pub fn explicit(devices: &[Device], domains: Vec<Region>) -> Sharding {
         Sharding::Explicit {
             devices: devices.to_vec(),
             domains,
@@ -223,12 +185,13 @@ impl Sharding {
 
     /// The domain of each shard of an array of `shape`, in device order;
     /// an error if the sharding does not fit the shape.
-    pub fn shard_domains(&self, shape: &[usize]) -> Result<Vec<IndexDomain>> {
+    pub fn shard_domains(&self, shape: &[usize]) -> Result<Vec<Region>> {
+        let shape = dims(shape);
         match self {
-            Sharding::SingleDevice(_) => Ok(vec![IndexDomain::full(shape)]),
-            Sharding::Named { mesh, dims } => named_domains(mesh, dims, shape),
+            Sharding::SingleDevice(_) => Ok(vec![Region::full(&shape)]),
+            Sharding::Named { mesh, dims } => named_domains(mesh, dims, &shape),
             Sharding::Explicit { devices, domains } => {
-                explicit_check(devices, domains, shape)?;
+                explicit_check(devices, domains, &shape)?;
                 Ok(domains.clone())
             }
         }
@@ -236,12 +199,23 @@ impl Sharding {
 
     /// Whether every shard of an array of `shape` is the whole array.
     pub fn is_fully_replicated(&self, shape: &[usize]) -> Result<bool> {
-        let full = IndexDomain::full(shape);
+        let full = Region::full(&dims(shape));
         Ok(self.shard_domains(shape)?.iter().all(|d| *d == full))
     }
 }
 
-fn named_domains(mesh: &Mesh, dims: &[Vec<String>], shape: &[usize]) -> Result<Vec<IndexDomain>> {
+/// Array dimensions as the geometry counts them.
+pub(crate) fn dims(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
+/// The shape of a box (checked boxes have no negative size).
+pub(crate) fn sizes(region: &Region) -> Vec<usize> {
+    region.sizes.iter().map(|&s| s.max(0) as usize).collect()
+}
+
+/// The boxes of a named sharding, from the shard geometry.
+fn named_domains(mesh: &Mesh, dims: &[Vec<String>], shape: &[i64]) -> Result<Vec<Region>> {
     if dims.len() > shape.len() {
         return Err(Error::invalid(format!(
             "sharding names {} dimensions for an array of rank {} ({shape:?})",
@@ -249,54 +223,24 @@ fn named_domains(mesh: &Mesh, dims: &[Vec<String>], shape: &[usize]) -> Result<V
             shape.len()
         )));
     }
-    let mut used = HashSet::new();
-    // Per dimension: the mesh axes (indices) it is split over, and the split count.
-    let mut splits: Vec<(Vec<usize>, usize)> = Vec::with_capacity(shape.len());
-    for (d, extent) in shape.iter().enumerate() {
-        let names = dims.get(d).map(Vec::as_slice).unwrap_or(&[]);
-        let mut axes = Vec::with_capacity(names.len());
-        for name in names {
-            let axis = mesh.axis(name).ok_or_else(|| {
-                Error::invalid(format!("sharding uses axis {name:?}, which {mesh:?} lacks"))
-            })?;
-            if !used.insert(axis) {
-                return Err(Error::invalid(format!(
-                    "mesh axis {name:?} splits more than one dimension"
-                )));
-            }
-            axes.push(axis);
-        }
-        let count: usize = axes.iter().map(|&a| mesh.axes[a].1).product();
-        if extent % count != 0 {
-            return Err(Error::invalid(format!(
-                "dimension {d} of size {extent} cannot be split evenly into {count} shards ({names:?})"
-            )));
-        }
-        splits.push((axes, count));
+    // Missing trailing entries mean "not split".
+    let mut spec = geometry::Sharding::replicated(shape.len());
+    for (d, axes) in dims.iter().enumerate() {
+        spec.dims[d] = axes.clone();
     }
-    Ok((0..mesh.devices.len())
-        .map(|flat| {
-            let coords = mesh.coords(flat);
-            let mut origin = Vec::with_capacity(shape.len());
-            let mut sizes = Vec::with_capacity(shape.len());
-            for (extent, (axes, count)) in shape.iter().zip(&splits) {
-                // Mixed-radix index over the dimension's axes, major to minor.
-                let index = axes
-                    .iter()
-                    .fold(0, |acc, &a| acc * mesh.axes[a].1 + coords[a]);
-                let chunk = extent / count;
-                origin.push(index * chunk);
-                sizes.push(chunk);
-            }
-            IndexDomain {
-                origin,
-                shape: sizes,
-            }
+    let layout = geometry::Layout::new(shape, &spec, &mesh.shape())
+        .map_err(|e| Error::invalid(format!("sharding {spec} on {mesh:?}: {e}")))?;
+    Ok(layout
+        .offsets
+        .into_iter()
+        .map(|offsets| Region {
+            offsets,
+            sizes: layout.shard_shape.clone(),
         })
         .collect())
 }
 
-fn explicit_check(devices: &[Device], domains: &[IndexDomain], shape: &[usize]) -> Result<()> {
+fn explicit_check(devices: &[Device], domains: &[Region], shape: &[i64]) -> Result<()> {
     if devices.len() != domains.len() || devices.is_empty() {
         return Err(Error::invalid(format!(
             "an explicit sharding needs one domain per device, got {} devices and {} domains",
@@ -317,7 +261,7 @@ fn explicit_check(devices: &[Device], domains: &[IndexDomain], shape: &[usize]) 
             )));
         }
     }
-    let mut distinct: Vec<&IndexDomain> = Vec::new();
+    let mut distinct: Vec<&Region> = Vec::new();
     for domain in domains {
         if distinct.contains(&domain) {
             continue;
@@ -329,8 +273,8 @@ fn explicit_check(devices: &[Device], domains: &[IndexDomain], shape: &[usize]) 
         }
         distinct.push(domain);
     }
-    let covered: usize = distinct.iter().map(|d| d.num_elements()).sum();
-    let total: usize = shape.iter().product();
+    let covered: i64 = distinct.iter().map(|d| d.elements()).sum();
+    let total: i64 = shape.iter().product();
     if covered != total {
         return Err(Error::invalid(format!(
             "the domains cover {covered} of the {total} elements of shape {shape:?}"

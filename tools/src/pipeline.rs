@@ -215,7 +215,7 @@ pub fn steps(name: &str, options: Options) -> Result<Vec<Step>, String> {
 }
 
 /// The full pipeline with lowering onto a given topology (pw-run's).
-pub fn lowering(topology: pw_lowering::Topology) -> Result<Vec<Step>, String> {
+pub fn lowering(topology: pw_core::Topology) -> Result<Vec<Step>, String> {
     FULL_PIPELINE_PASSES
         .iter()
         .map(|name| match *name {

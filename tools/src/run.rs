@@ -13,9 +13,11 @@ use crate::{
 };
 use clap::Parser;
 use melior::ir::Module;
+use pw_core::plan::{Plan, StepKind};
 use pw_dialect::ops::{self, OpKind};
 use pw_runtime::{
-    exec::{plan::Plan, resources::Resources, trace, Executor, RunReport},
+    cache::{DiskCache, Executables},
+    exec::{self, resources::Resources, trace, Executor, Prepared, RunReport},
     host::HostArray,
     npy,
     pjrt::{Client, ClientOptions, Plugin},
@@ -98,6 +100,11 @@ pub struct Cli {
     /// Print when each step was enqueued and when it finished.
     #[arg(long)]
     pub stats: bool,
+
+    /// Keep compiled executables here (default: $PW_COMPILE_CACHE, else
+    /// ~/.cache/pw/executables): a second run of a program compiles nothing.
+    #[arg(long, value_name = "DIR")]
+    pub compile_cache: Option<PathBuf>,
 
     /// Print only errors.
     #[arg(long, short)]
@@ -182,28 +189,43 @@ fn run(
         read_inputs(cli, &plan)?
     };
 
-    let mut executor = Executor::new(&client);
-    executor.record_completion = cli.stats || cli.trace.is_some();
+    let mut cache = Executables::new(&client, DiskCache::open(cli.compile_cache.as_deref()));
     let quiet = cli.quiet;
     let mut progress = |what: &str| {
         if !quiet {
             let _ = writeln!(stderr, "pw-run: {what}");
         }
     };
-    executor
-        .prepare(&plan, &mut progress)
-        .map_err(|e| format!("error: {e}"))?;
-    let (outputs, report) = executor
-        .run(&plan, &inputs)
-        .map_err(|e| format!("error: {e}"))?;
+    let prepared =
+        exec::prepare(&plan, &mut cache, &mut progress).map_err(|e| format!("error: {e}"))?;
+    let executor = Executor::new(&client);
+    let (outputs, report) = exec::run_local(
+        &executor,
+        &prepared,
+        &inputs,
+        cli.stats || cli.trace.is_some(),
+    )
+    .map_err(|e| format!("error: {e}"))?;
 
     if let Some(dir) = &cli.out_dir {
         write_outputs(dir, &outputs)?;
     }
     let (matched, comparison) = compare(cli, &outputs)?;
     if let Some(path) = &cli.trace {
-        let spans = trace::spans(&plan, &executor.cache, &report);
-        let json = trace::chrome_json(&spans).to_string();
+        let (mut spans, shift) = trace::compile_spans(&cache.stats.spans);
+        spans.extend(trace::run_spans(
+            0,
+            &prepared.part.steps,
+            &report.steps,
+            shift,
+        ));
+        let json = trace::chrome_json(&spans, &|track| match track {
+            trace::Track::Compiler => "compiler".into(),
+            trace::Track::Host(_) => "host (enqueue)".into(),
+            trace::Track::Device(d) => format!("device {d}"),
+            trace::Track::Network => "network".into(),
+        })
+        .to_string();
         write_atomically(path, &json)
             .map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
     }
@@ -216,7 +238,7 @@ fn run(
                 &name,
                 &summary,
                 &plan,
-                &executor,
+                &cache,
                 &report,
                 &outputs,
                 &comparison
@@ -224,7 +246,7 @@ fn run(
         );
     }
     if cli.stats {
-        let _ = write!(stdout, "{}", stats_text(&plan, &report));
+        let _ = write!(stdout, "{}", stats_text(&prepared, &report));
     }
     Ok(matched)
 }
@@ -273,17 +295,11 @@ fn prepare_plan(
     if lower {
         let (topology, description) = match &cli.topology {
             Some(path) => (
-                pw_lowering::Topology::load(path).map_err(|e| format!("error: {e}"))?,
+                pw_core::Topology::load(path).map_err(|e| format!("error: {e}"))?,
                 format!("topology {}", path.display()),
             ),
             None => (
-                pw_lowering::Topology {
-                    islands: vec![pw_lowering::topology::Island {
-                        name: "local".into(),
-                        kind: resources.kind.clone(),
-                        devices: resources.devices.clone(),
-                    }],
-                },
+                resources.topology(),
                 format!(
                     "one island of {} {} devices",
                     resources.devices.len(),
@@ -307,7 +323,7 @@ fn prepare_plan(
             started.elapsed().as_secs_f64() * 1e3
         ));
     }
-    Plan::from_module(&module).map_err(|e| format!("error: {e}"))
+    pw_lowering::to_plan(&module).map_err(|e| format!("error: {e}"))
 }
 
 fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
@@ -330,19 +346,22 @@ fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
         .map(|(i, (path, &id))| {
             let host = npy::read(path).map_err(|e| format!("error: input #{i}: {e}"))?;
             let want = &plan.values[id];
-            if host.dtype() != want.dtype || host.shape() != want.shape.as_slice() {
+            if host.dtype() != want.dtype || !same_shape(host.shape(), &want.shape) {
                 return Err(format!(
-                    "error: input #{i} ({}) is {}{:?}, but the program expects {}{:?}",
+                    "error: input #{i} ({}) is {}{:?}, but the program expects {}",
                     path.display(),
                     host.dtype(),
                     host.shape(),
-                    want.dtype,
-                    want.shape
+                    want.describe()
                 ));
             }
             Ok(host)
         })
         .collect()
+}
+
+fn same_shape(host: &[usize], want: &[i64]) -> bool {
+    host.len() == want.len() && host.iter().zip(want).all(|(&h, &w)| h as i64 == w)
 }
 
 /// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans.
@@ -359,7 +378,8 @@ fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
         .iter()
         .map(|&id| {
             let value = &plan.values[id];
-            let n: usize = value.shape.iter().product();
+            let shape: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
+            let n: usize = shape.iter().product();
             let unit = |bits: u64| (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
             let bytes: Vec<u8> = (0..n)
                 .flat_map(|_| {
@@ -377,8 +397,8 @@ fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
                     }
                 })
                 .collect();
-            HostArray::new(value.dtype, &value.shape, bytes)
-                .unwrap_or_else(|_| HostArray::zeros(value.dtype, &value.shape))
+            HostArray::new(value.dtype, &shape, bytes)
+                .unwrap_or_else(|_| HostArray::zeros(value.dtype, &shape))
         })
         .collect()
 }
@@ -510,7 +530,7 @@ fn report_text(
     name: &str,
     summary: &Summary,
     plan: &Plan,
-    executor: &Executor,
+    cache: &Executables,
     report: &RunReport,
     outputs: &[HostArray],
     comparison: &[String],
@@ -531,24 +551,32 @@ fn report_text(
         }
     }
     let _ = writeln!(out, "placement");
-    let width = plan
-        .meshes
-        .iter()
-        .map(|(m, _, _)| m.len())
-        .max()
-        .unwrap_or(0);
-    for (mesh, axes, devices) in &plan.meshes {
-        let _ = writeln!(out, "  @{mesh:<width$}  {axes:<12} devices {devices:?}");
+    let width = plan.meshes.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    for m in &plan.meshes {
+        let _ = writeln!(
+            out,
+            "  @{:<width$}  {:<12} devices {:?}",
+            m.name, m.axes, m.devices
+        );
     }
     let calls = plan
         .steps
         .iter()
-        .filter(|s| matches!(s.kind, pw_runtime::exec::plan::StepKind::Call { .. }))
+        .filter(|s| matches!(s.kind, StepKind::Call { .. }))
         .count();
+    let stats = &cache.stats;
+    let from_cache = match cache.disk() {
+        Some(disk) if stats.from_disk > 0 => format!(
+            ", {} loaded from the compile cache {}",
+            stats.from_disk,
+            disk.dir().display()
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         out,
-        "compile    {} executables in {:.2} s ({} cache hits: each computation is compiled once per device set)",
-        executor.cache.compiled, executor.cache.seconds, executor.cache.hits
+        "compile    {} executables compiled{from_cache} in {:.2} s ({} reused in this run: each computation is compiled once per device set)",
+        stats.compiled, stats.seconds, stats.hits
     );
     let _ = writeln!(
         out,
@@ -576,14 +604,15 @@ fn report_text(
     out
 }
 
-fn stats_text(plan: &Plan, report: &RunReport) -> String {
+fn stats_text(prepared: &Prepared, report: &RunReport) -> String {
     let mut out = String::from("steps (times from the start of the run)\n");
     let _ = writeln!(
         out,
         "  {:>10}  {:>10}  {:>10}  step",
         "enqueued", "enq. done", "finished"
     );
-    for (step, timing) in plan.steps.iter().zip(&report.steps) {
+    for (s, timing) in prepared.part.steps.iter().zip(&report.steps) {
+        let step = &s.step;
         let finished = timing.done.iter().filter_map(|(_, d)| *d).max();
         let _ = writeln!(
             out,

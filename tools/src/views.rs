@@ -8,9 +8,10 @@ use melior::ir::{
 };
 use petgraph::{graph::NodeIndex, Graph};
 use pretty::RcDoc;
+use pw_core::Link;
 use pw_dialect::{
     ops::{self, defining_op, OpKind},
-    read_pieces, ArrayType, Link, Program,
+    read_pieces, ArrayType, Program,
 };
 use std::{
     collections::{BTreeMap, HashMap},
@@ -64,7 +65,8 @@ fn piece_bytes(op: &OperationRef, t: &ArrayType, into: &mut Moved) {
         .and_then(read_pieces)
         .unwrap_or_default();
     for p in pieces {
-        *into.links.entry(p.link).or_default() += p.elements() as u64 * t.dtype.byte_size();
+        *into.links.entry(p.link).or_default() +=
+            p.elements() as u64 * t.dtype.size_in_bytes() as u64;
     }
 }
 

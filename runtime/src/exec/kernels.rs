@@ -6,28 +6,9 @@
 use crate::dtype::DType;
 use std::fmt::Write;
 
-/// The MLIR spelling of an element type.
-pub fn mlir_type(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "i1",
-        DType::I8 => "i8",
-        DType::I16 => "i16",
-        DType::I32 => "i32",
-        DType::I64 => "i64",
-        DType::U8 => "ui8",
-        DType::U16 => "ui16",
-        DType::U32 => "ui32",
-        DType::U64 => "ui64",
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        DType::F32 => "f32",
-        DType::F64 => "f64",
-    }
-}
-
 fn tensor(dtype: DType, shape: &[usize]) -> String {
     let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
-    format!("tensor<{dims}{}>", mlir_type(dtype))
+    format!("tensor<{dims}{}>", dtype.mlir_name())
 }
 
 fn zero(dtype: DType) -> &'static str {

@@ -2,8 +2,8 @@
 //! into islands for lowering, and whether a lowered program's meshes can
 //! have the devices they were bound to.
 
-use super::plan::Plan;
 use crate::pjrt::Client;
+use pw_core::{plan::Plan, topology::Island, Topology};
 
 /// The devices of one client, as lowering and the executor see them.
 #[derive(Debug, Clone)]
@@ -31,14 +31,26 @@ impl Resources {
         Self { devices, kind }
     }
 
+    /// The topology to lower onto: one island, `local`, of every device.
+    pub fn topology(&self) -> Topology {
+        Topology {
+            islands: vec![Island {
+                name: "local".into(),
+                kind: self.kind.clone(),
+                devices: self.devices.clone(),
+                hosts: Vec::new(),
+            }],
+        }
+    }
+
     /// Refuses a plan whose meshes were bound to devices this client lacks.
     pub fn admit(&self, plan: &Plan) -> Result<(), String> {
-        for (mesh, _, devices) in &plan.meshes {
-            if let Some(missing) = devices.iter().find(|d| !self.devices.contains(d)) {
+        for mesh in &plan.meshes {
+            if let Some(missing) = mesh.devices.iter().find(|d| !self.devices.contains(d)) {
                 return Err(format!(
-                    "mesh @{mesh} is bound to device {missing}, but the PJRT client offers devices {:?}; \
+                    "mesh @{} is bound to device {missing}, but the PJRT client offers devices {:?}; \
                      lower the program for this machine (or run it with --devices)",
-                    self.devices
+                    mesh.name, self.devices
                 ));
             }
         }

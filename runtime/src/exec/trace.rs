@@ -1,16 +1,22 @@
 //! Timelines in the Chrome/Perfetto trace format: one track per device,
-//! one for the host's enqueueing and one for the compiler.
+//! one per worker's host (its enqueueing), one for the compiler and one for
+//! the network between workers.
 
-use super::{plan::Plan, plan::StepKind, CompileCache, RunReport};
+use super::StepTiming;
+use pw_core::plan::{PartStep, StepKind};
 use serde_json::{json, Value};
 use std::{collections::HashMap, time::Duration};
 
 /// Where a span is drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Track {
     Compiler,
-    Host,
+    /// A worker's host thread, enqueueing (worker 0 in the embedded case).
+    Host(u32),
+    /// A device, by the plan's id.
     Device(i64),
+    /// Bytes between workers.
+    Network,
 }
 
 /// One span of a timeline.
@@ -23,34 +29,47 @@ pub struct Span {
     pub end: Duration,
 }
 
-/// The spans of a run: compilations (laid end to end before time zero's
-/// run, as they happened before it), the host enqueueing each step, and each
-/// device working on each step. A device starts a step when the host has
-/// enqueued it and the device finished its previous one: PJRT does not
-/// report start times, so the start is this bound.
-pub fn spans(plan: &Plan, cache: &CompileCache, report: &RunReport) -> Vec<Span> {
-    let mut spans = Vec::new();
-    let compile_total: Duration = cache.spans.iter().map(|s| s.end).sum();
+/// Compile spans laid end to end from time zero (they happened before the
+/// run, one after the other); returns them and where they end.
+pub fn compile_spans(compiles: &[Span]) -> (Vec<Span>, Duration) {
     let mut at = Duration::ZERO;
-    for s in &cache.spans {
-        spans.push(Span {
-            start: at,
-            end: at + s.end,
-            ..s.clone()
-        });
-        at += s.end;
-    }
-    let shift = compile_total;
+    let spans = compiles
+        .iter()
+        .map(|s| {
+            let span = Span {
+                start: at,
+                end: at + (s.end - s.start),
+                ..s.clone()
+            };
+            at = span.end;
+            span
+        })
+        .collect();
+    (spans, at)
+}
+
+/// The spans of one worker's part of a run, shifted by `shift`: the host
+/// enqueueing each step, and each device working on each step. A device
+/// starts a step when the host has enqueued it and the device finished its
+/// previous one: PJRT does not report start times, so the start is this
+/// bound.
+pub fn run_spans(
+    worker: u32,
+    steps: &[PartStep],
+    timings: &[StepTiming],
+    shift: Duration,
+) -> Vec<Span> {
+    let mut spans = Vec::new();
     let mut device_free: HashMap<i64, Duration> = HashMap::new();
-    for (step, timing) in plan.steps.iter().zip(&report.steps) {
+    for (s, timing) in steps.iter().zip(timings) {
         spans.push(Span {
-            name: step.label.clone(),
+            name: s.step.label.clone(),
             category: "enqueue",
-            track: Track::Host,
+            track: Track::Host(worker),
             start: shift + timing.enqueue_start,
             end: shift + timing.enqueue_end,
         });
-        let category = match step.kind {
+        let category = match s.step.kind {
             StepKind::Call { .. } => "execute",
             StepKind::Copy { .. } => "transfer",
             StepKind::Assemble { .. } => continue,
@@ -61,7 +80,7 @@ pub fn spans(plan: &Plan, cache: &CompileCache, report: &RunReport) -> Vec<Span>
             let start = timing.enqueue_end.max(free).min(*done);
             device_free.insert(*device, *done);
             spans.push(Span {
-                name: step.label.clone(),
+                name: s.step.label.clone(),
                 category,
                 track: Track::Device(*device),
                 start: shift + start,
@@ -75,27 +94,24 @@ pub fn spans(plan: &Plan, cache: &CompileCache, report: &RunReport) -> Vec<Span>
 fn track_id(track: Track) -> i64 {
     match track {
         Track::Compiler => 1_000_000,
-        Track::Host => 1_000_001,
+        Track::Network => 1_000_001,
+        Track::Host(w) => 2_000_000 + i64::from(w),
         Track::Device(d) => d,
     }
 }
 
-/// The trace as Chrome's JSON object format.
-pub fn chrome_json(spans: &[Span]) -> Value {
+/// The trace as Chrome's JSON object format; `name` names each track.
+pub fn chrome_json(spans: &[Span], name: &dyn Fn(Track) -> String) -> Value {
     let mut events: Vec<Value> = Vec::new();
     let mut tracks: Vec<Track> = spans.iter().map(|s| s.track).collect();
     tracks.sort_by_key(|t| track_id(*t));
     tracks.dedup();
     for track in tracks {
-        let name = match track {
-            Track::Compiler => "compiler".to_owned(),
-            Track::Host => "host (enqueue)".to_owned(),
-            Track::Device(d) => format!("device {d}"),
-        };
-        events.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": track_id(track), "args": {"name": name}}));
-        events.push(json!({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": track_id(track), "args": {"sort_index": track_id(track)}}));
+        let id = track_id(track);
+        events.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": id, "args": {"name": name(track)}}));
+        events.push(json!({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": id, "args": {"sort_index": id}}));
     }
-    events.push(json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "pw-run"}}));
+    events.push(json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "pw"}}));
     for s in spans {
         let start = s.start.as_secs_f64() * 1e6;
         let duration = (s.end.saturating_sub(s.start)).as_secs_f64() * 1e6;

@@ -86,7 +86,7 @@ impl Client {
         let mut args = sys::PJRT_Client_BufferFromHostBuffer_Args::new();
         args.client = self.inner.raw;
         args.data = data.as_ptr().cast();
-        args.type_ = dtype.to_pjrt();
+        args.type_ = super::pjrt_type(dtype);
         args.dims = dims64.as_ptr();
         args.num_dims = dims64.len();
         args.host_buffer_semantics = sys::PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
@@ -173,7 +173,7 @@ impl Buffer {
         args.buffer = self.raw;
         // SAFETY: valid args on a live buffer.
         unsafe { call!(self.client.api(), PJRT_Buffer_ElementType, &mut args)? };
-        DType::from_pjrt(args.type_)
+        super::dtype_of(args.type_)
             .ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {}", args.type_)))
     }
 
@@ -337,7 +337,7 @@ impl Buffer {
         args.device_buffer_ptr = ptr.device_memory_ptr;
         args.dims = dims64.as_ptr();
         args.num_dims = dims64.len();
-        args.element_type = dtype.to_pjrt();
+        args.element_type = super::pjrt_type(dtype);
         args.device = device.raw();
         args.memory = device
             .default_memory()

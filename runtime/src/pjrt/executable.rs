@@ -164,6 +164,31 @@ impl CompileOptions {
         })
     }
 
+    /// For the devices with PJRT ids `ids`: SPMD over them (partition `p`
+    /// on `ids[p]`) when `spmd`, else one device (`ids` has one id).
+    pub fn for_device_ids(ids: &[i32], spmd: bool) -> Result<CompileOptions> {
+        let assignment = DeviceAssignment::new(vec![ids.to_vec()])?;
+        if spmd {
+            Ok(CompileOptions {
+                num_replicas: 1,
+                num_partitions: ids.len(),
+                use_spmd_partitioning: true,
+                use_shardy_partitioner: true,
+                device_assignment: Some(assignment),
+            })
+        } else if ids.len() == 1 {
+            Ok(CompileOptions {
+                device_assignment: Some(assignment),
+                ..CompileOptions::default()
+            })
+        } else {
+            Err(Error::invalid(format!(
+                "a single-device program cannot run on {} devices",
+                ids.len()
+            )))
+        }
+    }
+
     /// The serialized `xla.CompileOptionsProto`.
     pub fn to_proto_bytes(&self) -> Result<Vec<u8>> {
         if let Some(da) = &self.device_assignment {
@@ -636,7 +661,7 @@ impl Executable {
         types
             .into_iter()
             .map(|t| {
-                DType::from_pjrt(t)
+                super::dtype_of(t)
                     .ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {t}")))
             })
             .collect()

@@ -70,6 +70,33 @@ pub use executable::{
 };
 pub use plugin::{take_unreported_errors, Plugin, PLUGIN_ENV};
 
+use crate::dtype::DType;
+
+/// The PJRT buffer type of `dtype`.
+pub(crate) fn pjrt_type(dtype: DType) -> sys::PJRT_Buffer_Type {
+    match dtype {
+        DType::Bool => sys::PJRT_Buffer_Type_PRED,
+        DType::I8 => sys::PJRT_Buffer_Type_S8,
+        DType::I16 => sys::PJRT_Buffer_Type_S16,
+        DType::I32 => sys::PJRT_Buffer_Type_S32,
+        DType::I64 => sys::PJRT_Buffer_Type_S64,
+        DType::U8 => sys::PJRT_Buffer_Type_U8,
+        DType::U16 => sys::PJRT_Buffer_Type_U16,
+        DType::U32 => sys::PJRT_Buffer_Type_U32,
+        DType::U64 => sys::PJRT_Buffer_Type_U64,
+        DType::F16 => sys::PJRT_Buffer_Type_F16,
+        DType::BF16 => sys::PJRT_Buffer_Type_BF16,
+        DType::F32 => sys::PJRT_Buffer_Type_F32,
+        DType::F64 => sys::PJRT_Buffer_Type_F64,
+    }
+}
+
+/// The [`DType`] of a PJRT buffer type; `None` for types pw does not
+/// handle (complex, fp8, int4, token...).
+pub(crate) fn dtype_of(ty: sys::PJRT_Buffer_Type) -> Option<DType> {
+    DType::ALL.into_iter().find(|d| pjrt_type(*d) == ty)
+}
+
 /// The PJRT C API functions this binding calls.
 pub const COVERED_FUNCTIONS: &[&str] = &[
     "PJRT_Error_Destroy",

@@ -2,7 +2,8 @@
 //! requests fail with exit code 1 and a clear error; nothing is leaked.
 
 use pw_runtime::{
-    exec::{plan::Plan, Executor},
+    cache::Executables,
+    exec::{self, Executor},
     npy,
     pjrt::{Client, ClientOptions, Plugin},
 };
@@ -307,19 +308,21 @@ fn no_buffer_outlives_a_run() {
     let lowered = pw_opt(&["-", "--pw-lower=devices=4"], text.as_bytes());
     let context = pw_dialect::new_context();
     let module = pw_dialect::parse_source(&context, &lowered.stdout, "lowered").expect("parses");
-    let plan = Plan::from_module(&module).expect("plan");
+    let plan = pw_lowering::to_plan(&module).expect("plan");
     let plugin = Plugin::discover().expect("the CPU plugin (scripts/setup.sh installs it)");
     let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).expect("client");
     let inputs: Vec<_> = files("pipeline", "input_")
         .iter()
         .map(|f| npy::read(f).expect("input"))
         .collect();
-    let mut executor = Executor::new(&client);
-    let (outputs, report) = executor.run(&plan, &inputs).expect("run");
+    let mut cache = Executables::new(&client, None);
+    let prepared = exec::prepare(&plan, &mut cache, &mut |_| {}).expect("prepare");
+    let executor = Executor::new(&client);
+    let (outputs, report) = exec::run_local(&executor, &prepared, &inputs, true).expect("run");
     assert_eq!(outputs.len(), 4);
     assert!(report.enqueued <= report.outputs_ready);
     assert_eq!(client.live().buffers, 0, "buffers left alive after the run");
-    drop(executor);
+    drop((prepared, cache, executor));
     assert_eq!(client.live().executables, 0, "executables left alive");
 }
 

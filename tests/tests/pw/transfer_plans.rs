@@ -6,14 +6,12 @@
 //! per link class.
 
 use proptest::prelude::*;
-use pw_dialect::{
-    layout::{Layout, MeshShape, Sharding},
+use pw_core::topology::{Island, Topology};
+use pw_core::{
+    geometry::{Layout, MeshShape, Sharding},
     Link,
 };
-use pw_lowering::{
-    plan::{group, plan, CopyOp, Placed},
-    topology::{Island, Topology},
-};
+use pw_lowering::transfer_plan::{group, plan, CopyOp, Placed};
 
 /// A small deterministic generator, driven by proptest's seed.
 struct Rng(u64);
@@ -85,6 +83,7 @@ fn random_case(seed: u64) -> Case {
     let topology = Topology {
         islands: (0..islands)
             .map(|i| Island {
+                hosts: Vec::new(),
                 name: format!("i{i}"),
                 kind: "cpu".into(),
                 devices: (0..devices).filter(|d| d % islands == i).collect(),

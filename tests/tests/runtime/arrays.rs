@@ -4,7 +4,7 @@
 use half::bf16;
 use pw_runtime::pjrt::{Client, Device};
 use pw_runtime::{
-    Array, ArraySpec, CopySemantics, DType, Error, HostArray, IndexDomain, Mesh, RemapMapping,
+    Array, ArraySpec, CopySemantics, DType, Error, HostArray, Mesh, Region, RemapMapping,
     RemapPlan, Sharding,
 };
 
@@ -79,9 +79,9 @@ fn shardings(devices: &[Device]) -> Vec<(String, Sharding)> {
         let mut at = 0;
         for i in 0..n {
             let take = if i + 1 == n { rows - at } else { 1 };
-            domains.push(IndexDomain {
-                origin: vec![at, 0],
-                shape: vec![take, COLS],
+            domains.push(Region {
+                offsets: vec![at as i64, 0],
+                sizes: vec![take as i64, COLS as i64],
             });
             at += take;
         }
@@ -128,9 +128,9 @@ fn make_and_copy_to_host(client: &Client, host: &HostArray, all: &[(String, Shar
             .zip(sharding.devices())
         {
             assert_eq!(&buffer.device().unwrap(), device, "{name}");
-            assert_eq!(buffer.dims().unwrap(), domain.shape, "{name}");
-            let part =
-                HostArray::new(host.dtype(), &domain.shape, buffer.to_host().unwrap()).unwrap();
+            let shape: Vec<usize> = domain.sizes.iter().map(|&s| s as usize).collect();
+            assert_eq!(buffer.dims().unwrap(), shape, "{name}");
+            let part = HostArray::new(host.dtype(), &shape, buffer.to_host().unwrap()).unwrap();
             assert_eq!(
                 part,
                 host.slice(domain).unwrap(),

@@ -6,10 +6,11 @@
 //! replicated. Mesh positions are numbered row-major over the mesh axes, and
 //! a mesh position maps to a device id through the mesh's device list.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Per-dimension mesh axes (major to minor) an array is split over.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Sharding {
     pub dims: Vec<Vec<String>>,
 }
@@ -44,7 +45,7 @@ impl fmt::Display for Sharding {
 }
 
 /// Named mesh axes with their sizes, major to minor.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct MeshShape {
     pub axes: Vec<(String, i64)>,
 }
@@ -111,7 +112,7 @@ pub enum LayoutError {
 }
 
 /// The boxes of an array that the positions of a mesh hold.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     /// Shape of every shard.
     pub shard_shape: Vec<i64>,
@@ -187,15 +188,41 @@ impl Layout {
 }
 
 /// An axis-aligned box of array indices.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Region {
     pub offsets: Vec<i64>,
     pub sizes: Vec<i64>,
 }
 
 impl Region {
+    /// The whole of an array of `shape`.
+    pub fn full(shape: &[i64]) -> Region {
+        Region {
+            offsets: vec![0; shape.len()],
+            sizes: shape.to_vec(),
+        }
+    }
+
     pub fn elements(&self) -> i64 {
         self.sizes.iter().product()
+    }
+
+    /// Whether the box lies inside an array of `shape` (same rank, no
+    /// negative offset or size).
+    pub fn fits(&self, shape: &[i64]) -> bool {
+        self.offsets.len() == shape.len()
+            && self.sizes.len() == shape.len()
+            && self
+                .offsets
+                .iter()
+                .zip(&self.sizes)
+                .zip(shape)
+                .all(|((&o, &s), &d)| o >= 0 && s >= 0 && o.checked_add(s).is_some_and(|e| e <= d))
+    }
+
+    /// Whether the two boxes share an element.
+    pub fn overlaps(&self, other: &Region) -> bool {
+        self.intersect(other).is_some()
     }
 
     /// The overlap of two boxes, if any.

@@ -11,8 +11,8 @@
 //! intersections with a destination shard partition that shard: each
 //! element is received once by construction.
 
-use pw_dialect::{
-    layout::{Layout, Region},
+use pw_core::{
+    geometry::{Layout, Region},
     Link, Piece,
 };
 use std::collections::{BTreeMap, HashMap};

@@ -16,23 +16,50 @@
 //! devices = [4, 5, 6, 7]
 //! ```
 //!
-//! Device ids are the runtime's (PJRT) ids; each appears once. Without a
-//! file, the topology is one island, `local`, of the runtime's devices.
+//! Device ids are global ids: the devices of one process (pw-run's PJRT
+//! client), or of every pw-worker registered with a pw-server, which
+//! numbers them; each appears once. Without a file, the topology is one
+//! island, `local`, of the runtime's devices.
+//!
+//! An island may list `hosts`: the groups of its devices that one process
+//! drives (`hosts = [[0, 1], [2, 3]]`). One SPMD computation runs inside one
+//! process, so a mesh is allocated within one host. Without `hosts`, the
+//! island is one host.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// One island: devices of one kind on a shared interconnect.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Island {
     pub name: String,
     pub kind: String,
     pub devices: Vec<i64>,
+    /// Groups of `devices`, one per process (see the module doc); empty:
+    /// one process drives the whole island.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<Vec<i64>>,
+}
+
+impl Island {
+    /// The island's hosts: `hosts`, or the whole island as one.
+    pub fn hosts(&self) -> Vec<&[i64]> {
+        if self.hosts.is_empty() {
+            vec![self.devices.as_slice()]
+        } else {
+            self.hosts.iter().map(Vec::as_slice).collect()
+        }
+    }
+
+    /// The most devices one host of the island has.
+    pub fn largest_host(&self) -> usize {
+        self.hosts().iter().map(|h| h.len()).max().unwrap_or(0)
+    }
 }
 
 /// Every island a program may use.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     #[serde(rename = "island")]
@@ -61,6 +88,7 @@ impl Topology {
                 name: "local".into(),
                 kind: kind.into(),
                 devices: (0..count).collect(),
+                hosts: Vec::new(),
             }],
         }
     }
@@ -111,6 +139,18 @@ impl Topology {
                     return Err(format!("device {d} is negative or listed twice"));
                 }
             }
+            if !island.hosts.is_empty() {
+                let mut hosted: Vec<i64> = island.hosts.iter().flatten().copied().collect();
+                hosted.sort_unstable();
+                let mut devices = island.devices.clone();
+                devices.sort_unstable();
+                if hosted != devices {
+                    return Err(format!(
+                        "the hosts of island \"{}\" must list each of its devices once",
+                        island.name
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -121,13 +161,13 @@ impl Topology {
     }
 
     /// The link between two devices.
-    pub fn link(&self, from: i64, to: i64) -> pw_dialect::Link {
+    pub fn link(&self, from: i64, to: i64) -> crate::Link {
         if from == to {
-            pw_dialect::Link::SameDevice
+            crate::Link::SameDevice
         } else if self.island_of(from).map(|i| &i.name) == self.island_of(to).map(|i| &i.name) {
-            pw_dialect::Link::IntraIsland
+            crate::Link::IntraIsland
         } else {
-            pw_dialect::Link::CrossIsland
+            crate::Link::CrossIsland
         }
     }
 }

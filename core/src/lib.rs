@@ -1,0 +1,23 @@
+//! pw's plain data, shared by the compiler and the runtime, with no MLIR:
+//!
+//! * [`DType`]: the element types;
+//! * [`geometry`]: mesh shapes, shardings and the boxes each mesh position
+//!   holds (the one shard geometry of pw);
+//! * [`piece`]: the boxes of bytes a physical copy moves;
+//! * [`topology`]: devices in islands, what programs are lowered onto;
+//! * [`plan`]: a lowered program as the runtime executes it (serde data).
+//!
+//! The dialect reads and writes these types in MLIR form; the runtime and
+//! the workers use them without linking MLIR.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod dtype;
+pub mod geometry;
+pub mod piece;
+pub mod plan;
+pub mod topology;
+
+pub use dtype::DType;
+pub use piece::{Link, Piece};
+pub use topology::Topology;

@@ -1,0 +1,656 @@
+//! The executable form of a lowered pw program: plain serde data.
+//!
+//! The lowering layer reads a physical program once into a [`Plan`]: the
+//! computations (their StableHLO text, as JAX lowered them), every value
+//! (dtype, shape, devices and shard layout), and the steps in schedule
+//! order. The runtime executes plans and never reads IR.
+//!
+//! Device ids in a plan are *global*: the ids of the topology the program
+//! was lowered onto. Where a device physically is, (worker, local PJRT
+//! device), is a [`DeviceAddr`]; a [`Part`] is the share of a plan one
+//! worker executes, with the addresses of every device it names.
+//!
+//! Plans and parts come from the network too, so [`Plan::check`] and
+//! [`Part::check`] verify every index and size before anything is indexed.
+
+use crate::{
+    geometry::{Layout, Region},
+    DType, Piece,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Index of a value in [`Plan::values`].
+pub type ValueId = usize;
+
+/// One computation, as PJRT compiles it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Computation {
+    pub name: String,
+    /// The module JAX lowered, in generic form, without pw's annotations.
+    pub text: String,
+    pub num_partitions: usize,
+}
+
+/// One logical array of the program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueInfo {
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+    pub mesh: String,
+    /// The device of each mesh position.
+    pub devices: Vec<i64>,
+    /// Which box of the array each position holds.
+    pub layout: Layout,
+    /// The sharding, printed (for messages).
+    pub sharding: String,
+}
+
+impl ValueInfo {
+    /// The box mesh position `position` holds.
+    pub fn region(&self, position: usize) -> Region {
+        Region {
+            offsets: self.layout.offsets[position].clone(),
+            sizes: self.layout.shard_shape.clone(),
+        }
+    }
+
+    /// The mesh position of `device`, if it holds a shard.
+    pub fn position_of(&self, device: i64) -> Option<usize> {
+        self.devices.iter().position(|&d| d == device)
+    }
+
+    /// Bytes of one shard.
+    pub fn shard_bytes(&self) -> u64 {
+        self.layout.shard_elements().max(0) as u64 * self.dtype.size_in_bytes() as u64
+    }
+
+    /// `float32[8, 16]`, for messages.
+    pub fn describe(&self) -> String {
+        format!("{}{:?}", self.dtype, self.shape)
+    }
+}
+
+/// What one step does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StepKind {
+    /// Runs a computation on the devices of its mesh.
+    Call {
+        computation: usize,
+        args: Vec<ValueId>,
+        results: Vec<ValueId>,
+    },
+    /// `pw.copy`, `pw.scatter` or `pw.gather`: writes whole shards of
+    /// `output` (a partial value) from pieces of `input`'s shards.
+    Copy {
+        input: ValueId,
+        output: ValueId,
+        pieces: Vec<Piece>,
+    },
+    /// `pw.assemble`: the shards written by `parts` form `output`.
+    Assemble {
+        parts: Vec<ValueId>,
+        output: ValueId,
+    },
+}
+
+/// One node of the schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub kind: StepKind,
+    /// What to call the step in messages and traces (`#3 pw.call @f on @m`).
+    pub label: String,
+    /// The devices it occupies.
+    pub devices: Vec<i64>,
+    /// Values no later step or output reads: freed after this step.
+    pub frees: Vec<ValueId>,
+}
+
+impl Step {
+    /// The values the step reads.
+    pub fn reads(&self) -> Vec<ValueId> {
+        match &self.kind {
+            StepKind::Call { args, .. } => args.clone(),
+            StepKind::Copy { input, .. } => vec![*input],
+            StepKind::Assemble { parts, .. } => parts.clone(),
+        }
+    }
+
+    /// The values the step writes.
+    pub fn writes(&self) -> Vec<ValueId> {
+        match &self.kind {
+            StepKind::Call { results, .. } => results.clone(),
+            StepKind::Copy { output, .. } | StepKind::Assemble { output, .. } => vec![*output],
+        }
+    }
+}
+
+/// Where a mesh was placed, for reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeshPlacement {
+    pub name: String,
+    /// The axes, printed (`["x"=2]`).
+    pub axes: String,
+    pub devices: Vec<i64>,
+}
+
+/// A lowered program, ready to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    pub computations: Vec<Computation>,
+    pub values: Vec<ValueInfo>,
+    pub inputs: Vec<ValueId>,
+    pub outputs: Vec<ValueId>,
+    pub steps: Vec<Step>,
+    pub meshes: Vec<MeshPlacement>,
+}
+
+/// Why a plan or part cannot be executed as it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+fn bad(message: impl Into<String>) -> PlanError {
+    PlanError(message.into())
+}
+
+/// Where a device is: the worker that drives it and its PJRT device id
+/// there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DeviceAddr {
+    pub worker: u32,
+    pub local: u32,
+}
+
+impl Plan {
+    /// Fills each step's `frees` with the values whose last reader it is.
+    pub fn compute_frees(&mut self) {
+        let frees = last_readers(self.steps.iter().enumerate(), &self.outputs);
+        for (i, step) in self.steps.iter_mut().enumerate() {
+            step.frees = frees.get(&i).cloned().unwrap_or_default();
+        }
+    }
+
+    /// Every device the plan names, ascending.
+    pub fn devices(&self) -> Vec<i64> {
+        let mut all: BTreeSet<i64> = BTreeSet::new();
+        for v in &self.values {
+            all.extend(&v.devices);
+        }
+        for s in &self.steps {
+            all.extend(&s.devices);
+        }
+        all.into_iter().collect()
+    }
+
+    /// Checks every index and size (see the module doc).
+    pub fn check(&self) -> Result<(), PlanError> {
+        check_values(&self.values)?;
+        let n = self.values.len();
+        for &v in self.inputs.iter().chain(&self.outputs) {
+            if v >= n {
+                return Err(bad(format!("input or output names value {v} of {n}")));
+            }
+        }
+        for step in &self.steps {
+            check_step(step, &self.values, self.computations.len())?;
+        }
+        Ok(())
+    }
+
+    /// The share of the plan that worker `worker` executes: the steps that
+    /// touch one of its devices, in schedule order, with frees recomputed
+    /// for that share. `addrs` maps every device of the plan to its address.
+    pub fn part(&self, worker: u32, addrs: &BTreeMap<i64, DeviceAddr>) -> Result<Part, PlanError> {
+        let mine = |d: &i64| addrs.get(d).is_some_and(|a| a.worker == worker);
+        let named = self.devices();
+        let mut devices = Vec::with_capacity(named.len());
+        for d in named {
+            let addr = addrs
+                .get(&d)
+                .ok_or_else(|| bad(format!("device {d} has no address")))?;
+            devices.push((d, *addr));
+        }
+        let mut used = BTreeSet::new();
+        let mut steps = Vec::new();
+        for (index, step) in self.steps.iter().enumerate() {
+            let touches = match &step.kind {
+                StepKind::Copy { pieces, .. } => pieces
+                    .iter()
+                    .any(|p| mine(&p.src_device) || mine(&p.dst_device)),
+                _ => step.devices.iter().any(mine),
+            };
+            if touches {
+                if let StepKind::Call { computation, .. } = &step.kind {
+                    used.insert(*computation);
+                }
+                steps.push(PartStep {
+                    index,
+                    step: step.clone(),
+                });
+            }
+        }
+        let holds = |v: &ValueId| self.values[*v].devices.iter().any(mine);
+        let mut part = Part {
+            worker,
+            computations: self
+                .computations
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if used.contains(&i) {
+                        c.clone()
+                    } else {
+                        Computation {
+                            name: c.name.clone(),
+                            text: String::new(),
+                            num_partitions: c.num_partitions,
+                        }
+                    }
+                })
+                .collect(),
+            values: self.values.clone(),
+            inputs: self.inputs.iter().copied().filter(holds).collect(),
+            outputs: self.outputs.iter().copied().filter(holds).collect(),
+            steps,
+            devices,
+        };
+        part.compute_frees();
+        Ok(part)
+    }
+
+    /// The whole plan as one worker's part, every device local with the
+    /// same id: the embedded, in-process case.
+    pub fn local_part(&self) -> Result<Part, PlanError> {
+        let addrs = self
+            .devices()
+            .into_iter()
+            .map(|d| {
+                let local = u32::try_from(d)
+                    .map_err(|_| bad(format!("device id {d} is not a local device id")))?;
+                Ok((d, DeviceAddr { worker: 0, local }))
+            })
+            .collect::<Result<_, PlanError>>()?;
+        self.part(0, &addrs)
+    }
+}
+
+/// One step of a part, with its index in the whole plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartStep {
+    pub index: usize,
+    pub step: Step,
+}
+
+/// The share of a plan one worker executes. Value ids, step indices and
+/// device ids are the plan's; computations the worker does not run have
+/// empty texts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Part {
+    pub worker: u32,
+    pub computations: Vec<Computation>,
+    pub values: Vec<ValueInfo>,
+    /// Inputs this worker holds shards of.
+    pub inputs: Vec<ValueId>,
+    /// Outputs this worker holds shards of.
+    pub outputs: Vec<ValueId>,
+    pub steps: Vec<PartStep>,
+    /// The address of every device the plan names.
+    pub devices: Vec<(i64, DeviceAddr)>,
+}
+
+impl Part {
+    fn compute_frees(&mut self) {
+        let frees = last_readers(
+            self.steps.iter().enumerate().map(|(i, s)| (i, &s.step)),
+            &self.outputs,
+        );
+        for (i, s) in self.steps.iter_mut().enumerate() {
+            s.step.frees = frees.get(&i).cloned().unwrap_or_default();
+        }
+    }
+
+    /// The address of device `id`.
+    pub fn addr(&self, id: i64) -> Option<DeviceAddr> {
+        self.devices.iter().find(|(d, _)| *d == id).map(|(_, a)| *a)
+    }
+
+    /// Whether device `id` is this worker's.
+    pub fn is_mine(&self, id: i64) -> bool {
+        self.addr(id).is_some_and(|a| a.worker == self.worker)
+    }
+
+    /// Checks every index and size, and that every call runs on this
+    /// worker's devices only (see the module doc).
+    pub fn check(&self) -> Result<(), PlanError> {
+        check_values(&self.values)?;
+        let n = self.values.len();
+        for &v in self.inputs.iter().chain(&self.outputs) {
+            if v >= n {
+                return Err(bad(format!("input or output names value {v} of {n}")));
+            }
+        }
+        let mut last = None;
+        for s in &self.steps {
+            if last.is_some_and(|l| s.index <= l) {
+                return Err(bad("the part's steps are not in schedule order"));
+            }
+            last = Some(s.index);
+            check_step(&s.step, &self.values, self.computations.len())?;
+            let devices: Vec<i64> = match &s.step.kind {
+                StepKind::Copy { pieces, .. } => pieces
+                    .iter()
+                    .flat_map(|p| [p.src_device, p.dst_device])
+                    .collect(),
+                _ => s.step.devices.clone(),
+            };
+            for d in &devices {
+                if self.addr(*d).is_none() {
+                    return Err(bad(format!("{}: device {d} has no address", s.step.label)));
+                }
+            }
+            if let StepKind::Call { computation, .. } = &s.step.kind {
+                if !s.step.devices.iter().all(|d| self.is_mine(*d)) {
+                    return Err(bad(format!(
+                        "{}: a call must run on one worker's devices, but {:?} spans workers",
+                        s.step.label, s.step.devices
+                    )));
+                }
+                if self.computations[*computation].text.is_empty() {
+                    return Err(bad(format!("{}: the computation is missing", s.step.label)));
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for (d, a) in &self.devices {
+            if !seen.insert(*a) {
+                return Err(bad(format!("device {d}: address {a:?} is given twice")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// For each step (by position), the values whose last reader it is;
+/// outputs are never freed.
+fn last_readers<'s>(
+    steps: impl Iterator<Item = (usize, &'s Step)>,
+    outputs: &[ValueId],
+) -> HashMap<usize, Vec<ValueId>> {
+    let mut last: HashMap<ValueId, usize> = HashMap::new();
+    for (i, step) in steps {
+        for v in step.reads() {
+            last.insert(v, i);
+        }
+    }
+    for output in outputs {
+        last.remove(output);
+    }
+    let mut frees: HashMap<usize, Vec<ValueId>> = HashMap::new();
+    for (value, step) in last {
+        frees.entry(step).or_default().push(value);
+    }
+    for list in frees.values_mut() {
+        list.sort_unstable();
+    }
+    frees
+}
+
+fn check_values(values: &[ValueInfo]) -> Result<(), PlanError> {
+    for (id, v) in values.iter().enumerate() {
+        let rank = v.shape.len();
+        let what = || format!("value {id} ({})", v.describe());
+        if v.shape.iter().any(|&d| d < 0) {
+            return Err(bad(format!("{} has a negative dimension", what())));
+        }
+        if v.layout.shard_shape.len() != rank || v.layout.offsets.len() != v.devices.len() {
+            return Err(bad(format!("{} has a malformed layout", what())));
+        }
+        if v.devices.is_empty() {
+            return Err(bad(format!("{} has no device", what())));
+        }
+        let mut elements: i64 = 1;
+        for &d in &v.layout.shard_shape {
+            elements = elements
+                .checked_mul(d)
+                .ok_or_else(|| bad(format!("{}: the shard size overflows", what())))?;
+        }
+        elements
+            .checked_mul(v.dtype.size_in_bytes() as i64)
+            .ok_or_else(|| bad(format!("{}: the shard size overflows", what())))?;
+        for position in 0..v.devices.len() {
+            if v.layout.offsets[position].len() != rank || !v.region(position).fits(&v.shape) {
+                return Err(bad(format!(
+                    "{}: the shard of position {position} is outside the array",
+                    what()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_step(step: &Step, values: &[ValueInfo], computations: usize) -> Result<(), PlanError> {
+    let n = values.len();
+    let label = &step.label;
+    for v in step
+        .reads()
+        .into_iter()
+        .chain(step.writes())
+        .chain(step.frees.clone())
+    {
+        if v >= n {
+            return Err(bad(format!("{label}: names value {v} of {n}")));
+        }
+    }
+    match &step.kind {
+        StepKind::Call {
+            computation,
+            args,
+            results,
+        } => {
+            if *computation >= computations {
+                return Err(bad(format!("{label}: names computation {computation}")));
+            }
+            for v in args.iter().chain(results) {
+                if values[*v].devices != step.devices {
+                    return Err(bad(format!(
+                        "{label}: value {v} is not on the call's devices"
+                    )));
+                }
+            }
+        }
+        StepKind::Copy {
+            input,
+            output,
+            pieces,
+        } => {
+            let (src, dst) = (&values[*input], &values[*output]);
+            if src.dtype != dst.dtype || src.shape.len() != dst.shape.len() {
+                return Err(bad(format!("{label}: copies between unlike arrays")));
+            }
+            for p in pieces {
+                let rank = src.shape.len();
+                if p.src_offsets.len() != rank
+                    || p.dst_offsets.len() != rank
+                    || p.sizes.len() != rank
+                {
+                    return Err(bad(format!("{label}: a piece has the wrong rank")));
+                }
+                let inside = |v: &ValueInfo, device: i64, offsets: &[i64]| {
+                    v.position_of(device).is_some()
+                        && Region {
+                            offsets: offsets.to_vec(),
+                            sizes: p.sizes.clone(),
+                        }
+                        .fits(&v.layout.shard_shape)
+                };
+                if !inside(src, p.src_device, &p.src_offsets)
+                    || !inside(dst, p.dst_device, &p.dst_offsets)
+                {
+                    return Err(bad(format!(
+                        "{label}: piece {}->{} is outside its shards",
+                        p.src_device, p.dst_device
+                    )));
+                }
+            }
+        }
+        StepKind::Assemble { parts, output } => {
+            for p in parts {
+                if values[*p]
+                    .devices
+                    .iter()
+                    .any(|d| !values[*output].devices.contains(d))
+                {
+                    return Err(bad(format!("{label}: a part is on other devices")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{MeshShape, Sharding};
+
+    fn value(devices: Vec<i64>, split: bool) -> ValueInfo {
+        let mesh = MeshShape::new(vec![("x".into(), devices.len() as i64)]);
+        let sharding = Sharding {
+            dims: vec![if split { vec!["x".into()] } else { vec![] }],
+        };
+        ValueInfo {
+            dtype: DType::F32,
+            shape: vec![4],
+            mesh: "m".into(),
+            layout: Layout::new(&[4], &sharding, &mesh).unwrap(),
+            devices,
+            sharding: sharding.to_string(),
+        }
+    }
+
+    /// Two calls on two workers joined by a copy: each worker's part has the
+    /// steps it takes part in, and frees recomputed for its share.
+    #[test]
+    fn parts_split_by_worker() {
+        let piece = Piece {
+            src_device: 0,
+            src_offsets: vec![0],
+            dst_device: 1,
+            dst_offsets: vec![0],
+            sizes: vec![4],
+            link: crate::Link::CrossIsland,
+        };
+        let mut plan = Plan {
+            computations: vec![Computation {
+                name: "f".into(),
+                text: "module {}".into(),
+                num_partitions: 1,
+            }],
+            values: vec![
+                value(vec![0], false),
+                value(vec![0], false),
+                value(vec![1], false),
+                value(vec![1], false),
+            ],
+            inputs: vec![0],
+            outputs: vec![3],
+            steps: vec![
+                Step {
+                    kind: StepKind::Call {
+                        computation: 0,
+                        args: vec![0],
+                        results: vec![1],
+                    },
+                    label: "#0".into(),
+                    devices: vec![0],
+                    frees: vec![],
+                },
+                Step {
+                    kind: StepKind::Copy {
+                        input: 1,
+                        output: 2,
+                        pieces: vec![piece],
+                    },
+                    label: "#1".into(),
+                    devices: vec![0, 1],
+                    frees: vec![],
+                },
+                Step {
+                    kind: StepKind::Call {
+                        computation: 0,
+                        args: vec![2],
+                        results: vec![3],
+                    },
+                    label: "#2".into(),
+                    devices: vec![1],
+                    frees: vec![],
+                },
+            ],
+            meshes: vec![],
+        };
+        plan.compute_frees();
+        plan.check().unwrap();
+        let addrs: BTreeMap<i64, DeviceAddr> = [
+            (
+                0,
+                DeviceAddr {
+                    worker: 7,
+                    local: 0,
+                },
+            ),
+            (
+                1,
+                DeviceAddr {
+                    worker: 8,
+                    local: 0,
+                },
+            ),
+        ]
+        .into_iter()
+        .collect();
+        let a = plan.part(7, &addrs).unwrap();
+        let b = plan.part(8, &addrs).unwrap();
+        a.check().unwrap();
+        b.check().unwrap();
+        assert_eq!(a.steps.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(b.steps.iter().map(|s| s.index).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(a.inputs, [0]);
+        assert!(b.inputs.is_empty());
+        assert_eq!(b.outputs, [3]);
+        // Worker 7 frees the copied value after the copy; worker 8 frees
+        // what it received after its call.
+        assert_eq!(a.steps[1].step.frees, [1]);
+        assert_eq!(b.steps[1].step.frees, [2]);
+        // Each worker gets the texts of the computations it runs.
+        assert!(!b.computations[0].text.is_empty());
+        let mut unused = plan.clone();
+        unused.steps.truncate(2);
+        unused.outputs = vec![2];
+        assert!(unused.part(8, &addrs).unwrap().computations[0]
+            .text
+            .is_empty());
+        // A call across workers is refused.
+        let mut bad_part = a.clone();
+        bad_part.steps[0].step.devices = vec![0, 1];
+        assert!(bad_part.check().is_err());
+    }
+
+    #[test]
+    fn check_refuses_bad_indices() {
+        let mut plan = Plan {
+            computations: vec![],
+            values: vec![value(vec![0, 1], true)],
+            inputs: vec![0],
+            outputs: vec![5],
+            steps: vec![],
+            meshes: vec![],
+        };
+        assert!(plan.check().is_err());
+        plan.outputs = vec![0];
+        plan.check().unwrap();
+        plan.values[0].layout.offsets[1] = vec![3];
+        assert!(plan.check().is_err());
+    }
+}

@@ -1,0 +1,531 @@
+//! The executor: enqueues one worker's part of a run on its PJRT devices.
+//!
+//! The steps are walked once, in schedule order, on the calling thread:
+//! each is enqueued as soon as the host reaches it. PJRT buffers carry their
+//! own readiness, so a step whose inputs are still being computed (or still
+//! arriving from another worker) is queued behind them by the plugin, and
+//! the host runs ahead of the devices. Every device receives its work in the
+//! one schedule order (gang order).
+//!
+//! Transfers follow the plan ([`Work`]): a piece that is a whole shard is one
+//! device-to-device copy (or none on the same device); other pieces are cut
+//! on the source device and placed into the destination shard on the
+//! destination device. A piece from another worker arrives through
+//! [`Peers::receive`], which hands back the destination buffer before its
+//! bytes arrive; a piece for another worker leaves through [`Peers::send`]
+//! once its buffer is ready.
+//!
+//! A value's buffers are released after the last step of the part that
+//! reads it, and an argument is donated to a call that aliases it only when
+//! no one else holds it (a pending send holds it too).
+
+use super::{
+    work::{Source, StepWork, Work},
+    ExecError,
+};
+use crate::{
+    error::{Error, Result},
+    pjrt::{Buffer, Client, Device, Event, ExecuteOptions, LoadedExecutable},
+    DType,
+};
+use pw_core::plan::{Part, StepKind, ValueId};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Condvar, Mutex},
+    time::{Duration, Instant},
+};
+
+/// A value's shards on this worker: one slot per mesh position (positions
+/// on other workers, and those a partial value lacks, are `None`).
+pub type Shards = Vec<Option<Arc<Buffer>>>;
+
+/// Names one piece of one run: its step (index in the plan) and its index
+/// in the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PieceKey {
+    pub run: u64,
+    pub step: u32,
+    pub piece: u32,
+}
+
+/// The data plane, as the executor sees it.
+pub trait Peers: Sync {
+    /// A buffer of `dtype[dims]` on `device` that piece `key`, sent by
+    /// worker `from`, will fill; usable (by later steps) at once.
+    fn receive(
+        &self,
+        key: PieceKey,
+        from: u32,
+        dtype: DType,
+        dims: &[usize],
+        device: &Device,
+    ) -> Result<Buffer>;
+
+    /// Sends `buffer`, once it is ready, as piece `key` to worker `to`.
+    fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> Result<Completion>;
+}
+
+/// The peers of a part that has none: everything is local.
+pub struct NoPeers;
+
+impl Peers for NoPeers {
+    fn receive(
+        &self,
+        key: PieceKey,
+        from: u32,
+        _: DType,
+        _: &[usize],
+        _: &Device,
+    ) -> Result<Buffer> {
+        Err(Error::invalid(format!(
+            "piece {key:?} would come from worker {from}, but this run has no peers"
+        )))
+    }
+
+    fn send(&self, key: PieceKey, to: u32, _: Arc<Buffer>) -> Result<Completion> {
+        Err(Error::invalid(format!(
+            "piece {key:?} would go to worker {to}, but this run has no peers"
+        )))
+    }
+}
+
+/// A send's outcome: done, or why not.
+pub type Outcome = std::result::Result<(), String>;
+
+/// Completes once, with an [`Outcome`].
+#[derive(Clone, Default)]
+pub struct Completion {
+    state: Arc<(Mutex<Option<Outcome>>, Condvar)>,
+}
+
+impl Completion {
+    pub fn new() -> Completion {
+        Completion::default()
+    }
+
+    /// Completes it (the first outcome wins).
+    pub fn complete(&self, outcome: Outcome) {
+        let (lock, ready) = &*self.state;
+        let mut slot = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(outcome);
+            ready.notify_all();
+        }
+    }
+
+    /// Blocks until it completes, at most `timeout`.
+    pub fn wait(&self, timeout: Duration) -> Outcome {
+        let (lock, ready) = &*self.state;
+        let slot = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let (slot, _) = ready
+            .wait_timeout_while(slot, timeout, |s| s.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        slot.clone()
+            .unwrap_or_else(|| Err(format!("not done after {timeout:?}")))
+    }
+}
+
+/// What completes with a step on one device.
+pub enum Done {
+    /// Device work: an execution, a copy, a received buffer.
+    Event(Event),
+    /// A piece sent to another worker.
+    Sent(Completion),
+}
+
+/// When one step was enqueued and when its devices finished it.
+#[derive(Debug, Clone, Default)]
+pub struct StepTiming {
+    pub enqueue_start: Duration,
+    pub enqueue_end: Duration,
+    /// Per device of the step: when its part was done (None: not recorded).
+    pub done: Vec<(i64, Option<Duration>)>,
+}
+
+/// A part, enqueued: what is left of its values (the outputs, and whatever
+/// the part never frees), and what completes with each step.
+pub struct Enqueued {
+    pub values: Vec<Option<Shards>>,
+    /// Per step of the part: what completes with it, per device.
+    pub done: Vec<Vec<(i64, Done)>>,
+    /// When the host had enqueued every step (from `t0`).
+    pub enqueued: Duration,
+    pub timings: Vec<StepTiming>,
+    /// Completion times filled in by callbacks, when recorded.
+    done_times: DoneTimes,
+}
+
+/// When each device finished each step, filled in by completion callbacks.
+type DoneTimes = Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>>;
+
+impl Enqueued {
+    /// Waits for every step, in schedule order; the first failure, as
+    /// `(step position in the part, error)`. Later failures usually inherit
+    /// it through their inputs, so the first is the cause. Sends wait at
+    /// most `send_timeout` each.
+    pub fn wait(&self, send_timeout: Duration) -> std::result::Result<(), (usize, Error)> {
+        let mut first = None;
+        for (i, done) in self.done.iter().enumerate() {
+            for (_, d) in done {
+                let outcome = match d {
+                    Done::Event(e) => e.wait(),
+                    Done::Sent(c) => c.wait(send_timeout).map_err(Error::invalid),
+                };
+                if let Err(e) = outcome {
+                    first.get_or_insert((i, e));
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// The step timings with the recorded completion times.
+    pub fn timings(&self) -> Vec<StepTiming> {
+        let mut timings = self.timings.clone();
+        if let Ok(times) = self.done_times.lock() {
+            for (timing, done) in timings.iter_mut().zip(times.iter()) {
+                timing.done = done.clone();
+            }
+        }
+        timings
+    }
+}
+
+/// Enqueues parts on one PJRT client.
+pub struct Executor {
+    client: Client,
+    devices: HashMap<u32, Device>,
+}
+
+impl Executor {
+    pub fn new(client: &Client) -> Self {
+        let devices = client
+            .addressable_devices()
+            .into_iter()
+            .map(|d| (d.id() as u32, d))
+            .collect();
+        Self {
+            client: client.clone(),
+            devices,
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The local device behind the plan's device `id`.
+    pub fn device(&self, part: &Part, id: i64) -> std::result::Result<&Device, ExecError> {
+        part.addr(id)
+            .filter(|a| a.worker == part.worker)
+            .and_then(|a| self.devices.get(&a.local))
+            .ok_or_else(|| {
+                ExecError::Setup(format!(
+                    "the program uses device {id}, which this worker's PJRT client does not have"
+                ))
+            })
+    }
+
+    /// Enqueues every step of `part` (see the module doc). `values` holds the
+    /// part's inputs (by value id); `executables[i]` is `work.needs[i]`,
+    /// compiled. Completion times are recorded when `record` (one callback
+    /// per step and device).
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue(
+        &self,
+        run: u64,
+        part: &Part,
+        work: &Work,
+        executables: &[Arc<LoadedExecutable>],
+        mut values: Vec<Option<Shards>>,
+        peers: &dyn Peers,
+        t0: Instant,
+        record: bool,
+    ) -> std::result::Result<Enqueued, ExecError> {
+        if work.steps.len() != part.steps.len() || executables.len() != work.needs.len() {
+            return Err(ExecError::Setup(
+                "the part's work and executables do not match it".into(),
+            ));
+        }
+        values.resize(part.values.len(), None);
+        let done_times: DoneTimes =
+            Arc::new(Mutex::new(part.steps.iter().map(|_| Vec::new()).collect()));
+        let mut timings = Vec::with_capacity(part.steps.len());
+        let mut done_all = Vec::with_capacity(part.steps.len());
+        for (index, (s, step_work)) in part.steps.iter().zip(&work.steps).enumerate() {
+            let step = &s.step;
+            tracing::trace!(step = %step.label, devices = ?step.devices, "enqueue");
+            let enqueue_start = t0.elapsed();
+            let key = |piece: usize| PieceKey {
+                run,
+                step: s.index as u32,
+                piece: piece as u32,
+            };
+            let done = self
+                .enqueue_step(part, step, step_work, executables, &mut values, peers, &key)
+                .map_err(|e| match e {
+                    ExecError::Runtime(source) => ExecError::Step {
+                        step: step.label.clone(),
+                        devices: step.devices.clone(),
+                        source,
+                    },
+                    other => other,
+                })?;
+            if record {
+                for (device, d) in &done {
+                    let Done::Event(event) = d else { continue };
+                    let times = done_times.clone();
+                    let device = *device;
+                    let slot = {
+                        let mut t = times
+                            .lock()
+                            .map_err(|_| ExecError::Setup("timing lock poisoned".into()))?;
+                        t[index].push((device, None));
+                        t[index].len() - 1
+                    };
+                    event.on_ready(move |_| {
+                        if let Ok(mut t) = times.lock() {
+                            t[index][slot].1 = Some(t0.elapsed());
+                        }
+                    })?;
+                }
+            }
+            done_all.push(done);
+            for v in &step.frees {
+                values[*v] = None;
+            }
+            timings.push(StepTiming {
+                enqueue_start,
+                enqueue_end: t0.elapsed(),
+                done: Vec::new(),
+            });
+        }
+        let enqueued = t0.elapsed();
+        tracing::debug!(steps = part.steps.len(), ?enqueued, "every step enqueued");
+        Ok(Enqueued {
+            values,
+            done: done_all,
+            enqueued,
+            timings,
+            done_times,
+        })
+    }
+
+    /// Enqueues one step; returns what completes with it.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_step(
+        &self,
+        part: &Part,
+        step: &pw_core::plan::Step,
+        work: &StepWork,
+        executables: &[Arc<LoadedExecutable>],
+        values: &mut [Option<Shards>],
+        peers: &dyn Peers,
+        key: &dyn Fn(usize) -> PieceKey,
+    ) -> std::result::Result<Vec<(i64, Done)>, ExecError> {
+        let released =
+            |what: &str| ExecError::Setup(format!("{}: {what} was released early", step.label));
+        match (&step.kind, work) {
+            (StepKind::Call { args, results, .. }, StepWork::Call { need }) => {
+                let executable = &executables[*need];
+                let mut lists: Vec<Vec<&Buffer>> =
+                    vec![Vec::with_capacity(args.len()); step.devices.len()];
+                for arg in args {
+                    let shards = values[*arg]
+                        .as_ref()
+                        .ok_or_else(|| released("an argument"))?;
+                    for (position, list) in lists.iter_mut().enumerate() {
+                        let buffer =
+                            shards
+                                .get(position)
+                                .and_then(|b| b.as_deref())
+                                .ok_or_else(|| {
+                                    ExecError::Setup(format!(
+                                        "{}: an argument shard is missing",
+                                        step.label
+                                    ))
+                                })?;
+                        list.push(buffer);
+                    }
+                }
+                let options = ExecuteOptions {
+                    donatable_arguments: donatable(args, &step.frees, values),
+                    ..ExecuteOptions::default()
+                };
+                let slices: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
+                let crate::pjrt::Execution { outputs, done } =
+                    executable.execute_with(&slices, &options)?;
+                let mut shards: Vec<Shards> = vec![vec![None; step.devices.len()]; results.len()];
+                for (position, per_device) in outputs.into_iter().enumerate() {
+                    for (i, buffer) in per_device.into_iter().enumerate() {
+                        if let Some(slot) = shards.get_mut(i).and_then(|s| s.get_mut(position)) {
+                            *slot = Some(Arc::new(buffer));
+                        }
+                    }
+                }
+                for (result, shards) in results.iter().zip(shards) {
+                    values[*result] = Some(shards);
+                }
+                Ok(step
+                    .devices
+                    .iter()
+                    .copied()
+                    .zip(done.into_iter().map(Done::Event))
+                    .collect())
+            }
+            (
+                StepKind::Copy {
+                    input,
+                    output,
+                    pieces,
+                },
+                StepWork::Copy { targets, sends },
+            ) => {
+                let (src, dst) = (&part.values[*input], &part.values[*output]);
+                let source = values[*input].as_ref();
+                let shard = |position: usize| -> std::result::Result<Arc<Buffer>, ExecError> {
+                    source
+                        .and_then(|s| s.get(position).cloned().flatten())
+                        .ok_or_else(|| released("a copied array"))
+                };
+                let cut = |buffer: Arc<Buffer>, slice: Option<usize>| -> Result<Arc<Buffer>> {
+                    match slice {
+                        None => Ok(buffer),
+                        Some(need) => {
+                            let mut run = executables[need].execute(&[[buffer.as_ref()]])?;
+                            Ok(Arc::new(run.outputs.remove(0).remove(0)))
+                        }
+                    }
+                };
+                let mut done = Vec::new();
+                for send in sends {
+                    let piece = &pieces[send.piece];
+                    let cut = cut(shard(send.position)?, send.slice)?;
+                    done.push((
+                        piece.src_device,
+                        Done::Sent(peers.send(key(send.piece), send.worker, cut)?),
+                    ));
+                }
+                let mut written: Shards = vec![None; dst.devices.len()];
+                for target in targets {
+                    let device = self.device(part, target.device)?;
+                    let mut arrived = Vec::with_capacity(target.pieces.len());
+                    for (i, from) in &target.pieces {
+                        let piece = &pieces[*i];
+                        arrived.push(match from {
+                            Source::Local { position, slice } => {
+                                let cut = cut(shard(*position)?, *slice)?;
+                                if piece.src_device == target.device {
+                                    cut
+                                } else {
+                                    Arc::new(cut.copy_to_device(device)?)
+                                }
+                            }
+                            Source::Remote { piece: p, worker } => Arc::new(peers.receive(
+                                key(*p),
+                                *worker,
+                                src.dtype,
+                                &super::work::usizes(&piece.sizes),
+                                device,
+                            )?),
+                        });
+                    }
+                    let buffer = match target.place {
+                        None => arrived.remove(0),
+                        Some(need) => {
+                            let args: Vec<&Buffer> = arrived.iter().map(Arc::as_ref).collect();
+                            let mut run = executables[need].execute(&[args])?;
+                            Arc::new(run.outputs.remove(0).remove(0))
+                        }
+                    };
+                    done.push((target.device, Done::Event(buffer.ready_event()?)));
+                    written[target.position] = Some(buffer);
+                }
+                values[*output] = Some(written);
+                Ok(done)
+            }
+            (StepKind::Assemble { parts, output }, StepWork::Assemble) => {
+                let mut shards: Shards = vec![None; part.values[*output].devices.len()];
+                for p in parts {
+                    for (slot, buffer) in shards.iter_mut().zip(values[*p].iter().flatten()) {
+                        if buffer.is_some() {
+                            *slot = buffer.clone();
+                        }
+                    }
+                }
+                values[*output] = Some(shards);
+                Ok(Vec::new())
+            }
+            _ => Err(ExecError::Setup(format!(
+                "{}: the work does not match the step",
+                step.label
+            ))),
+        }
+    }
+
+    /// The shards of value `id` on this worker's devices, cut from `host`.
+    pub fn upload(
+        &self,
+        part: &Part,
+        id: ValueId,
+        host: &crate::HostArray,
+    ) -> std::result::Result<Shards, ExecError> {
+        let value = &part.values[id];
+        let shape = crate::sharding::dims(host.shape());
+        if host.dtype() != value.dtype || shape != value.shape {
+            return Err(ExecError::Setup(format!(
+                "is {}{:?} but the program expects {}",
+                host.dtype(),
+                host.shape(),
+                value.describe()
+            )));
+        }
+        let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
+        let parts = crate::host::split(host, &regions)?;
+        let mut shards = Vec::with_capacity(value.devices.len());
+        for (device, shard) in value.devices.iter().zip(parts) {
+            shards.push(if part.is_mine(*device) {
+                Some(Arc::new(
+                    shard.to_device(&self.client, self.device(part, *device)?)?,
+                ))
+            } else {
+                None
+            });
+        }
+        Ok(shards)
+    }
+}
+
+/// Reassembles value `id` on the host from the shards this worker holds
+/// (all of them, in the embedded case).
+pub fn download(part: &Part, id: ValueId, shards: &Shards) -> Result<crate::HostArray> {
+    let value = &part.values[id];
+    let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
+    let shape = crate::sharding::sizes(&pw_core::geometry::Region::full(&value.shape));
+    crate::host::assemble(value.dtype, &shape, &regions, |p| {
+        shards
+            .get(p)
+            .cloned()
+            .flatten()
+            .map(|b| b.to_host())
+            .transpose()
+    })
+}
+
+/// Argument positions a call may donate: the call is the value's last
+/// reader, the value appears once, and no other value (or pending send)
+/// shares its buffers.
+fn donatable(args: &[ValueId], frees: &[ValueId], values: &[Option<Shards>]) -> Vec<usize> {
+    args.iter()
+        .enumerate()
+        .filter(|(_, v)| frees.contains(v) && args.iter().filter(|a| a == v).count() == 1)
+        .filter(|(_, v)| {
+            values[**v]
+                .iter()
+                .flatten()
+                .flatten()
+                .all(|b| Arc::strong_count(b) == 1)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
