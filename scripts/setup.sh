@@ -44,4 +44,12 @@ if [[ -f "$root/frontend/python/pyproject.toml" ]] && ! "$venv/bin/python" -c 'i
 fi
 
 export PW_VENV="$venv"
-export PW_PJRT_PLUGIN="${PW_PJRT_PLUGIN:-$("$venv/bin/python" -c 'import lammps_jax_pjrt_cpu, os; print(os.path.join(os.path.dirname(lammps_jax_pjrt_cpu.__file__), "pjrt_c_api_cpu_plugin.so"))')}"
+plugin="$("$venv/bin/python" -c 'import lammps_jax_pjrt_cpu, os; print(os.path.join(os.path.dirname(lammps_jax_pjrt_cpu.__file__), "pjrt_c_api_cpu_plugin.so"))')"
+# Record the CPU plugin where pw's tools look for it from any directory
+# (PW_PJRT_PLUGIN and --plugin still win).
+config="${XDG_CONFIG_HOME:-$HOME/.config}/pw"
+if [[ "$(cat "$config/pjrt-plugin" 2>/dev/null)" != "$plugin" ]]; then
+  mkdir -p "$config"
+  printf '%s\n' "$plugin" > "$config/pjrt-plugin.tmp" && mv "$config/pjrt-plugin.tmp" "$config/pjrt-plugin"
+fi
+export PW_PJRT_PLUGIN="${PW_PJRT_PLUGIN:-$plugin}"

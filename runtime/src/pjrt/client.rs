@@ -70,6 +70,8 @@ pub struct LiveCounts {
     pub buffers: usize,
     pub events: usize,
     pub executables: usize,
+    /// Unfinished or undropped [`AsyncTransfer`](super::AsyncTransfer)s.
+    pub transfers: usize,
 }
 
 #[derive(Default)]
@@ -77,6 +79,7 @@ pub(crate) struct LiveCounters {
     pub(crate) buffers: AtomicUsize,
     pub(crate) events: AtomicUsize,
     pub(crate) executables: AtomicUsize,
+    pub(crate) transfers: AtomicUsize,
 }
 
 pub(crate) struct DeviceInfo {
@@ -294,6 +297,7 @@ impl Client {
             buffers: live.buffers.load(Ordering::SeqCst),
             events: live.events.load(Ordering::SeqCst),
             executables: live.executables.load(Ordering::SeqCst),
+            transfers: live.transfers.load(Ordering::SeqCst),
         }
     }
 

@@ -60,6 +60,7 @@ mod event;
 mod executable;
 mod plugin;
 pub(crate) mod sys;
+mod transfer;
 
 pub use buffer::Buffer;
 pub use client::{Client, ClientOptions, Device, LiveCounts, Memory, NamedValue};
@@ -68,7 +69,8 @@ pub use executable::{
     CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
     Program, ProgramFormat,
 };
-pub use plugin::{take_unreported_errors, Plugin, PLUGIN_ENV};
+pub use transfer::AsyncTransfer;
+pub use plugin::{recorded_plugin_file, take_unreported_errors, Plugin, PLUGIN_ENV};
 
 use crate::dtype::DType;
 
@@ -162,6 +164,11 @@ pub const COVERED_FUNCTIONS: &[&str] = &[
     "PJRT_Buffer_IncreaseExternalReferenceCount",
     "PJRT_Buffer_DecreaseExternalReferenceCount",
     "PJRT_Buffer_OpaqueDeviceMemoryDataPointer",
+    "PJRT_Client_CreateBuffersForAsyncHostToDevice",
+    "PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer",
+    "PJRT_AsyncHostToDeviceTransferManager_TransferData",
+    "PJRT_AsyncHostToDeviceTransferManager_SetBufferError",
+    "PJRT_AsyncHostToDeviceTransferManager_Destroy",
 ];
 
 #[cfg(test)]
@@ -178,6 +185,7 @@ mod tests {
             include_str!("event.rs"),
             include_str!("executable.rs"),
             include_str!("plugin.rs"),
+            include_str!("transfer.rs"),
         ];
         let mut called = BTreeSet::new();
         for source in sources {

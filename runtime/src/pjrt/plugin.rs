@@ -95,17 +95,26 @@ impl Plugin {
         Ok(plugin)
     }
 
-    /// Loads the plugin named by `PW_PJRT_PLUGIN`, or else the CPU plugin of
-    /// the project's venv (`$PW_VENV`, or a `.venv` in the current directory
-    /// or one of its parents) that `scripts/setup.sh` installs.
+    /// Loads the plugin [`Plugin::discover_path`] finds.
     pub fn discover() -> Result<Plugin> {
         Plugin::load(Self::discover_path()?)
     }
 
-    /// The path [`Plugin::discover`] would load.
+    /// The plugin to use when none is named: `$PW_PJRT_PLUGIN`; else the
+    /// path recorded by `scripts/setup.sh` in [`recorded_plugin_file`]
+    /// (`~/.config/pw/pjrt-plugin`); else the CPU plugin of a project venv
+    /// (`$PW_VENV`, or a `.venv` in the current directory or one of its
+    /// parents).
     pub fn discover_path() -> Result<PathBuf> {
         if let Some(path) = std::env::var_os(PLUGIN_ENV) {
             return Ok(PathBuf::from(path));
+        }
+        if let Some(recorded) = recorded_plugin_file()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .map(|text| PathBuf::from(text.trim()))
+            .filter(|p| p.is_file())
+        {
+            return Ok(recorded);
         }
         let mut venvs = Vec::new();
         if let Some(venv) = std::env::var_os("PW_VENV") {
@@ -121,7 +130,7 @@ impl Plugin {
         }
         Err(Error::PluginNotFound {
             path: PathBuf::from(format!(
-                "<none: set {PLUGIN_ENV}, or run scripts/setup.sh to install the CPU plugin into .venv>"
+                "<none: pass --plugin, set {PLUGIN_ENV}, or run scripts/setup.sh, which installs the CPU plugin and records its path>"
             )),
         })
     }
@@ -206,6 +215,15 @@ fn check_version(
         ));
     }
     Ok(())
+}
+
+/// The file in which `scripts/setup.sh` records the default plugin's path:
+/// `$XDG_CONFIG_HOME/pw/pjrt-plugin`, or `~/.config/pw/pjrt-plugin`.
+pub fn recorded_plugin_file() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|dir| dir.join("pw").join("pjrt-plugin"))
 }
 
 /// Finds `rel` under `<venv>/lib/python3*/site-packages/`.

@@ -52,6 +52,7 @@ opaque!(
     PJRT_TopologyDescription,
     PJRT_SendCallbackInfo,
     PJRT_RecvCallbackInfo,
+    PJRT_AsyncHostToDeviceTransferManager,
 );
 
 /// Argument structs start with `struct_size` and `extension_start`; this
@@ -88,6 +89,7 @@ macro_rules! args_struct {
 
 pub type PJRT_Error_Code = c_int;
 pub const PJRT_Error_Code_OK: PJRT_Error_Code = 0;
+pub const PJRT_Error_Code_DATA_LOSS: PJRT_Error_Code = 15;
 
 // --------------------------------------------------------- named values ---
 
@@ -338,6 +340,45 @@ args_struct! {
         stream: isize,
         buffer: *mut PJRT_Buffer,
         memory: *mut PJRT_Memory,
+    }
+
+    PJRT_ShapeSpec {
+        dims: *const i64,
+        num_dims: usize,
+        element_type: PJRT_Buffer_Type,
+    }
+    PJRT_Client_CreateBuffersForAsyncHostToDevice_Args {
+        client: *mut PJRT_Client,
+        shape_specs: *mut PJRT_ShapeSpec,
+        num_shape_specs: usize,
+        device_layouts: *mut *mut PJRT_Buffer_MemoryLayout,
+        num_device_layouts: usize,
+        memory: *mut PJRT_Memory,
+        transfer_manager: *mut PJRT_AsyncHostToDeviceTransferManager,
+    }
+    PJRT_AsyncHostToDeviceTransferManager_Destroy_Args {
+        transfer_manager: *mut PJRT_AsyncHostToDeviceTransferManager,
+    }
+    PJRT_AsyncHostToDeviceTransferManager_TransferData_Args {
+        transfer_manager: *mut PJRT_AsyncHostToDeviceTransferManager,
+        buffer_index: c_int,
+        data: *const c_void,
+        offset: i64,
+        transfer_size: i64,
+        is_last_transfer: bool,
+        done_with_h2d_transfer: *mut PJRT_Event,
+    }
+    PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args {
+        transfer_manager: *mut PJRT_AsyncHostToDeviceTransferManager,
+        buffer_index: c_int,
+        buffer_out: *mut PJRT_Buffer,
+    }
+    PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args {
+        transfer_manager: *mut PJRT_AsyncHostToDeviceTransferManager,
+        buffer_index: c_int,
+        error_code: PJRT_Error_Code,
+        error_message: *const c_char,
+        error_message_size: usize,
     }
 
     PJRT_DeviceDescription_Id_Args { device_description: *mut PJRT_DeviceDescription, id: c_int }
@@ -603,14 +644,14 @@ pub struct PJRT_Api {
     pub PJRT_ExecuteContext_Create: Unused,
     pub PJRT_ExecuteContext_Destroy: Unused,
     pub PJRT_Buffer_CopyRawToHost: Unused,
-    pub PJRT_AsyncHostToDeviceTransferManager_Destroy: Unused,
-    pub PJRT_AsyncHostToDeviceTransferManager_TransferData: Unused,
-    pub PJRT_Client_CreateBuffersForAsyncHostToDevice: Unused,
-    pub PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer: Unused,
+    pub PJRT_AsyncHostToDeviceTransferManager_Destroy: Fn<PJRT_AsyncHostToDeviceTransferManager_Destroy_Args>,
+    pub PJRT_AsyncHostToDeviceTransferManager_TransferData: Fn<PJRT_AsyncHostToDeviceTransferManager_TransferData_Args>,
+    pub PJRT_Client_CreateBuffersForAsyncHostToDevice: Fn<PJRT_Client_CreateBuffersForAsyncHostToDevice_Args>,
+    pub PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer: Fn<PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args>,
     pub PJRT_AsyncHostToDeviceTransferManager_Device: Unused,
     pub PJRT_AsyncHostToDeviceTransferManager_BufferCount: Unused,
     pub PJRT_AsyncHostToDeviceTransferManager_BufferSize: Unused,
-    pub PJRT_AsyncHostToDeviceTransferManager_SetBufferError: Unused,
+    pub PJRT_AsyncHostToDeviceTransferManager_SetBufferError: Fn<PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args>,
     pub PJRT_AsyncHostToDeviceTransferManager_AddMetadata: Unused,
     pub PJRT_Client_DmaMap: Unused,
     pub PJRT_Client_DmaUnmap: Unused,

@@ -376,7 +376,56 @@ fn concurrent_use(target: Target) {
     assert_no_leaks(&client);
 }
 
+/// A buffer created before its bytes: an execution enqueued on it at once
+/// waits for the chunks, and computes on them; a failed or abandoned
+/// transfer fails its consumers instead of leaving them waiting; chunks that
+/// do not fit are refused.
+fn async_transfers(target: Target) {
+    let client = target.client(2);
+    let device = client.devices()[1].clone();
+    let options = CompileOptions::for_device_ids(&[device.id()], false).unwrap();
+    let exe = client.compile(&Program::mlir_text(AFFINE), &options).unwrap();
+    {
+        let (mut transfer, x) = client
+            .buffer_for_async_transfer(&device, DType::F32, &[4])
+            .unwrap();
+        assert_eq!(transfer.size(), 16);
+        let run = exe.execute(&[vec![&x]]).unwrap();
+        let bytes = HostArray::from_slice(&[4], &[0.0f32, 1.0, 2.0, 3.0])
+            .unwrap()
+            .into_bytes();
+        // Out of order or overrunning chunks are refused; nothing is written.
+        assert!(transfer.write(vec![0u8; 20], true).is_err());
+        assert!(transfer.write(bytes[..8].to_vec(), true).is_err());
+        transfer.write(bytes[..8].to_vec(), false).unwrap();
+        transfer.write(bytes[8..].to_vec(), true).unwrap();
+        assert!(transfer.is_finished());
+        run.wait().unwrap();
+        assert_eq!(f32_values(&run.outputs[0][0]), vec![1.0, 3.0, 5.0, 7.0]);
+        assert_eq!(device, x.device().unwrap());
+    }
+    // Failed, then dropped unfinished: the consumers fail with the reason.
+    for fail in [true, false] {
+        let (mut transfer, x) = client
+            .buffer_for_async_transfer(&device, DType::F32, &[4])
+            .unwrap();
+        let run = exe.execute(&[vec![&x]]).unwrap();
+        transfer.write(vec![0u8; 4], false).unwrap();
+        if fail {
+            transfer.fail("the sender went away").unwrap();
+        }
+        drop(transfer);
+        let err = run.wait().unwrap_err().to_string();
+        let expected = if fail { "the sender went away" } else { "abandoned" };
+        assert!(err.contains(expected), "{err}");
+        assert!(x.to_host().is_err());
+    }
+    drop(exe);
+    assert_no_leaks(&client);
+}
+
 on_both_plugins!(
+    async_transfers,
     plugin_version,
     devices_and_memories,
     host_round_trip_every_dtype,
