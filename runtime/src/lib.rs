@@ -26,13 +26,19 @@
 
 pub mod array;
 pub mod cache;
+pub mod client;
+pub mod controller;
+pub mod dataplane;
 pub mod dtype;
 pub mod error;
 pub mod exec;
 pub mod host;
+pub mod net;
 pub mod npy;
 pub mod pjrt;
 pub mod sharding;
+pub mod wire;
+pub mod worker;
 
 pub use array::{Array, ArraySpec, CopySemantics, RemapMapping, RemapPlan};
 pub use dtype::{DType, Element};

@@ -5,8 +5,10 @@
 
 pub mod diagnostics;
 pub mod expected;
+pub mod lower;
 pub mod opt;
 pub mod pipeline;
 pub mod run;
+pub mod server;
 pub mod split;
 pub mod views;

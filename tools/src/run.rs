@@ -6,29 +6,24 @@
 //! `--topology` file. Inputs are `.npy` files in order (or random, seeded);
 //! outputs are written as `.npy` files named by position.
 
-use crate::{
-    diagnostics::{render, Capture},
-    opt::write_atomically,
-    pipeline::{self, Timings},
-};
+use crate::{lower, opt::write_atomically};
 use clap::Parser;
-use melior::ir::Module;
-use pw_core::plan::{Plan, StepKind};
-use pw_dialect::ops::{self, OpKind};
+use pw_core::{plan::StepKind, DType};
 use pw_runtime::{
     cache::{DiskCache, Executables},
+    client::{self, RemoteRun},
+    controller::summary::RunSummary,
     exec::{self, resources::Resources, trace, Executor, Prepared, RunReport},
     host::HostArray,
     npy,
     pjrt::{Client, ClientOptions, Plugin},
-    DType,
 };
 use std::{
     ffi::OsString,
     fmt::Write as _,
     io::{Read, Write},
     path::{Path, PathBuf},
-    time::Instant,
+    time::Duration,
 };
 
 /// Command line of pw-run.
@@ -41,8 +36,12 @@ use std::{
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --out-dir out\n  \
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --expect examples/pipeline/expected_*.npy\n  \
         pw-run program.mlir --random-inputs --seed 7 --devices 8 --trace run.json --stats\n  \
-        pw-run lowered.mlir x.npy --plugin /path/to/pjrt_plugin.so\n\n\
+        pw-run lowered.mlir x.npy --plugin /path/to/pjrt_plugin.so\n  \
+        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000 --stats\n\n\
         Set PW_LOG=debug (or trace) to log compilations and enqueued steps.\n\
+        Without --server, pw-run is one process: it lowers, compiles and runs on its\n\
+        own PJRT client. With --server, a pw-server lowers the program onto its\n\
+        registered workers and runs it there (see docs/cluster.md).\n\
         A program that is not lowered yet is lowered first (pw-opt --pw-lower) onto\n\
         the plugin's devices, one island, or onto --topology. Outputs are written as\n\
         DIR/output_0.npy, DIR/output_1.npy, ... The exit code is 0 on success, 1 on\n\
@@ -79,8 +78,18 @@ pub struct Cli {
     #[arg(long, default_value_t = 1e-6)]
     pub atol: f64,
 
-    /// The PJRT plugin (default: $PW_PJRT_PLUGIN, else the CPU plugin of the
-    /// project's venv).
+    /// Run on the workers of the pw-server at HOST:PORT instead of in this
+    /// process.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["plugin", "devices", "topology", "compile_cache"])]
+    pub server: Option<String>,
+
+    /// With --server: give up on the run after this many seconds (default:
+    /// the server's limit).
+    #[arg(long, value_name = "SECONDS", requires = "server")]
+    pub timeout: Option<f64>,
+
+    /// The PJRT plugin (default: $PW_PJRT_PLUGIN, else the CPU plugin
+    /// scripts/setup.sh recorded).
     #[arg(long, value_name = "PATH")]
     pub plugin: Option<PathBuf>,
 
@@ -135,12 +144,19 @@ pub fn main(
     }
 }
 
-/// Everything pw-run learned, for the summary.
-struct Summary {
-    lowered_here: Option<String>,
-    plugin: String,
-    devices: usize,
+/// What a run gave, whichever way it ran.
+struct Ran {
+    outputs: Vec<HostArray>,
+    /// The summary lines before the outputs.
+    header: String,
+    /// `--stats` lines.
+    stats: String,
+    /// The Chrome trace.
+    trace: serde_json::Value,
 }
+
+/// The element type and shape of each input, in order.
+type InputTypes = Vec<(DType, Vec<i64>)>;
 
 /// Returns Ok(false) when the run worked but an --expect comparison failed.
 fn run(
@@ -150,6 +166,51 @@ fn run(
     stderr: &mut dyn Write,
 ) -> Result<bool, String> {
     let (name, text) = read_program(&cli.program, stdin)?;
+    let quiet = cli.quiet;
+    let mut progress = |what: &str| {
+        if !quiet {
+            let _ = writeln!(stderr, "pw-run: {what}");
+        }
+    };
+    let ran = match &cli.server {
+        Some(server) => remote(cli, server, &name, &text, &mut progress)?,
+        None => local(cli, &name, &text, &mut progress)?,
+    };
+    if let Some(dir) = &cli.out_dir {
+        write_outputs(dir, &ran.outputs)?;
+    }
+    let (matched, comparison) = compare(cli, &ran.outputs)?;
+    if let Some(path) = &cli.trace {
+        write_atomically(path, &ran.trace.to_string())
+            .map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
+    }
+    if !cli.quiet {
+        let mut out = format!("pw-run {name}\n{}", ran.header);
+        let _ = writeln!(out, "outputs");
+        for (i, o) in ran.outputs.iter().enumerate() {
+            let place = cli
+                .out_dir
+                .as_ref()
+                .map(|d| format!(" -> {}", d.join(format!("output_{i}.npy")).display()))
+                .unwrap_or_default();
+            let _ = writeln!(out, "  #{i} {}{:?}{place}", o.dtype(), o.shape());
+        }
+        if !comparison.is_empty() {
+            let _ = writeln!(out, "comparison with the expected outputs");
+            for line in &comparison {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        let _ = write!(stdout, "{out}");
+    }
+    if cli.stats {
+        let _ = write!(stdout, "{}", ran.stats);
+    }
+    Ok(matched)
+}
+
+/// Runs in this process, on the plugin's devices.
+fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> Result<Ran, String> {
     let plugin = match &cli.plugin {
         Some(path) => Plugin::load(path),
         None => Plugin::discover(),
@@ -161,43 +222,30 @@ fn run(
     }
     let client = Client::new(&plugin, &options).map_err(|e| format!("error: {e}"))?;
     let resources = Resources::of(&client);
-    let mut summary = Summary {
-        lowered_here: None,
-        plugin: format!(
-            "{} (PJRT C API {})",
-            plugin.path().display(),
-            plugin.version()
-        ),
-        devices: resources.devices.len(),
+    let topology = || match &cli.topology {
+        Some(path) => Ok((
+            pw_core::Topology::load(path).map_err(|e| format!("error: {e}"))?,
+            format!("topology {}", path.display()),
+        )),
+        None => Ok((
+            resources.topology(),
+            format!(
+                "one island of {} {} devices",
+                resources.devices.len(),
+                resources.kind
+            ),
+        )),
     };
-
-    let context = pw_dialect::new_context();
-    let capture = Capture::new(&context);
-    let plan = prepare_plan(cli, &context, &text, &name, &resources, &mut summary);
-    let diagnostics: String = capture
-        .take()
-        .iter()
-        .map(|d| render(d, Some((&name, &text))))
-        .collect();
-    drop(capture);
-    let plan = plan.map_err(|e| format!("{diagnostics}{e}"))?;
+    let (plan, lowered) = lower::plan_of(name, text, &topology)?;
     resources.admit(&plan).map_err(|e| format!("error: {e}"))?;
-
-    let inputs = if cli.random_inputs {
-        random_inputs(&plan, cli.seed)
-    } else {
-        read_inputs(cli, &plan)?
-    };
-
+    let types: InputTypes = plan
+        .inputs
+        .iter()
+        .map(|&id| (plan.values[id].dtype, plan.values[id].shape.clone()))
+        .collect();
+    let inputs = inputs(cli, &types)?;
     let mut cache = Executables::new(&client, DiskCache::open(cli.compile_cache.as_deref()));
-    let quiet = cli.quiet;
-    let mut progress = |what: &str| {
-        if !quiet {
-            let _ = writeln!(stderr, "pw-run: {what}");
-        }
-    };
-    let prepared =
-        exec::prepare(&plan, &mut cache, &mut progress).map_err(|e| format!("error: {e}"))?;
+    let prepared = exec::prepare(&plan, &mut cache, progress).map_err(|e| format!("error: {e}"))?;
     let executor = Executor::new(&client);
     let (outputs, report) = exec::run_local(
         &executor,
@@ -207,48 +255,104 @@ fn run(
     )
     .map_err(|e| format!("error: {e}"))?;
 
-    if let Some(dir) = &cli.out_dir {
-        write_outputs(dir, &outputs)?;
-    }
-    let (matched, comparison) = compare(cli, &outputs)?;
-    if let Some(path) = &cli.trace {
-        let (mut spans, shift) = trace::compile_spans(&cache.stats.spans);
-        spans.extend(trace::run_spans(
-            0,
-            &prepared.part.steps,
-            &report.steps,
-            shift,
-        ));
-        let json = trace::chrome_json(&spans, &|track| match track {
-            trace::Track::Compiler => "compiler".into(),
-            trace::Track::Host(_) => "host (enqueue)".into(),
-            trace::Track::Device(d) => format!("device {d}"),
-            trace::Track::Network => "network".into(),
-        })
-        .to_string();
-        write_atomically(path, &json)
-            .map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
-    }
-    if !cli.quiet {
-        let _ = write!(
-            stdout,
-            "{}",
-            report_text(
-                cli,
-                &name,
-                &summary,
-                &plan,
-                &cache,
-                &report,
-                &outputs,
-                &comparison
-            )
-        );
-    }
-    if cli.stats {
-        let _ = write!(stdout, "{}", stats_text(&prepared, &report));
-    }
-    Ok(matched)
+    let mut header = String::new();
+    let _ = writeln!(
+        header,
+        "  plugin     {} (PJRT C API {}), {} devices",
+        plugin.path().display(),
+        plugin.version(),
+        resources.devices.len()
+    );
+    let _ = writeln!(
+        header,
+        "  lowered    {}",
+        lowered.map_or("already".to_owned(), |how| format!("onto {how}"))
+    );
+    placement(&mut header, &plan.meshes, |_| String::new());
+    let stats = &cache.stats;
+    let from_cache = match cache.disk() {
+        Some(disk) if stats.from_disk > 0 => format!(
+            ", {} loaded from the compile cache {}",
+            stats.from_disk,
+            disk.dir().display()
+        ),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        header,
+        "compile    {} executables compiled{from_cache} in {:.2} s ({} reused in this run: each computation is compiled once per device set)",
+        stats.compiled, stats.seconds, stats.hits
+    );
+    let _ = writeln!(
+        header,
+        "run        {} steps ({} calls); host enqueued everything at {}, last output ready at {}, outputs on host at {}",
+        plan.steps.len(),
+        calls(&plan),
+        ms(report.enqueued),
+        ms(report.outputs_ready),
+        ms(report.finished)
+    );
+    let (mut spans, shift) = trace::compile_spans(&cache.stats.spans);
+    spans.extend(trace::run_spans(
+        0,
+        &prepared.part.steps,
+        &report.steps,
+        shift,
+    ));
+    let trace = trace::chrome_json(&spans, &|track| match track {
+        trace::Track::Compiler => "compiler".into(),
+        trace::Track::Host(_) => "host (enqueue)".into(),
+        trace::Track::Device(d) => format!("device {d}"),
+        trace::Track::Network => "network".into(),
+    });
+    Ok(Ran {
+        outputs,
+        header,
+        stats: local_stats(&prepared, &report),
+        trace,
+    })
+}
+
+/// Runs on the workers of a pw-server.
+fn remote(
+    cli: &Cli,
+    server: &str,
+    name: &str,
+    text: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Ran, String> {
+    let types = lower::input_types(name, text)?;
+    let inputs = inputs(cli, &types)?;
+    let timeout = match cli.timeout {
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(format!(
+                "error: --timeout {t} is not a positive number of seconds"
+            ))
+        }
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("error: {e}"))?;
+    let (outputs, summary) = runtime.block_on(client::run(
+        server,
+        RemoteRun {
+            name,
+            text,
+            inputs: &inputs,
+            record: cli.stats || cli.trace.is_some(),
+            timeout,
+        },
+        progress,
+    ))?;
+    Ok(Ran {
+        outputs,
+        header: remote_header(server, &summary),
+        stats: remote_stats(&summary),
+        trace: remote_trace(&summary),
+    })
 }
 
 fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), String> {
@@ -264,73 +368,16 @@ fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), S
     Ok((path.display().to_string(), text))
 }
 
-/// Whether a program still needs lowering: a mesh without devices, or a
-/// value or op of an earlier stage.
-fn needs_lowering(program: &pw_dialect::Program) -> bool {
-    program.meshes.iter().any(|m| m.devices.is_none())
-        || program.meshes.is_empty()
-        || program.ops().iter().any(|op| {
-            matches!(OpKind::of(op), Some(OpKind::Transfer | OpKind::Reshard))
-                || (OpKind::of(op) == Some(OpKind::Call)
-                    && ops::symbol_attr(op, ops::ATTR_MESH).is_none())
-        })
-}
-
-fn prepare_plan(
-    cli: &Cli,
-    context: &melior::Context,
-    text: &str,
-    name: &str,
-    resources: &Resources,
-    summary: &mut Summary,
-) -> Result<Plan, String> {
-    let mut module: Module = pw_dialect::parse_source(context, text, name)
-        .ok_or_else(|| "error: the program does not parse".to_owned())?;
-    if pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module)) {
-        return Err("error: the program is not valid".into());
+/// The inputs: the `.npy` files given, checked against `types`, or random
+/// ones.
+fn inputs(cli: &Cli, types: &InputTypes) -> Result<Vec<HostArray>, String> {
+    if cli.random_inputs {
+        return Ok(random_inputs(types, cli.seed));
     }
-    let lower = pw_dialect::Program::read(&module)
-        .map(|p| needs_lowering(&p))
-        .unwrap_or(true);
-    if lower {
-        let (topology, description) = match &cli.topology {
-            Some(path) => (
-                pw_core::Topology::load(path).map_err(|e| format!("error: {e}"))?,
-                format!("topology {}", path.display()),
-            ),
-            None => (
-                resources.topology(),
-                format!(
-                    "one island of {} {} devices",
-                    resources.devices.len(),
-                    resources.kind
-                ),
-            ),
-        };
-        let steps = pipeline::lowering(topology).map_err(|e| format!("error: {e}"))?;
-        let started = Instant::now();
-        pipeline::run(
-            context,
-            &mut module,
-            &steps,
-            None,
-            true,
-            &mut Timings::default(),
-        )
-        .map_err(|_| "error: lowering failed".to_owned())?;
-        summary.lowered_here = Some(format!(
-            "{description} in {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
-        ));
-    }
-    pw_lowering::to_plan(&module).map_err(|e| format!("error: {e}"))
-}
-
-fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
-    if cli.inputs.len() != plan.inputs.len() {
+    if cli.inputs.len() != types.len() {
         return Err(format!(
             "error: the program takes {} inputs, {} given{}",
-            plan.inputs.len(),
+            types.len(),
             cli.inputs.len(),
             if cli.inputs.is_empty() {
                 " (or use --random-inputs)"
@@ -341,18 +388,16 @@ fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
     }
     cli.inputs
         .iter()
-        .zip(&plan.inputs)
+        .zip(types)
         .enumerate()
-        .map(|(i, (path, &id))| {
+        .map(|(i, (path, (dtype, shape)))| {
             let host = npy::read(path).map_err(|e| format!("error: input #{i}: {e}"))?;
-            let want = &plan.values[id];
-            if host.dtype() != want.dtype || !same_shape(host.shape(), &want.shape) {
+            if host.dtype() != *dtype || !same_shape(host.shape(), shape) {
                 return Err(format!(
-                    "error: input #{i} ({}) is {}{:?}, but the program expects {}",
+                    "error: input #{i} ({}) is {}{:?}, but the program expects {dtype}{shape:?}",
                     path.display(),
                     host.dtype(),
                     host.shape(),
-                    want.describe()
                 ));
             }
             Ok(host)
@@ -365,7 +410,7 @@ fn same_shape(host: &[usize], want: &[i64]) -> bool {
 }
 
 /// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans.
-fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
+fn random_inputs(types: &InputTypes, seed: u64) -> Vec<HostArray> {
     let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -374,17 +419,16 @@ fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     };
-    plan.inputs
+    types
         .iter()
-        .map(|&id| {
-            let value = &plan.values[id];
-            let shape: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
+        .map(|(dtype, dims)| {
+            let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
             let n: usize = shape.iter().product();
             let unit = |bits: u64| (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
             let bytes: Vec<u8> = (0..n)
                 .flat_map(|_| {
                     let bits = next();
-                    match value.dtype {
+                    match dtype {
                         DType::F32 => (unit(bits) as f32).to_ne_bytes().to_vec(),
                         DType::F64 => unit(bits).to_ne_bytes().to_vec(),
                         DType::BF16 => half::bf16::from_f64(unit(bits)).to_ne_bytes().to_vec(),
@@ -397,8 +441,8 @@ fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
                     }
                 })
                 .collect();
-            HostArray::new(value.dtype, &shape, bytes)
-                .unwrap_or_else(|_| HostArray::zeros(value.dtype, &shape))
+            HostArray::new(*dtype, &shape, bytes)
+                .unwrap_or_else(|_| HostArray::zeros(*dtype, &shape))
         })
         .collect()
 }
@@ -524,105 +568,285 @@ fn ms(d: std::time::Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn report_text(
-    cli: &Cli,
-    name: &str,
-    summary: &Summary,
-    plan: &Plan,
-    cache: &Executables,
-    report: &RunReport,
-    outputs: &[HostArray],
-    comparison: &[String],
-) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "pw-run {name}");
-    let _ = writeln!(
-        out,
-        "  plugin     {}, {} devices",
-        summary.plugin, summary.devices
-    );
-    match &summary.lowered_here {
-        Some(how) => {
-            let _ = writeln!(out, "  lowered    onto {how}");
-        }
-        None => {
-            let _ = writeln!(out, "  lowered    already");
-        }
-    }
-    let _ = writeln!(out, "placement");
-    let width = plan.meshes.iter().map(|m| m.name.len()).max().unwrap_or(0);
-    for m in &plan.meshes {
-        let _ = writeln!(
-            out,
-            "  @{:<width$}  {:<12} devices {:?}",
-            m.name, m.axes, m.devices
-        );
-    }
-    let calls = plan
-        .steps
+fn calls(plan: &pw_core::plan::Plan) -> usize {
+    plan.steps
         .iter()
         .filter(|s| matches!(s.kind, StepKind::Call { .. }))
-        .count();
-    let stats = &cache.stats;
-    let from_cache = match cache.disk() {
-        Some(disk) if stats.from_disk > 0 => format!(
-            ", {} loaded from the compile cache {}",
-            stats.from_disk,
-            disk.dir().display()
-        ),
-        _ => String::new(),
-    };
-    let _ = writeln!(
-        out,
-        "compile    {} executables compiled{from_cache} in {:.2} s ({} reused in this run: each computation is compiled once per device set)",
-        stats.compiled, stats.seconds, stats.hits
-    );
-    let _ = writeln!(
-        out,
-        "run        {} steps ({calls} calls); host enqueued everything at {}, last output ready at {}, outputs on host at {}",
-        plan.steps.len(),
-        ms(report.enqueued),
-        ms(report.outputs_ready),
-        ms(report.finished)
-    );
-    let _ = writeln!(out, "outputs");
-    for (i, o) in outputs.iter().enumerate() {
-        let place = cli
-            .out_dir
-            .as_ref()
-            .map(|d| format!(" -> {}", d.join(format!("output_{i}.npy")).display()))
-            .unwrap_or_default();
-        let _ = writeln!(out, "  #{i} {}{:?}{place}", o.dtype(), o.shape());
-    }
-    if !comparison.is_empty() {
-        let _ = writeln!(out, "comparison with the expected outputs");
-        for line in comparison {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
-    out
+        .count()
 }
 
-fn stats_text(prepared: &Prepared, report: &RunReport) -> String {
+/// The placement lines; `where_` says where a mesh's devices are.
+fn placement(
+    out: &mut String,
+    meshes: &[pw_core::plan::MeshPlacement],
+    where_: impl Fn(&[i64]) -> String,
+) {
+    let _ = writeln!(out, "placement");
+    let width = meshes.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    for m in meshes {
+        let _ = writeln!(
+            out,
+            "  @{:<width$}  {:<12} devices {:?}{}",
+            m.name,
+            m.axes,
+            m.devices,
+            where_(&m.devices)
+        );
+    }
+}
+
+fn local_stats(prepared: &Prepared, report: &RunReport) -> String {
+    let rows = prepared.part.steps.iter().zip(&report.steps).map(|(s, t)| {
+        (
+            None,
+            s.step.label.clone(),
+            s.step.devices.clone(),
+            t.clone(),
+            Duration::ZERO,
+        )
+    });
+    stats_table(rows)
+}
+
+/// The `--stats` table: per step, when it was enqueued and finished.
+fn stats_table(
+    rows: impl Iterator<Item = (Option<u32>, String, Vec<i64>, exec::StepTiming, Duration)>,
+) -> String {
     let mut out = String::from("steps (times from the start of the run)\n");
     let _ = writeln!(
         out,
         "  {:>10}  {:>10}  {:>10}  step",
         "enqueued", "enq. done", "finished"
     );
-    for (s, timing) in prepared.part.steps.iter().zip(&report.steps) {
-        let step = &s.step;
+    for (worker, label, devices, timing, shift) in rows {
         let finished = timing.done.iter().filter_map(|(_, d)| *d).max();
+        let on = worker.map(|w| format!(" (worker {w})")).unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:>10}  {:>10}  {:>10}  {} on {:?}",
-            ms(timing.enqueue_start),
-            ms(timing.enqueue_end),
-            finished.map_or("-".to_owned(), ms),
-            step.label,
-            step.devices
+            "  {:>10}  {:>10}  {:>10}  {label} on {devices:?}{on}",
+            ms(shift + timing.enqueue_start),
+            ms(shift + timing.enqueue_end),
+            finished.map_or("-".to_owned(), |d| ms(shift + d)),
         );
     }
     out
+}
+
+/// The summary lines of a run on a server.
+fn remote_header(server: &str, s: &RunSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  server     {server}, run {}; {} workers",
+        s.run,
+        s.workers.len()
+    );
+    let _ = writeln!(
+        out,
+        "  lowered    {}",
+        if s.lowered.is_empty() {
+            "already".to_owned()
+        } else {
+            format!("onto {}", s.lowered)
+        }
+    );
+    let _ = writeln!(out, "workers");
+    for w in &s.workers {
+        let _ = writeln!(
+            out,
+            "  worker {}  {} ({} pid {})  island {}  devices {:?}",
+            w.id, w.address, w.host, w.pid, w.island, w.devices
+        );
+    }
+    let worker_of = |devices: &[i64]| {
+        let mut ws: Vec<u32> = devices
+            .iter()
+            .filter_map(|d| {
+                s.devices
+                    .iter()
+                    .find(|(g, _)| g == d)
+                    .map(|(_, a)| a.worker)
+            })
+            .collect();
+        ws.dedup();
+        format!(
+            " on worker {}",
+            ws.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        )
+    };
+    placement(&mut out, &s.placement, worker_of);
+    let count = |f: &dyn Fn(&Option<pw_runtime::controller::compile::Source>) -> bool| {
+        s.executables.iter().filter(|e| f(&e.source)).count()
+    };
+    use pw_runtime::controller::compile::Source;
+    let compiled = count(&|x| matches!(x, Some(Source::Controller | Source::Worker(_))));
+    let _ = writeln!(
+        out,
+        "compile    {compiled} executables compiled, {} from the compile cache, {} compiled by an earlier run, {} already loaded on their workers",
+        count(&|x| matches!(x, Some(Source::DiskCache))),
+        count(&|x| matches!(x, Some(Source::Memory))),
+        count(&|x| x.is_none()),
+    );
+    for e in &s.executables {
+        let how = match &e.source {
+            Some(source) => format!("{source}, shipped"),
+            None => "already loaded".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "  {} for devices {:?} on worker {}: {how}",
+            e.what, e.devices, e.worker
+        );
+    }
+    let t = &s.timings;
+    let calls = s
+        .steps
+        .iter()
+        .filter(|(_, l, _)| l.contains("pw.call"))
+        .count();
+    let _ = writeln!(
+        out,
+        "run        {} steps ({calls} calls); lowered at {}, executables ready at {}, inputs sent at {}, parts sent at {}, every part done at {}, outputs on host at {}",
+        s.steps.len(),
+        ms(t.lowered),
+        ms(t.executables_ready),
+        ms(t.inputs_sent),
+        ms(t.parts_sent),
+        ms(t.parts_done),
+        ms(t.outputs_fetched)
+    );
+    for p in &s.parts {
+        let sent = s
+            .part_sent
+            .iter()
+            .find(|(w, _)| *w == p.worker)
+            .map_or(Duration::ZERO, |x| x.1);
+        let _ = writeln!(
+            out,
+            "  worker {}: host enqueued its {} steps by {}",
+            p.worker,
+            p.steps.len(),
+            ms(sent + p.enqueued)
+        );
+    }
+    let pieces: usize = s.parts.iter().map(|p| p.sends.len()).sum();
+    let (to_workers, from_workers) = s
+        .controller_bytes
+        .iter()
+        .fold((0, 0), |(a, b), (_, x, y)| (a + x, b + y));
+    let _ = writeln!(
+        out,
+        "traffic    worker to worker: {} bytes in {pieces} pieces; controller to workers: {to_workers} bytes (inputs); workers to controller: {from_workers} bytes (outputs)",
+        s.peer_bytes()
+    );
+    out
+}
+
+fn remote_stats(s: &RunSummary) -> String {
+    let mut rows: Vec<(
+        usize,
+        Option<u32>,
+        String,
+        Vec<i64>,
+        exec::StepTiming,
+        Duration,
+    )> = Vec::new();
+    for p in &s.parts {
+        let sent = s
+            .part_sent
+            .iter()
+            .find(|(w, _)| *w == p.worker)
+            .map_or(Duration::ZERO, |x| x.1);
+        for (index, timing) in &p.steps {
+            if let Some((_, label, devices)) = s.steps.get(*index) {
+                rows.push((
+                    *index,
+                    Some(p.worker),
+                    label.clone(),
+                    devices.clone(),
+                    timing.clone(),
+                    sent,
+                ));
+            }
+        }
+    }
+    rows.sort_by_key(|r| (r.0, r.1));
+    stats_table(
+        rows.into_iter()
+            .map(|(_, w, l, d, t, shift)| (w, l, d, t, shift)),
+    )
+}
+
+/// The trace of a run on a server: per worker, its host and its devices;
+/// pieces between workers on the network track.
+fn remote_trace(s: &RunSummary) -> serde_json::Value {
+    let mut spans = Vec::new();
+    for p in &s.parts {
+        let sent = s
+            .part_sent
+            .iter()
+            .find(|(w, _)| *w == p.worker)
+            .map_or(Duration::ZERO, |x| x.1);
+        let steps: Vec<pw_core::plan::PartStep> = p
+            .steps
+            .iter()
+            .filter_map(|(index, _)| {
+                let (_, label, devices) = s.steps.get(*index)?;
+                Some(pw_core::plan::PartStep {
+                    index: *index,
+                    step: pw_core::plan::Step {
+                        kind: if label.contains("pw.call") {
+                            StepKind::Call {
+                                computation: 0,
+                                args: vec![],
+                                results: vec![],
+                            }
+                        } else if label.contains("pw.assemble") {
+                            StepKind::Assemble {
+                                parts: vec![],
+                                output: 0,
+                            }
+                        } else {
+                            StepKind::Copy {
+                                input: 0,
+                                output: 0,
+                                pieces: vec![],
+                            }
+                        },
+                        label: label.clone(),
+                        devices: devices.clone(),
+                        frees: vec![],
+                    },
+                })
+            })
+            .collect();
+        let timings: Vec<exec::StepTiming> = p.steps.iter().map(|(_, t)| t.clone()).collect();
+        spans.extend(trace::run_spans(p.worker, &steps, &timings, sent));
+        for send in &p.sends {
+            spans.push(trace::Span {
+                name: format!(
+                    "step {} piece {}: worker {} -> {} ({} bytes)",
+                    send.step, send.piece, p.worker, send.to, send.bytes
+                ),
+                category: "network",
+                track: trace::Track::Network,
+                start: sent + send.start,
+                end: sent + send.end,
+            });
+        }
+    }
+    let name_of = |d: i64| {
+        s.devices
+            .iter()
+            .find(|(g, _)| *g == d)
+            .map_or(format!("device {d}"), |(_, a)| {
+                format!("device {d} (worker {}, local {})", a.worker, a.local)
+            })
+    };
+    trace::chrome_json(&spans, &|track| match track {
+        trace::Track::Compiler => "compiler".into(),
+        trace::Track::Host(w) => format!("worker {w} host (enqueue)"),
+        trace::Track::Device(d) => name_of(d),
+        trace::Track::Network => "network (worker to worker)".into(),
+    })
 }

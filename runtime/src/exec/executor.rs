@@ -134,7 +134,7 @@ pub enum Done {
 }
 
 /// When one step was enqueued and when its devices finished it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepTiming {
     pub enqueue_start: Duration,
     pub enqueue_end: Duration,
@@ -164,9 +164,19 @@ impl Enqueued {
     /// it through their inputs, so the first is the cause. Sends wait at
     /// most `send_timeout` each.
     pub fn wait(&self, send_timeout: Duration) -> std::result::Result<(), (usize, Error)> {
+        self.wait_with(send_timeout, |_| {})
+    }
+
+    /// [`Enqueued::wait`], calling `done(n)` once the first `n` steps are
+    /// complete (successfully or not).
+    pub fn wait_with(
+        &self,
+        send_timeout: Duration,
+        mut done: impl FnMut(usize),
+    ) -> std::result::Result<(), (usize, Error)> {
         let mut first = None;
-        for (i, done) in self.done.iter().enumerate() {
-            for (_, d) in done {
+        for (i, step) in self.done.iter().enumerate() {
+            for (_, d) in step {
                 let outcome = match d {
                     Done::Event(e) => e.wait(),
                     Done::Sent(c) => c.wait(send_timeout).map_err(Error::invalid),
@@ -175,6 +185,7 @@ impl Enqueued {
                     first.get_or_insert((i, e));
                 }
             }
+            done(i + 1);
         }
         first.map_or(Ok(()), Err)
     }
@@ -191,10 +202,15 @@ impl Enqueued {
     }
 }
 
+/// Called with each step's plan index before it is enqueued.
+pub type StepHook = Arc<dyn Fn(usize) + Send + Sync>;
+
 /// Enqueues parts on one PJRT client.
 pub struct Executor {
     client: Client,
     devices: HashMap<u32, Device>,
+    /// For fault injection in tests (`pw-worker`'s `PW_WORKER_FAULTS`).
+    pub before_step: Option<StepHook>,
 }
 
 impl Executor {
@@ -207,6 +223,7 @@ impl Executor {
         Self {
             client: client.clone(),
             devices,
+            before_step: None,
         }
     }
 
@@ -254,6 +271,9 @@ impl Executor {
         let mut done_all = Vec::with_capacity(part.steps.len());
         for (index, (s, step_work)) in part.steps.iter().zip(&work.steps).enumerate() {
             let step = &s.step;
+            if let Some(hook) = &self.before_step {
+                hook(s.index);
+            }
             tracing::trace!(step = %step.label, devices = ?step.devices, "enqueue");
             let enqueue_start = t0.elapsed();
             let key = |piece: usize| PieceKey {

@@ -24,11 +24,10 @@ impl Resources {
             .map(|d| i64::from(d.id()))
             .collect();
         devices.sort_unstable();
-        let kind = match client.platform_name().to_ascii_lowercase().as_str() {
-            "cuda" | "rocm" | "gpu" => "gpu".to_owned(),
-            other => other.to_owned(),
-        };
-        Self { devices, kind }
+        Self {
+            devices,
+            kind: device_kind(client.platform_name()),
+        }
     }
 
     /// The topology to lower onto: one island, `local`, of every device.
@@ -55,5 +54,14 @@ impl Resources {
             }
         }
         Ok(())
+    }
+}
+
+/// The device kind meshes are matched against (`cpu`, `gpu`, `tpu`), from a
+/// PJRT platform name.
+pub fn device_kind(platform: &str) -> String {
+    match platform.to_ascii_lowercase().as_str() {
+        "cuda" | "rocm" | "gpu" => "gpu".to_owned(),
+        other => other.to_owned(),
     }
 }

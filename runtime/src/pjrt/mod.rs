@@ -69,8 +69,8 @@ pub use executable::{
     CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
     Program, ProgramFormat,
 };
-pub use transfer::AsyncTransfer;
 pub use plugin::{recorded_plugin_file, take_unreported_errors, Plugin, PLUGIN_ENV};
+pub use transfer::AsyncTransfer;
 
 use crate::dtype::DType;
 

@@ -644,14 +644,19 @@ pub struct PJRT_Api {
     pub PJRT_ExecuteContext_Create: Unused,
     pub PJRT_ExecuteContext_Destroy: Unused,
     pub PJRT_Buffer_CopyRawToHost: Unused,
-    pub PJRT_AsyncHostToDeviceTransferManager_Destroy: Fn<PJRT_AsyncHostToDeviceTransferManager_Destroy_Args>,
-    pub PJRT_AsyncHostToDeviceTransferManager_TransferData: Fn<PJRT_AsyncHostToDeviceTransferManager_TransferData_Args>,
-    pub PJRT_Client_CreateBuffersForAsyncHostToDevice: Fn<PJRT_Client_CreateBuffersForAsyncHostToDevice_Args>,
-    pub PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer: Fn<PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args>,
+    pub PJRT_AsyncHostToDeviceTransferManager_Destroy:
+        Fn<PJRT_AsyncHostToDeviceTransferManager_Destroy_Args>,
+    pub PJRT_AsyncHostToDeviceTransferManager_TransferData:
+        Fn<PJRT_AsyncHostToDeviceTransferManager_TransferData_Args>,
+    pub PJRT_Client_CreateBuffersForAsyncHostToDevice:
+        Fn<PJRT_Client_CreateBuffersForAsyncHostToDevice_Args>,
+    pub PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer:
+        Fn<PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args>,
     pub PJRT_AsyncHostToDeviceTransferManager_Device: Unused,
     pub PJRT_AsyncHostToDeviceTransferManager_BufferCount: Unused,
     pub PJRT_AsyncHostToDeviceTransferManager_BufferSize: Unused,
-    pub PJRT_AsyncHostToDeviceTransferManager_SetBufferError: Fn<PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args>,
+    pub PJRT_AsyncHostToDeviceTransferManager_SetBufferError:
+        Fn<PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args>,
     pub PJRT_AsyncHostToDeviceTransferManager_AddMetadata: Unused,
     pub PJRT_Client_DmaMap: Unused,
     pub PJRT_Client_DmaUnmap: Unused,

@@ -46,7 +46,9 @@ impl Client {
     ) -> Result<(AsyncTransfer, Buffer)> {
         self.check_device(device, "buffer_for_async_transfer")?;
         let memory = device.default_memory().ok_or_else(|| {
-            Error::invalid(format!("{device:?} reports no default memory to transfer into"))
+            Error::invalid(format!(
+                "{device:?} reports no default memory to transfer into"
+            ))
         })?;
         let size = dims
             .iter()
@@ -146,7 +148,11 @@ impl AsyncTransfer {
             return Err(Error::invalid(format!(
                 "the chunk ending at {end} of {} bytes {} the last",
                 self.size,
-                if last { "is marked but is not" } else { "is not marked but is" }
+                if last {
+                    "is marked but is not"
+                } else {
+                    "is not marked but is"
+                }
             )));
         }
         let mut args = sys::PJRT_AsyncHostToDeviceTransferManager_TransferData_Args::new();
@@ -225,6 +231,10 @@ impl Drop for AsyncTransfer {
         } {
             super::plugin::record_unreported_error(e);
         }
-        self.client.inner.live.transfers.fetch_sub(1, Ordering::SeqCst);
+        self.client
+            .inner
+            .live
+            .transfers
+            .fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -384,7 +384,9 @@ fn async_transfers(target: Target) {
     let client = target.client(2);
     let device = client.devices()[1].clone();
     let options = CompileOptions::for_device_ids(&[device.id()], false).unwrap();
-    let exe = client.compile(&Program::mlir_text(AFFINE), &options).unwrap();
+    let exe = client
+        .compile(&Program::mlir_text(AFFINE), &options)
+        .unwrap();
     {
         let (mut transfer, x) = client
             .buffer_for_async_transfer(&device, DType::F32, &[4])
@@ -416,7 +418,11 @@ fn async_transfers(target: Target) {
         }
         drop(transfer);
         let err = run.wait().unwrap_err().to_string();
-        let expected = if fail { "the sender went away" } else { "abandoned" };
+        let expected = if fail {
+            "the sender went away"
+        } else {
+            "abandoned"
+        };
         assert!(err.contains(expected), "{err}");
         assert!(x.to_host().is_err());
     }

@@ -1,0 +1,881 @@
+//! pw-server's controller: the resource manager, and the one place that
+//! runs programs across workers.
+//!
+//! * **Registry** ([`registry`]): workers register over `Controller.Attach`
+//!   and keep a lease with heartbeats; a worker whose session ends (it died,
+//!   or its connection broke) or whose lease expires (it hangs) is dropped,
+//!   and every run it took part in fails at once, naming it and the first of
+//!   its steps not known complete. Workers with an incompatible protocol,
+//!   PJRT C API or plugin are refused at registration, with the reason.
+//! * **A run** ([`Controller::run`]): lower the program onto the registered
+//!   topology (the [`Lowerer`], which links MLIR, is given by pw-server);
+//!   refuse it before anything runs if it needs devices no worker offers;
+//!   get every executable each worker needs, compiled once ([`compile`]) and
+//!   shipped; upload the inputs' shards; send each worker its part, every
+//!   step in schedule order in one message (workers run ahead of their
+//!   devices and move pieces between themselves); wait for every part;
+//!   fetch the outputs; release the run everywhere (its buffers are
+//!   dropped). A failure anywhere releases the run on every worker too.
+
+pub mod compile;
+pub mod registry;
+pub mod service;
+pub mod summary;
+
+use crate::{
+    cache::{key_of, DiskCache, Key},
+    exec::Work,
+    host::HostArray,
+    wire::{self, proto},
+};
+use compile::{Compiler, Source};
+use pw_core::{
+    plan::{Part, Plan},
+    Topology,
+};
+use registry::{Registry, WorkerEntry};
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    time::{Duration, Instant},
+};
+use summary::{ExecutableLine, RunSummary, WorkerLine};
+use tokio::sync::mpsc;
+
+/// The protocol version this build speaks.
+pub const PROTOCOL: proto::Protocol = proto::Protocol::V1;
+
+/// How the controller runs (the flags of `pw-server`).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The PJRT plugin the controller compiles with; None: workers compile.
+    pub plugin: Option<PathBuf>,
+    /// The disk cache of compiled executables (None: none).
+    pub compile_cache: Option<PathBuf>,
+    /// How often workers send heartbeats, and how long a silent one keeps
+    /// its lease.
+    pub heartbeat: Duration,
+    pub lease: Duration,
+    /// The longest a run may take unless it asks otherwise.
+    pub run_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            plugin: None,
+            compile_cache: None,
+            heartbeat: Duration::from_millis(250),
+            lease: Duration::from_millis(1500),
+            run_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Lowers programs onto a topology (pw-server gives the MLIR pipeline).
+pub trait Lowerer: Send + Sync + 'static {
+    /// The plan of program `text` (named `name` in messages) on
+    /// `topology`, and a line saying how it was lowered.
+    fn lower(&self, name: &str, text: &str, topology: &Topology) -> Result<(Plan, String), String>;
+}
+
+/// What the controller counts (see `ControllerCounters`).
+#[derive(Debug, Default)]
+struct Counters {
+    runs_ok: AtomicU64,
+    runs_failed: AtomicU64,
+    executables_shipped: AtomicU64,
+    bytes_shipped: AtomicU64,
+    bytes_from_clients: AtomicU64,
+    bytes_to_clients: AtomicU64,
+    workers_lost: AtomicU64,
+    workers_refused: AtomicU64,
+}
+
+/// What a run hears from its workers.
+enum RunEvent {
+    Done(u32, proto::PartDone),
+    /// A worker was lost: why, and how many of its part's steps it had
+    /// reported complete.
+    Lost(u32, String, Option<u32>),
+}
+
+/// See the module doc. Cheap to clone (one shared controller).
+#[derive(Clone)]
+pub struct Controller {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    lowerer: Arc<dyn Lowerer>,
+    registry: Mutex<Registry>,
+    compiler: tokio::sync::Mutex<Compiler>,
+    runs: Mutex<HashMap<u64, (Vec<u32>, mpsc::UnboundedSender<RunEvent>)>>,
+    next_run: AtomicU64,
+    counters: Counters,
+}
+
+/// A program to run, with its inputs.
+pub struct RunRequest {
+    pub name: String,
+    pub text: String,
+    pub inputs: Vec<HostArray>,
+    /// Record completion times (stats, traces).
+    pub record: bool,
+    /// None: the controller's default.
+    pub timeout: Option<Duration>,
+}
+
+impl Controller {
+    pub fn new(config: Config, lowerer: Arc<dyn Lowerer>) -> Controller {
+        let disk = config
+            .compile_cache
+            .as_deref()
+            .and_then(|d| DiskCache::open(Some(d)));
+        let compiler = Compiler::new(config.plugin.clone(), disk);
+        // Run ids differ between controller lifetimes, so a worker never
+        // mixes up runs of an earlier controller with a new one's.
+        let epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() & 0xffff_ffff);
+        Controller {
+            inner: Arc::new(Inner {
+                config,
+                lowerer,
+                registry: Mutex::new(Registry::default()),
+                compiler: tokio::sync::Mutex::new(compiler),
+                runs: Mutex::new(HashMap::new()),
+                next_run: AtomicU64::new(epoch << 32),
+                counters: Counters::default(),
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.inner
+            .registry
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Admits a worker, or says why not. `session` is the worker's event
+    /// stream; dropping the registry's copy ends the session.
+    pub async fn register(
+        &self,
+        register: &proto::Register,
+        session: mpsc::UnboundedSender<Result<proto::ControllerEvent, tonic::Status>>,
+    ) -> Result<proto::Registered, String> {
+        if let Some(why) = self.registry().refusal(register) {
+            self.inner
+                .counters
+                .workers_refused
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(why);
+        }
+        let channel = crate::net::channel(&register.address, Duration::from_secs(3))
+            .await
+            .map_err(|e| {
+                self.inner
+                    .counters
+                    .workers_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                format!(
+                    "the controller cannot reach its service at {}: {e}",
+                    register.address
+                )
+            })?;
+        let client = proto::worker_client::WorkerClient::new(channel)
+            .max_encoding_message_size(crate::worker::service::MAX_EXECUTE_BYTES)
+            .max_decoding_message_size(wire::MAX_MESSAGE_BYTES);
+        let mut registry = self.registry();
+        // Checked again: another worker may have joined the island meanwhile.
+        if let Some(why) = registry.refusal(register) {
+            self.inner
+                .counters
+                .workers_refused
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(why);
+        }
+        let (id, globals) = registry.allocate(register.devices.len());
+        let entry = WorkerEntry {
+            id,
+            address: register.address.clone(),
+            island: Registry::island_name(id, &register.island),
+            host: register.host.clone(),
+            pid: register.pid,
+            platform: register.platform.clone(),
+            plugin: register.plugin.clone(),
+            can_compile: register.can_compile,
+            devices: globals
+                .iter()
+                .zip(&register.devices)
+                .map(|(g, d)| (*g, d.local_id, d.kind.clone()))
+                .collect(),
+            client,
+            last_heartbeat: Instant::now(),
+            counters: proto::WorkerCounters::default(),
+            progress: BTreeMap::new(),
+            loaded: Default::default(),
+            session,
+        };
+        tracing::info!(
+            "{} registered: island {}, devices {globals:?}, {}",
+            entry.describe(),
+            entry.island,
+            entry.plugin
+        );
+        registry.workers.insert(id, entry);
+        Ok(proto::Registered {
+            worker: id,
+            device_ids: globals,
+            heartbeat_ms: self.inner.config.heartbeat.as_millis() as u32,
+            lease_ms: self.inner.config.lease.as_millis() as u32,
+        })
+    }
+
+    /// A heartbeat of `worker`: renews its lease.
+    pub fn heartbeat(&self, worker: u32, beat: proto::Heartbeat) {
+        if let Some(w) = self.registry().workers.get_mut(&worker) {
+            w.last_heartbeat = Instant::now();
+            w.counters = beat.counters.unwrap_or_default();
+            w.progress = beat.runs.iter().map(|p| (p.run, p.steps_done)).collect();
+        }
+    }
+
+    /// `worker` finished its part of a run.
+    pub fn part_done(&self, worker: u32, done: proto::PartDone) {
+        let runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, tx)) = runs.get(&done.run) {
+            let _ = tx.send(RunEvent::Done(worker, done));
+        }
+    }
+
+    /// Drops `worker` (its session ended, or its lease expired): every run
+    /// it takes part in fails.
+    pub fn lost(&self, worker: u32, why: &str) {
+        let Some(entry) = self.registry().workers.remove(&worker) else {
+            return;
+        };
+        self.inner
+            .counters
+            .workers_lost
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::warn!("{} is gone: {why}", entry.describe());
+        let runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
+        for (run, (workers, tx)) in runs.iter() {
+            if workers.contains(&worker) {
+                let _ = tx.send(RunEvent::Lost(
+                    worker,
+                    format!("{} was lost: {why}", entry.describe()),
+                    entry.progress.get(run).copied(),
+                ));
+            }
+        }
+    }
+
+    /// Drops workers whose lease expired; runs until the controller is
+    /// dropped (call it once, in a task).
+    pub async fn watch_leases(self) {
+        let mut tick =
+            tokio::time::interval(self.inner.config.heartbeat.min(Duration::from_millis(100)));
+        loop {
+            tick.tick().await;
+            if Arc::strong_count(&self.inner) == 1 {
+                return;
+            }
+            let lease = self.inner.config.lease;
+            let expired: Vec<u32> = self
+                .registry()
+                .workers
+                .values()
+                .filter(|w| w.last_heartbeat.elapsed() > lease)
+                .map(|w| w.id)
+                .collect();
+            for id in expired {
+                self.lost(
+                    id,
+                    &format!("no heartbeat for {lease:?}: it hangs or its link is down"),
+                );
+            }
+        }
+    }
+
+    /// The registered workers and the controller's counters.
+    pub fn status(&self) -> proto::StatusReply {
+        let registry = self.registry();
+        let c = &self.inner.counters;
+        let compiler = self.inner.compiler.try_lock();
+        let (compiled, from_cache) = compiler
+            .as_ref()
+            .map(|c| (c.compiled_here + c.compiled_on_workers, c.from_disk))
+            .unwrap_or_default();
+        proto::StatusReply {
+            workers: registry
+                .workers
+                .values()
+                .map(|w| proto::WorkerStatus {
+                    worker: w.id,
+                    address: w.address.clone(),
+                    island: w.island.clone(),
+                    host: w.host.clone(),
+                    pid: w.pid,
+                    device_ids: w.devices.iter().map(|d| d.0).collect(),
+                    plugin: w.plugin.clone(),
+                    counters: Some(w.counters.clone()),
+                })
+                .collect(),
+            counters: Some(proto::ControllerCounters {
+                runs_ok: c.runs_ok.load(Ordering::Relaxed),
+                runs_failed: c.runs_failed.load(Ordering::Relaxed),
+                executables_compiled: compiled,
+                executables_from_cache: from_cache,
+                executables_shipped: c.executables_shipped.load(Ordering::Relaxed),
+                bytes_shipped: c.bytes_shipped.load(Ordering::Relaxed),
+                bytes_from_clients: c.bytes_from_clients.load(Ordering::Relaxed),
+                bytes_to_clients: c.bytes_to_clients.load(Ordering::Relaxed),
+                workers_lost: c.workers_lost.load(Ordering::Relaxed),
+                workers_refused: c.workers_refused.load(Ordering::Relaxed),
+            }),
+        }
+    }
+
+    /// Counts bytes that came from (or went to) clients.
+    pub fn count_client_bytes(&self, from: u64, to: u64) {
+        let c = &self.inner.counters;
+        c.bytes_from_clients.fetch_add(from, Ordering::Relaxed);
+        c.bytes_to_clients.fetch_add(to, Ordering::Relaxed);
+    }
+
+    /// Runs a program (see the module doc); `progress` hears what happens.
+    pub async fn run(
+        &self,
+        request: RunRequest,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<(Vec<HostArray>, RunSummary), String> {
+        let outcome = self.run_inner(request, progress).await;
+        let counter = if outcome.is_ok() {
+            &self.inner.counters.runs_ok
+        } else {
+            &self.inner.counters.runs_failed
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        outcome
+    }
+
+    async fn run_inner(
+        &self,
+        request: RunRequest,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<(Vec<HostArray>, RunSummary), String> {
+        let t0 = Instant::now();
+        let mut summary = RunSummary::default();
+        // Lower onto what is registered now.
+        let (topology, addrs) = {
+            let r = self.registry();
+            if r.workers.is_empty() {
+                return Err("no worker is registered with this server".into());
+            }
+            (r.topology(), r.addresses())
+        };
+        let lowerer = self.inner.lowerer.clone();
+        let (name, text) = (request.name.clone(), request.text);
+        let lowering_topology = topology.clone();
+        let (plan, lowered) =
+            tokio::task::spawn_blocking(move || lowerer.lower(&name, &text, &lowering_topology))
+                .await
+                .map_err(|e| format!("lowering crashed: {e}"))??;
+        summary.lowered = lowered;
+        summary.timings.lowered = t0.elapsed();
+        plan.check()
+            .map_err(|e| format!("error: the lowered plan is not runnable: {e}"))?;
+        // Admission: every device of the plan is a registered worker's.
+        for mesh in &plan.meshes {
+            if let Some(d) = mesh.devices.iter().find(|d| !addrs.contains_key(d)) {
+                return Err(format!(
+                    "error: mesh @{} is bound to device {d}, which no registered worker offers (devices {:?})",
+                    mesh.name,
+                    addrs.keys().collect::<Vec<_>>()
+                ));
+            }
+        }
+        check_inputs(&plan, &request.inputs)?;
+        // Each worker's part.
+        let mut parts: BTreeMap<u32, (Part, Work)> = BTreeMap::new();
+        let workers_used: Vec<u32> = {
+            let mut w: Vec<u32> = plan
+                .devices()
+                .iter()
+                .filter_map(|d| addrs.get(d))
+                .map(|a| a.worker)
+                .collect();
+            w.sort_unstable();
+            w.dedup();
+            w
+        };
+        for &w in &workers_used {
+            let part = plan.part(w, &addrs).map_err(|e| format!("error: {e}"))?;
+            part.check().map_err(|e| format!("error: {e}"))?;
+            let work = Work::of(&part).map_err(|e| format!("error: {e}"))?;
+            parts.insert(w, (part, work));
+        }
+        summary.placement = plan.meshes.clone();
+        summary.devices = addrs
+            .iter()
+            .filter(|(d, _)| plan.devices().contains(d))
+            .map(|(d, a)| (*d, *a))
+            .collect();
+        summary.steps = plan
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.label.clone(), s.devices.clone()))
+            .collect();
+        {
+            let r = self.registry();
+            for &w in &workers_used {
+                let e = r
+                    .workers
+                    .get(&w)
+                    .ok_or_else(|| format!("worker {w} left before the run started"))?;
+                summary.workers.push(WorkerLine {
+                    id: w,
+                    address: e.address.clone(),
+                    island: e.island.clone(),
+                    host: e.host.clone(),
+                    pid: e.pid,
+                    devices: e.devices.iter().map(|d| d.0).collect(),
+                });
+            }
+        }
+        let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
+        summary.run = run;
+        let (tx, mut events) = mpsc::unbounded_channel();
+        self.inner
+            .runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(run, (workers_used.clone(), tx));
+        let outcome = self
+            .execute(
+                run,
+                &plan,
+                &parts,
+                request.inputs,
+                request.record,
+                request.timeout,
+                &mut events,
+                &mut summary,
+                t0,
+                progress,
+            )
+            .await;
+        self.inner
+            .runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&run);
+        let why = match &outcome {
+            Ok(_) => "the run finished".to_owned(),
+            Err(e) => format!("the run failed: {e}"),
+        };
+        self.release(run, &workers_used, &why).await;
+        outcome.map(|outputs| (outputs, summary))
+    }
+
+    /// Everything of a run after admission; the caller releases it.
+    #[allow(clippy::too_many_arguments)]
+    async fn execute(
+        &self,
+        run: u64,
+        plan: &Plan,
+        parts: &BTreeMap<u32, (Part, Work)>,
+        inputs: Vec<HostArray>,
+        record: bool,
+        timeout: Option<Duration>,
+        events: &mut mpsc::UnboundedReceiver<RunEvent>,
+        summary: &mut RunSummary,
+        t0: Instant,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<Vec<HostArray>, String> {
+        let deadline = t0 + timeout.unwrap_or(self.inner.config.run_timeout);
+        // Executables: compiled once, shipped where missing.
+        let mut keys: BTreeMap<u32, Vec<Key>> = BTreeMap::new();
+        for (&w, (_, work)) in parts {
+            let (plugin, mut client, loaded) = self.worker_handle(w)?;
+            let mut worker_keys = Vec::with_capacity(work.needs.len());
+            for need in &work.needs {
+                let key = key_of(need, &plugin).map_err(|e| e.to_string())?;
+                worker_keys.push(key);
+                if loaded.contains(&key)
+                    || summary
+                        .executables
+                        .iter()
+                        .any(|e| e.worker == w && e.key == key.hex())
+                {
+                    summary.executables.push(ExecutableLine {
+                        what: need.what.clone(),
+                        devices: need.devices.clone(),
+                        worker: w,
+                        key: key.hex(),
+                        source: None,
+                    });
+                    continue;
+                }
+                let (bytes, source) = {
+                    let mut compiler = self.inner.compiler.lock().await;
+                    compiler
+                        .get(need, key, &plugin, (w, &mut client))
+                        .await
+                        .map_err(|e| {
+                            format!(
+                                "error: compiling {} for devices {:?} failed: {e}",
+                                need.what, need.devices
+                            )
+                        })?
+                };
+                if matches!(source, Source::Controller | Source::Worker(_)) {
+                    progress(format!(
+                        "compiled {} for devices {:?} ({source})",
+                        need.what, need.devices
+                    ));
+                }
+                if source != Source::Worker(w) {
+                    compile::ship(&mut client, key, &bytes).await.map_err(|e| {
+                        format!("error: worker {w} could not load {}: {e}", need.what)
+                    })?;
+                    self.inner
+                        .counters
+                        .executables_shipped
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.inner
+                        .counters
+                        .bytes_shipped
+                        .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                }
+                if let Some(e) = self.registry().workers.get_mut(&w) {
+                    e.loaded.insert(key);
+                }
+                summary.executables.push(ExecutableLine {
+                    what: need.what.clone(),
+                    devices: need.devices.clone(),
+                    worker: w,
+                    key: key.hex(),
+                    source: Some(source),
+                });
+            }
+            keys.insert(w, worker_keys);
+        }
+        summary.timings.executables_ready = t0.elapsed();
+        // Inputs: each shard to the worker of its device.
+        let addrs: HashMap<i64, pw_core::plan::DeviceAddr> = parts
+            .values()
+            .next()
+            .map(|(p, _)| p.devices.iter().copied().collect())
+            .unwrap_or_default();
+        let mut put_bytes: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut puts = Vec::new();
+        for (&id, host) in plan.inputs.iter().zip(&inputs) {
+            let value = &plan.values[id];
+            let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
+            let shards = crate::host::split(host, &regions).map_err(|e| e.to_string())?;
+            for (position, (device, shard)) in value.devices.iter().zip(shards).enumerate() {
+                let addr = addrs
+                    .get(device)
+                    .copied()
+                    .ok_or_else(|| format!("device {device} has no worker"))?;
+                *put_bytes.entry(addr.worker).or_default() += shard.bytes().len() as u64;
+                let (_, client, _) = self.worker_handle(addr.worker)?;
+                puts.push(put(client, run, id, position, addr, shard));
+            }
+        }
+        for outcome in futures::future::join_all(puts).await {
+            outcome?;
+        }
+        summary.timings.inputs_sent = t0.elapsed();
+        // Parts: every worker gets all its steps in one message, at once.
+        let peers: HashMap<u32, String> = {
+            let r = self.registry();
+            parts
+                .keys()
+                .filter_map(|w| r.workers.get(w).map(|e| (*w, e.address.clone())))
+                .collect()
+        };
+        let mut sends = Vec::new();
+        for (&w, (part, _)) in parts {
+            let (_, mut client, _) = self.worker_handle(w)?;
+            let request = proto::ExecuteRequest {
+                run,
+                part: postcard::to_allocvec(part).map_err(|e| e.to_string())?,
+                executables: keys[&w].iter().map(Key::hex).collect(),
+                record,
+                peers: peers.clone(),
+            };
+            summary.part_sent.push((w, t0.elapsed()));
+            sends.push(async move {
+                client
+                    .execute(request)
+                    .await
+                    .map(|_| ())
+                    .map_err(|s| format!("error: worker {w} refused its part: {}", s.message()))
+            });
+        }
+        for outcome in futures::future::join_all(sends).await {
+            outcome?;
+        }
+        summary.timings.parts_sent = t0.elapsed();
+        // Wait for every part; the first failure (in schedule order among
+        // those reported together) is the cause.
+        let mut pending: Vec<u32> = parts.keys().copied().collect();
+        let mut failures: Vec<(Option<u32>, String)> = Vec::new();
+        while !pending.is_empty() {
+            let event = tokio::time::timeout_at(deadline.into(), events.recv()).await;
+            match event {
+                Err(_) => return Err(format!(
+                    "error: the run did not finish within {:?} (waiting for workers {pending:?})",
+                    deadline - t0
+                )),
+                Ok(None) => return Err("error: the run's event channel closed".into()),
+                Ok(Some(RunEvent::Lost(w, why, done))) => {
+                    let steps = parts
+                        .get(&w)
+                        .map(|(part, _)| part.steps.as_slice())
+                        .unwrap_or_default();
+                    let done = done.unwrap_or(0) as usize;
+                    let at = match steps.get(done) {
+                        Some(s) => format!(
+                            "; it had not finished step {} on devices {:?} ({done} of its {} steps were done)",
+                            s.step.label,
+                            s.step.devices,
+                            steps.len()
+                        ),
+                        None => format!("; all {} of its steps were done, its report was not", steps.len()),
+                    };
+                    return Err(format!("error: {why}{at}"));
+                }
+                Ok(Some(RunEvent::Done(w, done))) => {
+                    pending.retain(|p| *p != w);
+                    if !done.report_json.is_empty() {
+                        if let Ok(report) = serde_json::from_str(&done.report_json) {
+                            summary.parts.push(report);
+                        }
+                    }
+                    if !done.error.is_empty() {
+                        failures.push((done.failed_step, done.error));
+                        // Give the other workers a moment to report theirs.
+                        let grace = tokio::time::Instant::now() + Duration::from_millis(200);
+                        while let Ok(Some(e)) = tokio::time::timeout_at(grace, events.recv()).await
+                        {
+                            if let RunEvent::Done(_, d) = e {
+                                if !d.error.is_empty() {
+                                    failures.push((d.failed_step, d.error));
+                                }
+                            }
+                        }
+                        failures.sort_by_key(|(step, _)| step.unwrap_or(u32::MAX));
+                        return Err(format!("error: {}", failures.remove(0).1));
+                    }
+                }
+            }
+        }
+        summary.timings.parts_done = t0.elapsed();
+        // Outputs: one replica of each tile, from the worker holding it.
+        let mut outputs = Vec::with_capacity(plan.outputs.len());
+        let mut fetched: BTreeMap<u32, u64> = BTreeMap::new();
+        for &id in &plan.outputs {
+            let value = &plan.values[id];
+            let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
+            let mut wanted = Vec::new();
+            for (position, region) in regions.iter().enumerate() {
+                if regions[..position].contains(region) {
+                    continue;
+                }
+                let addr = addrs
+                    .get(&value.devices[position])
+                    .copied()
+                    .ok_or("an output has no worker")?;
+                let (_, client, _) = self.worker_handle(addr.worker)?;
+                wanted.push(fetch(client, run, id, position, addr.worker));
+            }
+            let mut bytes: HashMap<usize, Vec<u8>> = HashMap::new();
+            for got in futures::future::join_all(wanted).await {
+                let (position, worker, data) = got?;
+                *fetched.entry(worker).or_default() += data.len() as u64;
+                bytes.insert(position, data);
+            }
+            let shape: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
+            outputs.push(
+                crate::host::assemble(value.dtype, &shape, &regions, |p| Ok(bytes.remove(&p)))
+                    .map_err(|e| format!("error: output {id}: {e}"))?,
+            );
+        }
+        summary.timings.outputs_fetched = t0.elapsed();
+        summary.controller_bytes = parts
+            .keys()
+            .map(|w| {
+                (
+                    *w,
+                    put_bytes.get(w).copied().unwrap_or(0),
+                    fetched.get(w).copied().unwrap_or(0),
+                )
+            })
+            .collect();
+        Ok(outputs)
+    }
+
+    /// A worker's plugin identity, a client to it and what it has loaded.
+    fn worker_handle(
+        &self,
+        worker: u32,
+    ) -> Result<
+        (
+            String,
+            proto::worker_client::WorkerClient<tonic::transport::Channel>,
+            std::collections::HashSet<Key>,
+        ),
+        String,
+    > {
+        let r = self.registry();
+        let e = r
+            .workers
+            .get(&worker)
+            .ok_or_else(|| format!("error: worker {worker} is gone"))?;
+        Ok((e.plugin.clone(), e.client.clone(), e.loaded.clone()))
+    }
+
+    /// Tells every worker of the run to drop it (bounded: a worker that
+    /// does not answer within 2 s is left to its own clean-up).
+    async fn release(&self, run: u64, workers: &[u32], why: &str) {
+        let mut calls = Vec::new();
+        for &w in workers {
+            if let Ok((_, mut client, _)) = self.worker_handle(w) {
+                let request = proto::ReleaseRequest {
+                    run,
+                    reason: why.to_owned(),
+                };
+                calls.push(async move {
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(2), client.release(request)).await;
+                });
+            }
+        }
+        futures::future::join_all(calls).await;
+    }
+}
+
+/// Checks the inputs against the plan before anything is sent.
+fn check_inputs(plan: &Plan, inputs: &[HostArray]) -> Result<(), String> {
+    if inputs.len() != plan.inputs.len() {
+        return Err(format!(
+            "error: the program takes {} inputs, {} given",
+            plan.inputs.len(),
+            inputs.len()
+        ));
+    }
+    for (i, (&id, host)) in plan.inputs.iter().zip(inputs).enumerate() {
+        let want = &plan.values[id];
+        let shape: Vec<i64> = host.shape().iter().map(|&d| d as i64).collect();
+        if host.dtype() != want.dtype || shape != want.shape {
+            return Err(format!(
+                "error: input #{i} is {}{:?}, but the program expects {}",
+                host.dtype(),
+                host.shape(),
+                want.describe()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Uploads one input shard.
+async fn put(
+    mut client: proto::worker_client::WorkerClient<tonic::transport::Channel>,
+    run: u64,
+    value: usize,
+    position: usize,
+    addr: pw_core::plan::DeviceAddr,
+    shard: Arc<HostArray>,
+) -> Result<(), String> {
+    let t = proto::ArrayType::of(shard.dtype(), shard.shape());
+    let data = bytes::Bytes::copy_from_slice(shard.bytes());
+    let messages: Vec<proto::PutRequest> = wire::chunks(data)
+        .into_iter()
+        .map(|chunk| proto::PutRequest {
+            run,
+            value: value as u32,
+            position: position as u32,
+            local_device: addr.local,
+            r#type: Some(t.clone()),
+            chunk: Some(chunk),
+        })
+        .collect();
+    client
+        .put(tokio_stream::iter(messages))
+        .await
+        .map(|_| ())
+        .map_err(|s| {
+            format!(
+                "error: worker {} did not take an input shard: {}",
+                addr.worker,
+                s.message()
+            )
+        })
+}
+
+/// Fetches one output shard: (position, worker, bytes).
+async fn fetch(
+    mut client: proto::worker_client::WorkerClient<tonic::transport::Channel>,
+    run: u64,
+    value: usize,
+    position: usize,
+    worker: u32,
+) -> Result<(usize, u32, Vec<u8>), String> {
+    let failed =
+        |why: String| format!("error: fetching an output shard from worker {worker}: {why}");
+    let mut stream = client
+        .fetch(proto::FetchRequest {
+            run,
+            value: value as u32,
+            position: position as u32,
+        })
+        .await
+        .map_err(|s| failed(s.message().to_owned()))?
+        .into_inner();
+    let first = stream
+        .message()
+        .await
+        .map_err(|s| failed(s.message().to_owned()))?
+        .ok_or_else(|| failed("no reply".into()))?;
+    let limit = first
+        .r#type
+        .as_ref()
+        .ok_or_else(|| failed("no type".into()))?
+        .read(u64::MAX)
+        .map_err(|e| failed(e.0))?
+        .2;
+    let head = first
+        .chunk
+        .as_ref()
+        .ok_or_else(|| failed("no chunk".into()))?;
+    let mut collect =
+        wire::Collect::new(head, limit, Some(limit), "an output shard").map_err(|e| failed(e.0))?;
+    let mut done = collect.push(head).map_err(|e| failed(e.0))?;
+    while done.is_none() {
+        let next = stream
+            .message()
+            .await
+            .map_err(|s| failed(s.message().to_owned()))?
+            .ok_or_else(|| failed(collect.truncated().0))?;
+        let chunk = next.chunk.ok_or_else(|| failed("no chunk".into()))?;
+        done = collect.push(&chunk).map_err(|e| failed(e.0))?;
+    }
+    Ok((position, worker, done.unwrap_or_default()))
+}

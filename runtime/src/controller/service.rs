@@ -1,0 +1,221 @@
+//! The controller's gRPC service: worker sessions, runs for clients, and
+//! status.
+
+use super::{Controller, RunRequest};
+use crate::{
+    host::HostArray,
+    wire::{self, proto, Collect},
+};
+use std::pin::Pin;
+use tokio::sync::mpsc;
+use tokio_stream::{wrappers::UnboundedReceiverStream, Stream};
+use tonic::{Request, Response, Status, Streaming};
+
+/// The largest input a client may send.
+const MAX_INPUT_BYTES: u64 = 64 << 30;
+
+type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// See the module doc.
+pub struct ControllerService {
+    controller: Controller,
+}
+
+impl ControllerService {
+    pub fn new(controller: Controller) -> ControllerService {
+        ControllerService { controller }
+    }
+}
+
+fn invalid(message: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(message.to_string())
+}
+
+#[tonic::async_trait]
+impl proto::controller_server::Controller for ControllerService {
+    type AttachStream = Stream_<proto::ControllerEvent>;
+
+    async fn attach(
+        &self,
+        request: Request<Streaming<proto::WorkerEvent>>,
+    ) -> Result<Response<Self::AttachStream>, Status> {
+        let mut events = request.into_inner();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), events.message())
+            .await
+            .map_err(|_| invalid("no registration within 5 s"))??;
+        let register = match first {
+            Some(proto::WorkerEvent {
+                event: Some(proto::worker_event::Event::Register(r)),
+            }) => r,
+            _ => return Err(invalid("a worker session must start with `register`")),
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let reply = match self.controller.register(&register, tx.clone()).await {
+            Ok(registered) => proto::controller_event::Event::Registered(registered),
+            Err(reason) => {
+                tracing::warn!(address = %register.address, %reason, "refused a worker");
+                proto::controller_event::Event::Refused(proto::Refused { reason })
+            }
+        };
+        let worker = match &reply {
+            proto::controller_event::Event::Registered(r) => Some(r.worker),
+            _ => None,
+        };
+        let _ = tx.send(Ok(proto::ControllerEvent { event: Some(reply) }));
+        if let Some(worker) = worker {
+            let controller = self.controller.clone();
+            drop(tx);
+            tokio::spawn(async move {
+                let why = loop {
+                    match events.message().await {
+                        Ok(Some(proto::WorkerEvent { event: Some(e) })) => match e {
+                            proto::worker_event::Event::Heartbeat(h) => {
+                                controller.heartbeat(worker, h)
+                            }
+                            proto::worker_event::Event::PartDone(d) => {
+                                controller.part_done(worker, d)
+                            }
+                            proto::worker_event::Event::Register(_) => {
+                                break "it registered twice on one session".to_owned()
+                            }
+                        },
+                        Ok(Some(_)) => {}
+                        Ok(None) => break "its session ended".to_owned(),
+                        Err(status) => break format!("its session failed: {}", status.message()),
+                    }
+                };
+                controller.lost(worker, &why);
+            });
+        }
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    type RunStream = Stream_<proto::RunReply>;
+
+    async fn run(
+        &self,
+        request: Request<Streaming<proto::RunRequest>>,
+    ) -> Result<Response<Self::RunStream>, Status> {
+        let mut stream = request.into_inner();
+        let begin = match stream.message().await? {
+            Some(proto::RunRequest {
+                request: Some(proto::run_request::Request::Begin(b)),
+            }) => b,
+            _ => return Err(invalid("a run must start with `begin`")),
+        };
+        if begin.protocol != super::PROTOCOL as i32 {
+            return Err(Status::failed_precondition(format!(
+                "the client speaks wire protocol {}, this server {}",
+                begin.protocol,
+                super::PROTOCOL as i32
+            )));
+        }
+        // The inputs, in order, each checked as it arrives.
+        let mut inputs: Vec<HostArray> = Vec::with_capacity((begin.inputs as usize).min(1 << 16));
+        let mut current: Option<(proto::ArrayType, Collect)> = None;
+        let mut received = 0u64;
+        while inputs.len() < begin.inputs as usize {
+            let message = stream.message().await?.ok_or_else(|| {
+                invalid(format!(
+                    "the client sent {} of {} inputs",
+                    inputs.len(),
+                    begin.inputs
+                ))
+            })?;
+            let input = match message.request {
+                Some(proto::run_request::Request::Input(i)) => i,
+                _ => return Err(invalid("expected an input")),
+            };
+            if input.index as usize != inputs.len() {
+                return Err(invalid(format!(
+                    "input #{} came where #{} was expected",
+                    input.index,
+                    inputs.len()
+                )));
+            }
+            let chunk = input
+                .chunk
+                .ok_or_else(|| invalid("an input without a chunk"))?;
+            if current.is_none() {
+                let t = input
+                    .r#type
+                    .ok_or_else(|| invalid("an input without a type"))?;
+                let (_, _, bytes) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
+                let collect = Collect::new(
+                    &chunk,
+                    bytes,
+                    Some(bytes),
+                    format!("input #{}", inputs.len()),
+                )
+                .map_err(invalid)?;
+                current = Some((t, collect));
+            }
+            let (t, collect) = current
+                .as_mut()
+                .ok_or_else(|| Status::internal("no input"))?;
+            if let Some(data) = collect.push(&chunk).map_err(invalid)? {
+                let (dtype, dims, _) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
+                received += data.len() as u64;
+                inputs.push(HostArray::new(dtype, &dims, data).map_err(invalid)?);
+                current = None;
+            }
+        }
+        self.controller.count_client_bytes(received, 0);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let controller = self.controller.clone();
+        let request = RunRequest {
+            name: begin.name,
+            text: begin.text,
+            inputs,
+            record: begin.record,
+            timeout: (begin.timeout_ms > 0)
+                .then(|| std::time::Duration::from_millis(begin.timeout_ms)),
+        };
+        tokio::spawn(async move {
+            let progress_tx = tx.clone();
+            let progress = move |line: String| {
+                let _ = progress_tx.send(Ok(proto::RunReply {
+                    reply: Some(proto::run_reply::Reply::Progress(line)),
+                }));
+            };
+            match controller.run(request, &progress).await {
+                Err(e) => {
+                    let _ = tx.send(Err(Status::aborted(e)));
+                }
+                Ok((outputs, summary)) => {
+                    let json = serde_json::to_string(&summary).unwrap_or_default();
+                    let _ = tx.send(Ok(proto::RunReply {
+                        reply: Some(proto::run_reply::Reply::ReportJson(json)),
+                    }));
+                    let mut sent = 0;
+                    for (index, output) in outputs.into_iter().enumerate() {
+                        let t = proto::ArrayType::of(output.dtype(), output.shape());
+                        sent += output.bytes().len() as u64;
+                        for (i, chunk) in wire::chunks(bytes::Bytes::from(output.into_bytes()))
+                            .into_iter()
+                            .enumerate()
+                        {
+                            let reply = proto::RunOutput {
+                                index: index as u32,
+                                r#type: (i == 0).then(|| t.clone()),
+                                chunk: Some(chunk),
+                            };
+                            let _ = tx.send(Ok(proto::RunReply {
+                                reply: Some(proto::run_reply::Reply::Output(reply)),
+                            }));
+                        }
+                    }
+                    controller.count_client_bytes(0, sent);
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    async fn status(
+        &self,
+        _: Request<proto::StatusRequest>,
+    ) -> Result<Response<proto::StatusReply>, Status> {
+        Ok(Response::new(self.controller.status()))
+    }
+}

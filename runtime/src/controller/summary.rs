@@ -1,0 +1,77 @@
+//! What a distributed run reports to its client (serde data, sent as JSON).
+
+use super::compile::Source;
+use crate::worker::service::PartReport;
+use pw_core::plan::{DeviceAddr, MeshPlacement};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// See the module doc.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run: u64,
+    /// How the program was lowered (or that it already was).
+    pub lowered: String,
+    /// The workers that took part.
+    pub workers: Vec<WorkerLine>,
+    pub placement: Vec<MeshPlacement>,
+    /// Where each device of the plan is.
+    pub devices: Vec<(i64, DeviceAddr)>,
+    /// Every executable the run needed, per worker, and where it came from.
+    pub executables: Vec<ExecutableLine>,
+    /// The plan's steps: index, label, devices.
+    pub steps: Vec<(usize, String, Vec<i64>)>,
+    pub timings: Timings,
+    /// Each worker's report (step timings when recorded, pieces sent).
+    pub parts: Vec<PartReport>,
+    /// When each worker was sent its part, from the start of the run.
+    pub part_sent: Vec<(u32, Duration)>,
+    /// Bytes the controller moved to and from each worker for the run.
+    pub controller_bytes: Vec<(u32, u64, u64)>,
+}
+
+/// One worker of a run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct WorkerLine {
+    pub id: u32,
+    pub address: String,
+    pub island: String,
+    pub host: String,
+    pub pid: u32,
+    pub devices: Vec<i64>,
+}
+
+/// One executable a worker needed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExecutableLine {
+    pub what: String,
+    pub devices: Vec<i64>,
+    pub worker: u32,
+    pub key: String,
+    /// None: the worker had it loaded already.
+    pub source: Option<Source>,
+}
+
+/// When the run got where, from its start (the request's arrival).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Timings {
+    pub lowered: Duration,
+    /// Every executable compiled (or found) and shipped.
+    pub executables_ready: Duration,
+    pub inputs_sent: Duration,
+    pub parts_sent: Duration,
+    /// Every worker reported its part done.
+    pub parts_done: Duration,
+    pub outputs_fetched: Duration,
+}
+
+impl RunSummary {
+    /// Bytes sent worker to worker in the run.
+    pub fn peer_bytes(&self) -> u64 {
+        self.parts
+            .iter()
+            .flat_map(|p| &p.sends)
+            .map(|s| s.bytes)
+            .sum()
+    }
+}

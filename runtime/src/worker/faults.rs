@@ -1,0 +1,93 @@
+//! Fault injection for tests, selected by `PW_WORKER_FAULTS` (a
+//! comma-separated list):
+//!
+//! | fault | effect |
+//! | --- | --- |
+//! | `exit-at-step=N` | the process exits abruptly when it reaches plan step N |
+//! | `delay-step=N:MS` | sleeps MS milliseconds before enqueuing plan step N |
+//! | `corrupt-pieces` | flips one byte of every piece it sends |
+//! | `truncate-pieces` | sends only the first half of every piece it sends, then closes the stream |
+//!
+//! Unknown or malformed entries are an error at start-up.
+
+use std::time::Duration;
+
+/// The faults a worker injects (see the module doc).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Faults {
+    pub exit_at_step: Option<usize>,
+    pub delay_step: Option<(usize, Duration)>,
+    pub corrupt_pieces: bool,
+    pub truncate_pieces: bool,
+}
+
+/// The environment variable read by [`Faults::from_env`].
+pub const FAULTS_ENV: &str = "PW_WORKER_FAULTS";
+
+impl Faults {
+    /// Parses `PW_WORKER_FAULTS` (none when unset or empty).
+    pub fn from_env() -> Result<Faults, String> {
+        match std::env::var(FAULTS_ENV) {
+            Ok(text) => Faults::parse(&text),
+            Err(_) => Ok(Faults::default()),
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Faults, String> {
+        let mut faults = Faults::default();
+        let bad =
+            |entry: &str| format!("{FAULTS_ENV}: cannot read {entry:?} (see pw-worker --help)");
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (name, value) = entry.split_once('=').unwrap_or((entry, ""));
+            match name {
+                "exit-at-step" => {
+                    faults.exit_at_step = Some(value.parse().map_err(|_| bad(entry))?)
+                }
+                "delay-step" => {
+                    let (step, ms) = value.split_once(':').ok_or_else(|| bad(entry))?;
+                    faults.delay_step = Some((
+                        step.parse().map_err(|_| bad(entry))?,
+                        Duration::from_millis(ms.parse().map_err(|_| bad(entry))?),
+                    ));
+                }
+                "corrupt-pieces" if value.is_empty() => faults.corrupt_pieces = true,
+                "truncate-pieces" if value.is_empty() => faults.truncate_pieces = true,
+                _ => return Err(bad(entry)),
+            }
+        }
+        Ok(faults)
+    }
+
+    pub fn any_step_fault(&self) -> bool {
+        self.exit_at_step.is_some() || self.delay_step.is_some()
+    }
+
+    /// Applies the step faults before plan step `index`.
+    pub fn before_step(&self, index: usize) {
+        if let Some((step, delay)) = self.delay_step {
+            if step == index {
+                std::thread::sleep(delay);
+            }
+        }
+        if self.exit_at_step == Some(index) {
+            tracing::error!("{FAULTS_ENV}: exiting at step {index}");
+            std::process::exit(86);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_fault_and_refuses_typos() {
+        let f = Faults::parse("exit-at-step=3, delay-step=2:150,corrupt-pieces").unwrap();
+        assert_eq!(f.exit_at_step, Some(3));
+        assert_eq!(f.delay_step, Some((2, Duration::from_millis(150))));
+        assert!(f.corrupt_pieces && !f.truncate_pieces);
+        assert_eq!(Faults::parse("").unwrap(), Faults::default());
+        assert!(Faults::parse("exit-at-stp=3").is_err());
+        assert!(Faults::parse("delay-step=3").is_err());
+    }
+}

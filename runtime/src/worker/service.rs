@@ -1,0 +1,675 @@
+//! The worker's gRPC service: what the controller and peer workers ask of
+//! it. Every request is checked before it is acted on (sizes against
+//! limits before allocating, plans with [`Part::check`]); a bad one gets an
+//! `INVALID_ARGUMENT` or `FAILED_PRECONDITION` status naming what is wrong.
+
+use super::State;
+use crate::{
+    cache::{compile_options, Key},
+    exec::{Completion, Need, Peers, PieceKey, Shards, StepTiming, Work},
+    pjrt::{Buffer, Device, Program},
+    wire::{self, proto, Collect},
+    DType, Error,
+};
+use bytes::Bytes;
+use pw_core::plan::Part;
+use serde::{Deserialize, Serialize};
+use std::{
+    collections::HashMap,
+    pin::Pin,
+    sync::{atomic::Ordering, Arc},
+    time::{Duration, Instant},
+};
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status, Streaming};
+
+/// The largest `Execute` message (a part of a big program).
+pub const MAX_EXECUTE_BYTES: usize = 256 << 20;
+/// The largest serialized executable accepted.
+const MAX_EXECUTABLE_BYTES: u64 = 4 << 30;
+/// The largest input shard accepted.
+const MAX_SHARD_BYTES: u64 = 64 << 30;
+
+type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// When a worker's part of a run did what, relative to when it got the
+/// part: sent back with `PartDone` (step timings only when the run records
+/// them).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PartReport {
+    pub worker: u32,
+    /// When the host had enqueued every step.
+    pub enqueued: Duration,
+    /// Per step of the part: its plan index and timing.
+    pub steps: Vec<(usize, StepTiming)>,
+    /// Pieces sent to peers.
+    pub sends: Vec<SendRecord>,
+}
+
+/// One piece sent to a peer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SendRecord {
+    pub step: u32,
+    pub piece: u32,
+    pub to: u32,
+    pub bytes: u64,
+    /// When its bytes were ready, and when the last was handed to the link.
+    pub start: Duration,
+    pub end: Duration,
+}
+
+/// See the module doc.
+pub struct WorkerService {
+    state: Arc<State>,
+}
+
+impl WorkerService {
+    pub fn new(state: Arc<State>) -> WorkerService {
+        WorkerService { state }
+    }
+}
+
+fn invalid(message: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(message.to_string())
+}
+
+/// Reads a client stream of chunked payload messages into one payload.
+async fn collect<M>(
+    stream: &mut Streaming<M>,
+    first: M,
+    chunk: impl Fn(&M) -> Option<&proto::Chunk>,
+    limit: u64,
+    expected: Option<u64>,
+    what: &str,
+) -> Result<Vec<u8>, Status> {
+    let head = chunk(&first).ok_or_else(|| invalid(format!("{what}: no chunk")))?;
+    let mut collect = Collect::new(head, limit, expected, what).map_err(invalid)?;
+    if let Some(done) = collect.push(head).map_err(invalid)? {
+        return Ok(done);
+    }
+    loop {
+        let message = stream
+            .message()
+            .await?
+            .ok_or_else(|| invalid(collect.truncated()))?;
+        let c = chunk(&message).ok_or_else(|| invalid(format!("{what}: no chunk")))?;
+        if let Some(done) = collect.push(c).map_err(invalid)? {
+            return Ok(done);
+        }
+    }
+}
+
+/// A server stream of a payload's chunks, each wrapped by `wrap`.
+fn stream_chunks<T: Send + 'static>(
+    data: Bytes,
+    wrap: impl Fn(proto::Chunk, bool) -> T + Send + 'static,
+) -> Stream_<T> {
+    let items: Vec<Result<T, Status>> = wire::chunks(data)
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| Ok(wrap(c, i == 0)))
+        .collect();
+    Box::pin(tokio_stream::iter(items))
+}
+
+#[tonic::async_trait]
+impl proto::worker_server::Worker for WorkerService {
+    async fn load(
+        &self,
+        request: Request<Streaming<proto::LoadRequest>>,
+    ) -> Result<Response<proto::LoadReply>, Status> {
+        let mut stream = request.into_inner();
+        let first = stream
+            .message()
+            .await?
+            .ok_or_else(|| invalid("an empty load"))?;
+        let key = Key::from_hex(&first.key)
+            .ok_or_else(|| invalid(format!("bad executable key {:?}", first.key)))?;
+        let bytes = collect(
+            &mut stream,
+            first,
+            |m| m.chunk.as_ref(),
+            MAX_EXECUTABLE_BYTES,
+            None,
+            "executable",
+        )
+        .await?;
+        self.state
+            .counters
+            .bytes_from_controller
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let state = self.state.clone();
+        tokio::task::spawn_blocking(move || {
+            state
+                .executables
+                .lock()
+                .map_err(|_| Status::internal("executables lock poisoned"))?
+                .insert_serialized(key, &bytes)
+                .map_err(|e| {
+                    Status::failed_precondition(format!("cannot load executable {key:?}: {e}"))
+                })
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))??;
+        Ok(Response::new(proto::LoadReply {}))
+    }
+
+    type CompileStream = Stream_<proto::Chunk>;
+
+    async fn compile(
+        &self,
+        request: Request<proto::CompileRequest>,
+    ) -> Result<Response<Self::CompileStream>, Status> {
+        let r = request.into_inner();
+        let need = Need {
+            what: "a computation".into(),
+            text: Arc::from(r.text.as_str()),
+            devices: r.local_devices.iter().map(|&d| i64::from(d)).collect(),
+            local_devices: r.local_devices.clone(),
+            spmd: r.spmd,
+        };
+        let state = self.state.clone();
+        let bytes = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, Status> {
+            let mut executables = state
+                .executables
+                .lock()
+                .map_err(|_| Status::internal("executables lock poisoned"))?;
+            let key = crate::cache::key_of(&need, executables.plugin()).map_err(invalid)?;
+            if key.hex() != r.key {
+                return Err(Status::failed_precondition(format!(
+                    "this worker's plugin ({}) names the executable {}, not {}: the plugins differ",
+                    executables.plugin(),
+                    key.hex(),
+                    r.key
+                )));
+            }
+            let options = compile_options(&need).map_err(invalid)?;
+            let executable = state
+                .client
+                .compile(&Program::mlir_text(r.text), &options)
+                .map_err(|e| Status::failed_precondition(format!("compiling failed: {e}")))?;
+            state
+                .counters
+                .executables_compiled
+                .fetch_add(1, Ordering::Relaxed);
+            let bytes = executable
+                .serialize()
+                .map_err(|e| Status::internal(format!("cannot serialize the executable: {e}")))?;
+            executables
+                .insert_serialized(key, &bytes)
+                .map_err(|e| Status::internal(e.to_string()))?;
+            Ok(bytes)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))??;
+        self.state
+            .counters
+            .bytes_to_controller
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok(Response::new(stream_chunks(Bytes::from(bytes), |c, _| c)))
+    }
+
+    async fn put(
+        &self,
+        request: Request<Streaming<proto::PutRequest>>,
+    ) -> Result<Response<proto::PutReply>, Status> {
+        let mut stream = request.into_inner();
+        let first = stream
+            .message()
+            .await?
+            .ok_or_else(|| invalid("an empty put"))?;
+        let (run, value, position, local) = (
+            first.run,
+            first.value as usize,
+            first.position as usize,
+            first.local_device,
+        );
+        let (dtype, dims, size) = first
+            .r#type
+            .as_ref()
+            .ok_or_else(|| invalid("a put without a type"))?
+            .read(MAX_SHARD_BYTES)
+            .map_err(invalid)?;
+        let device = self.device(local)?;
+        let bytes = collect(
+            &mut stream,
+            first,
+            |m| m.chunk.as_ref(),
+            size,
+            Some(size),
+            "input shard",
+        )
+        .await?;
+        self.state
+            .counters
+            .bytes_from_controller
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let buffer = self
+            .state
+            .client
+            .buffer_from_host(&bytes, dtype, &dims, &device)
+            .map_err(|e| Status::internal(e.to_string()))?;
+        self.state.store.put(run, value, position, Arc::new(buffer));
+        Ok(Response::new(proto::PutReply {}))
+    }
+
+    async fn execute(
+        &self,
+        request: Request<proto::ExecuteRequest>,
+    ) -> Result<Response<proto::ExecuteReply>, Status> {
+        let received = Instant::now();
+        let r = request.into_inner();
+        let me = self
+            .state
+            .id()
+            .ok_or_else(|| Status::failed_precondition("this worker is not registered"))?;
+        let part: Part = postcard::from_bytes(&r.part)
+            .map_err(|e| invalid(format!("the part does not decode: {e}")))?;
+        if part.worker != me {
+            return Err(Status::failed_precondition(format!(
+                "the part is worker {}'s, this is worker {me}",
+                part.worker
+            )));
+        }
+        part.check().map_err(invalid)?;
+        let work = Work::of(&part).map_err(invalid)?;
+        if r.executables.len() != work.needs.len() {
+            return Err(invalid(format!(
+                "the part needs {} executables, the request names {}",
+                work.needs.len(),
+                r.executables.len()
+            )));
+        }
+        let executables = {
+            let loaded = self
+                .state
+                .executables
+                .lock()
+                .map_err(|_| Status::internal("executables lock poisoned"))?;
+            r.executables
+                .iter()
+                .zip(&work.needs)
+                .map(|(hex, need)| {
+                    Key::from_hex(hex)
+                        .and_then(|k| loaded.loaded(&k))
+                        .ok_or_else(|| {
+                            Status::failed_precondition(format!(
+                                "{} for devices {:?} is not loaded (executable {hex})",
+                                need.what, need.devices
+                            ))
+                        })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let run = r.run;
+        // The run's inputs, from the store.
+        let mut values: Vec<Option<Shards>> = vec![None; part.values.len()];
+        for &id in &part.inputs {
+            let mut shards: Shards = vec![None; part.values[id].devices.len()];
+            for (position, buffer) in self.state.store.take_value(run, id) {
+                if let Some(slot) = shards.get_mut(position) {
+                    *slot = Some(buffer);
+                }
+            }
+            values[id] = Some(shards);
+        }
+        {
+            let mut runs = self
+                .state
+                .runs
+                .lock()
+                .map_err(|_| Status::internal("runs lock poisoned"))?;
+            if runs.insert(run, r.peers.clone()).is_none() {
+                self.state
+                    .counters
+                    .runs_active
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            if let Ok(mut p) = self.state.progress.lock() {
+                p.insert(run, 0);
+            }
+        }
+        let state = self.state.clone();
+        let handle = tokio::runtime::Handle::current();
+        let record = r.record;
+        std::thread::Builder::new()
+            .name(format!("pw-run-{run}"))
+            .spawn(move || {
+                execute_part(
+                    state,
+                    handle,
+                    run,
+                    part,
+                    work,
+                    executables,
+                    values,
+                    record,
+                    received,
+                )
+            })
+            .map_err(|e| Status::internal(format!("cannot start the run's thread: {e}")))?;
+        Ok(Response::new(proto::ExecuteReply {}))
+    }
+
+    type FetchStream = Stream_<proto::FetchReply>;
+
+    async fn fetch(
+        &self,
+        request: Request<proto::FetchRequest>,
+    ) -> Result<Response<Self::FetchStream>, Status> {
+        let r = request.into_inner();
+        let buffer = self
+            .state
+            .store
+            .wait_for(
+                r.run,
+                r.value as usize,
+                r.position as usize,
+                self.state.patience,
+            )
+            .await
+            .map_err(Status::failed_precondition)?;
+        let (dtype, dims, bytes) = tokio::task::spawn_blocking(move || -> Result<_, Error> {
+            buffer.wait_ready()?;
+            Ok((buffer.dtype()?, buffer.dims()?, buffer.to_host()?))
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(|e| Status::failed_precondition(format!("the shard failed: {e}")))?;
+        self.state
+            .counters
+            .bytes_to_controller
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let t = proto::ArrayType::of(dtype, &dims);
+        Ok(Response::new(stream_chunks(
+            Bytes::from(bytes),
+            move |c, first| proto::FetchReply {
+                r#type: first.then(|| t.clone()),
+                chunk: Some(c),
+            },
+        )))
+    }
+
+    async fn release(
+        &self,
+        request: Request<proto::ReleaseRequest>,
+    ) -> Result<Response<proto::ReleaseReply>, Status> {
+        let r = request.into_inner();
+        let why = if r.reason.is_empty() {
+            "the run was released".to_owned()
+        } else {
+            r.reason
+        };
+        self.state.end_run(r.run, &why);
+        let state = self.state.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            state.store.forget(r.run);
+        });
+        Ok(Response::new(proto::ReleaseReply {}))
+    }
+
+    async fn push(
+        &self,
+        request: Request<Streaming<proto::PushRequest>>,
+    ) -> Result<Response<proto::PushReply>, Status> {
+        let mut stream = request.into_inner();
+        let mut from = None;
+        loop {
+            match stream.message().await {
+                Ok(Some(m)) => {
+                    let sender = *from.get_or_insert(m.from);
+                    let chunk = m.chunk.ok_or_else(|| invalid("a push without a chunk"))?;
+                    let key = PieceKey {
+                        run: m.run,
+                        step: m.step,
+                        piece: m.piece,
+                    };
+                    if let Err(e) = self.state.receiver.deliver(sender, key, chunk) {
+                        tracing::warn!(error = %e, "refusing a piece");
+                        self.state.receiver.stream_ended(sender, &e.0);
+                        return Err(invalid(e));
+                    }
+                }
+                Ok(None) => {
+                    if let Some(sender) = from {
+                        self.state
+                            .receiver
+                            .stream_ended(sender, "the peer closed it");
+                    }
+                    return Ok(Response::new(proto::PushReply {}));
+                }
+                Err(status) => {
+                    if let Some(sender) = from {
+                        self.state.receiver.stream_ended(sender, status.message());
+                    }
+                    return Err(status);
+                }
+            }
+        }
+    }
+
+    async fn stats(
+        &self,
+        _: Request<proto::StatsRequest>,
+    ) -> Result<Response<proto::WorkerCounters>, Status> {
+        Ok(Response::new(self.state.snapshot()))
+    }
+}
+
+impl WorkerService {
+    fn device(&self, local: u32) -> Result<Device, Status> {
+        self.state
+            .client
+            .addressable_devices()
+            .into_iter()
+            .find(|d| d.id() as u32 == local)
+            .ok_or_else(|| invalid(format!("this worker has no device {local}")))
+    }
+}
+
+/// Enqueues a part, keeps its outputs, waits for it and reports to the
+/// controller. Runs on its own thread.
+#[allow(clippy::too_many_arguments)]
+fn execute_part(
+    state: Arc<State>,
+    handle: tokio::runtime::Handle,
+    run: u64,
+    part: Part,
+    work: Work,
+    executables: Vec<Arc<crate::pjrt::LoadedExecutable>>,
+    values: Vec<Option<Shards>>,
+    record: bool,
+    t0: Instant,
+) {
+    let peers = RunPeers {
+        state: state.clone(),
+        handle,
+        run,
+        me: part.worker,
+        addresses: state
+            .runs
+            .lock()
+            .ok()
+            .and_then(|r| r.get(&run).cloned())
+            .unwrap_or_default(),
+        sends: Arc::default(),
+        t0,
+    };
+    let outcome =
+        state
+            .executor
+            .enqueue(run, &part, &work, &executables, values, &peers, t0, record);
+    let mut report = proto::PartDone {
+        run,
+        ..Default::default()
+    };
+    match outcome {
+        Err(e) => report.error = e.to_string(),
+        Ok(enqueued) => {
+            for &id in &part.outputs {
+                for (position, buffer) in enqueued.values[id].iter().flatten().enumerate() {
+                    if let Some(b) = buffer {
+                        state.store.put(run, id, position, b.clone());
+                    }
+                }
+            }
+            let progress = |n: usize| {
+                if let Some(done) = state
+                    .progress
+                    .lock()
+                    .ok()
+                    .as_mut()
+                    .and_then(|p| p.get_mut(&run))
+                {
+                    *done = n as u32;
+                }
+            };
+            if let Err((i, e)) = enqueued.wait_with(state.patience, progress) {
+                let step = &part.steps[i];
+                report.failed_step = Some(step.index as u32);
+                report.error = format!(
+                    "step {} on devices {:?} failed on worker {}: {e}",
+                    step.step.label, step.step.devices, part.worker
+                );
+            }
+            let r = PartReport {
+                worker: part.worker,
+                enqueued: enqueued.enqueued,
+                steps: if record {
+                    part.steps
+                        .iter()
+                        .map(|s| s.index)
+                        .zip(enqueued.timings())
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                sends: peers.sends.lock().map(|s| s.clone()).unwrap_or_default(),
+            };
+            report.report_json = serde_json::to_string(&r).unwrap_or_default();
+            drop(enqueued);
+        }
+    }
+    let counter = if report.error.is_empty() {
+        &state.counters.parts_done
+    } else {
+        &state.counters.parts_failed
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
+    state.report(proto::worker_event::Event::PartDone(report));
+}
+
+/// The data plane of one run, as its executor sees it.
+struct RunPeers {
+    state: Arc<State>,
+    handle: tokio::runtime::Handle,
+    run: u64,
+    me: u32,
+    addresses: HashMap<u32, String>,
+    sends: Arc<std::sync::Mutex<Vec<SendRecord>>>,
+    t0: Instant,
+}
+
+impl Peers for RunPeers {
+    fn receive(
+        &self,
+        key: PieceKey,
+        from: u32,
+        dtype: DType,
+        dims: &[usize],
+        device: &Device,
+    ) -> crate::Result<Buffer> {
+        let (transfer, buffer) = self
+            .state
+            .client
+            .buffer_for_async_transfer(device, dtype, dims)?;
+        self.state
+            .receiver
+            .expect(key, from, transfer)
+            .map_err(Error::invalid)?;
+        Ok(buffer)
+    }
+
+    fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> crate::Result<Completion> {
+        let done = Completion::new();
+        let address = self.addresses.get(&to).cloned().ok_or_else(|| {
+            Error::invalid(format!("run {} names no address for worker {to}", self.run))
+        })?;
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        buffer.ready_event()?.on_ready(move |r| {
+            let _ = ready_tx.send(r.map_err(|e| e.to_string()));
+        })?;
+        let state = self.state.clone();
+        let completion = done.clone();
+        let (me, t0) = (self.me, self.t0);
+        let log = self.sends.clone();
+        self.handle.spawn(async move {
+            let outcome = async {
+                ready_rx
+                    .await
+                    .map_err(|_| "the piece's source was dropped".to_owned())?
+                    .map_err(|e| format!("the piece's source failed: {e}"))?;
+                let start = t0.elapsed();
+                let bytes = tokio::task::spawn_blocking(move || buffer.to_host())
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?;
+                let size = bytes.len() as u64;
+                let link = state
+                    .links
+                    .get(me, &address, Duration::from_secs(5))
+                    .await?;
+                let mut chunks = wire::chunks(Bytes::from(bytes));
+                if state.faults.corrupt_pieces {
+                    // The checksum stays that of the true bytes: the receiver must notice.
+                    if let Some(c) = chunks.iter_mut().find(|c| !c.data.is_empty()) {
+                        let mut data = c.data.to_vec();
+                        data[0] ^= 0xff;
+                        c.data = Bytes::from(data);
+                    }
+                }
+                if state.faults.truncate_pieces {
+                    // The first half of the bytes, then the stream ends.
+                    let half = size / 2;
+                    let chunks: Vec<proto::Chunk> = chunks
+                        .into_iter()
+                        .filter(|c| c.offset < half)
+                        .map(|mut c| {
+                            let keep = (half - c.offset).min(c.data.len() as u64) as usize;
+                            c.data = c.data.slice(..keep);
+                            c.crc32 = None;
+                            c
+                        })
+                        .collect();
+                    link.send_chunks(key, chunks).await?;
+                    state.links.close(&address).await;
+                    return Ok(());
+                }
+                link.send_chunks(key, chunks).await?;
+                state
+                    .counters
+                    .bytes_to_peers
+                    .fetch_add(size, Ordering::Relaxed);
+                state
+                    .counters
+                    .pieces_to_peers
+                    .fetch_add(1, Ordering::Relaxed);
+                if let Ok(mut log) = log.lock() {
+                    log.push(SendRecord {
+                        step: key.step,
+                        piece: key.piece,
+                        to,
+                        bytes: size,
+                        start,
+                        end: t0.elapsed(),
+                    });
+                }
+                Ok(())
+            }
+            .await;
+            completion.complete(outcome);
+        });
+        Ok(done)
+    }
+}

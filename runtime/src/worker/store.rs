@@ -1,0 +1,129 @@
+//! A worker's object store: device buffers keyed by (run, value, shard
+//! position), the run being the ownership label. Everything of a run is
+//! dropped together when the run is released (finished, failed or
+//! abandoned by its controller).
+
+use crate::pjrt::Buffer;
+use pw_core::plan::ValueId;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+use tokio::sync::Notify;
+
+/// What the store holds of one run.
+#[derive(Default)]
+struct RunObjects {
+    buffers: HashMap<(ValueId, usize), Arc<Buffer>>,
+    /// Why the run is over, once it is: waiting readers give up.
+    ended: Option<String>,
+}
+
+/// See the module doc.
+#[derive(Default)]
+pub struct ObjectStore {
+    runs: Mutex<HashMap<u64, RunObjects>>,
+    changed: Notify,
+}
+
+impl ObjectStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, RunObjects>> {
+        self.runs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores shard `position` of value `value` of run `run`.
+    pub fn put(&self, run: u64, value: ValueId, position: usize, buffer: Arc<Buffer>) {
+        self.lock()
+            .entry(run)
+            .or_default()
+            .buffers
+            .insert((value, position), buffer);
+        self.changed.notify_waiters();
+    }
+
+    /// Takes every shard of `value` of run `run` out of the store.
+    pub fn take_value(&self, run: u64, value: ValueId) -> Vec<(usize, Arc<Buffer>)> {
+        let mut runs = self.lock();
+        let Some(objects) = runs.get_mut(&run) else {
+            return Vec::new();
+        };
+        let positions: Vec<(ValueId, usize)> = objects
+            .buffers
+            .keys()
+            .filter(|(v, _)| *v == value)
+            .copied()
+            .collect();
+        positions
+            .into_iter()
+            .filter_map(|k| objects.buffers.remove(&k).map(|b| (k.1, b)))
+            .collect()
+    }
+
+    /// The shard, once stored: waits at most `timeout`; an error once the
+    /// run has ended.
+    pub async fn wait_for(
+        &self,
+        run: u64,
+        value: ValueId,
+        position: usize,
+        timeout: Duration,
+    ) -> Result<Arc<Buffer>, String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.changed.notified();
+            {
+                let runs = self.lock();
+                if let Some(objects) = runs.get(&run) {
+                    if let Some(b) = objects.buffers.get(&(value, position)) {
+                        return Ok(b.clone());
+                    }
+                    if let Some(why) = &objects.ended {
+                        return Err(format!("run {run} is over: {why}"));
+                    }
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(format!(
+                    "shard {position} of value {value} of run {run} did not appear within {timeout:?}"
+                ));
+            }
+        }
+    }
+
+    /// Marks run `run` over (waiting readers give up with `why`) and drops
+    /// its buffers.
+    pub fn end_run(&self, run: u64, why: &str) {
+        let mut runs = self.lock();
+        let objects = runs.entry(run).or_default();
+        objects.buffers.clear();
+        objects.ended = Some(why.to_owned());
+        drop(runs);
+        self.changed.notify_waiters();
+    }
+
+    /// Forgets a run that ended (after its waiters had their answer).
+    pub fn forget(&self, run: u64) {
+        self.lock().remove(&run);
+    }
+
+    /// Drops every run (the controller is gone).
+    pub fn clear(&self, why: &str) {
+        let mut runs = self.lock();
+        for objects in runs.values_mut() {
+            objects.buffers.clear();
+            objects.ended = Some(why.to_owned());
+        }
+        drop(runs);
+        self.changed.notify_waiters();
+    }
+
+    /// Buffers held, over all runs.
+    pub fn len(&self) -> usize {
+        self.lock().values().map(|o| o.buffers.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

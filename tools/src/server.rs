@@ -1,0 +1,165 @@
+//! pw-server: the controller, with the resource manager, serving workers
+//! and clients on one address (see `docs/cluster.md`).
+
+use crate::lower;
+use clap::Parser;
+use pw_core::{plan::Plan, Topology};
+use pw_runtime::{
+    cache::DiskCache,
+    controller::{service::ControllerService, Config, Controller, Lowerer},
+    net,
+    pjrt::Plugin,
+    wire::{proto, MAX_MESSAGE_BYTES},
+};
+use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
+
+/// Command line of pw-server.
+#[derive(Parser, Debug)]
+#[command(
+    name = "pw-server",
+    version,
+    about = "The pw controller: registers pw-workers, lowers programs onto them, compiles each computation once and runs programs across them",
+    after_help = "Examples:\n  \
+        pw-server --listen 127.0.0.1:29000\n  \
+        pw-worker --controller 127.0.0.1:29000 --devices 2   # on every host\n  \
+        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000\n\n\
+        The server prints `pw-server: listening on HOST:PORT` once it serves. Set\n\
+        PW_LOG=debug for more detail. Stop it with SIGINT or SIGTERM."
+)]
+pub struct Cli {
+    /// Serve workers and clients here (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:29000", value_name = "HOST:PORT")]
+    pub listen: String,
+
+    /// The status page's address (reserved: served by a later version).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub http: Option<String>,
+
+    /// The PJRT plugin the controller compiles with (default: the one
+    /// pw-run would use). Workers whose plugin differs compile for
+    /// themselves.
+    #[arg(long, value_name = "PATH", conflicts_with = "no_compile")]
+    pub plugin: Option<PathBuf>,
+
+    /// Never compile here: one worker of each plugin compiles, the others
+    /// receive its executables.
+    #[arg(long)]
+    pub no_compile: bool,
+
+    /// Keep compiled executables here (default: $PW_COMPILE_CACHE, else
+    /// ~/.cache/pw/executables).
+    #[arg(long, value_name = "DIR")]
+    pub compile_cache: Option<PathBuf>,
+
+    /// How often workers send heartbeats, in milliseconds.
+    #[arg(long, default_value_t = 250, value_name = "MS")]
+    pub heartbeat_ms: u64,
+
+    /// How long a silent worker keeps its lease, in milliseconds.
+    #[arg(long, default_value_t = 1500, value_name = "MS")]
+    pub lease_ms: u64,
+
+    /// The longest a run may take, in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub run_timeout: u64,
+}
+
+/// Lowers with pw's pipeline (the MLIR side of the controller).
+struct PipelineLowerer;
+
+impl Lowerer for PipelineLowerer {
+    fn lower(&self, name: &str, text: &str, topology: &Topology) -> Result<(Plan, String), String> {
+        let description = || {
+            let devices: usize = topology.islands.iter().map(|i| i.devices.len()).sum();
+            let kinds: Vec<&str> = topology.islands.iter().map(|i| i.kind.as_str()).collect();
+            Ok((
+                topology.clone(),
+                format!(
+                    "{} islands of {devices} {} devices (the registered workers)",
+                    topology.islands.len(),
+                    kinds.first().copied().unwrap_or("?")
+                ),
+            ))
+        };
+        let (plan, how) = lower::plan_of(name, text, &description)?;
+        Ok((plan, how.unwrap_or_default()))
+    }
+}
+
+/// Runs pw-server with `args`; returns the exit code.
+pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match serve(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("pw-server: error: {e}");
+            1
+        }
+    }
+}
+
+fn serve(cli: Cli) -> Result<(), String> {
+    if let Some(http) = &cli.http {
+        return Err(format!(
+            "--http {http}: the status page is not part of this version (use `pw-run --server` and the Status RPC)"
+        ));
+    }
+    if cli.lease_ms <= cli.heartbeat_ms {
+        return Err("--lease-ms must be longer than --heartbeat-ms".into());
+    }
+    let plugin = if cli.no_compile {
+        None
+    } else {
+        match &cli.plugin {
+            Some(p) => Some(p.clone()),
+            None => Plugin::discover_path().ok(),
+        }
+    };
+    let config = Config {
+        plugin,
+        compile_cache: DiskCache::open(cli.compile_cache.as_deref()).map(|d| d.dir().to_path_buf()),
+        heartbeat: Duration::from_millis(cli.heartbeat_ms),
+        lease: Duration::from_millis(cli.lease_ms),
+        run_timeout: Duration::from_secs(cli.run_timeout),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let listener = net::bind(&cli.listen).await?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let controller = Controller::new(config, Arc::new(PipelineLowerer));
+        tokio::spawn(controller.clone().watch_leases());
+        let service =
+            proto::controller_server::ControllerServer::new(ControllerService::new(controller))
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        println!("pw-server: listening on {address}");
+        let _ = std::io::stdout().flush();
+        net::server()
+            .add_service(service)
+            .serve_with_incoming_shutdown(net::incoming(listener), shutdown_signal())
+            .await
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
