@@ -595,38 +595,59 @@ fn placement(
     }
 }
 
+/// One row of the `--stats` table.
+struct StatRow<'a> {
+    step: usize,
+    /// The worker that ran it (a distributed run).
+    worker: Option<u32>,
+    label: &'a str,
+    devices: &'a [i64],
+    timing: &'a exec::StepTiming,
+    /// Added to the timing's times (they count from when its worker got its part).
+    shift: Duration,
+}
+
 fn local_stats(prepared: &Prepared, report: &RunReport) -> String {
-    let rows = prepared.part.steps.iter().zip(&report.steps).map(|(s, t)| {
-        (
-            None,
-            s.step.label.clone(),
-            s.step.devices.clone(),
-            t.clone(),
-            Duration::ZERO,
-        )
-    });
+    let rows = prepared
+        .part
+        .steps
+        .iter()
+        .zip(&report.steps)
+        .map(|(s, timing)| StatRow {
+            step: s.index,
+            worker: None,
+            label: &s.step.label,
+            devices: &s.step.devices,
+            timing,
+            shift: Duration::ZERO,
+        })
+        .collect();
     stats_table(rows)
 }
 
 /// The `--stats` table: per step, when it was enqueued and finished.
-fn stats_table(
-    rows: impl Iterator<Item = (Option<u32>, String, Vec<i64>, exec::StepTiming, Duration)>,
-) -> String {
+fn stats_table(mut rows: Vec<StatRow>) -> String {
+    rows.sort_by_key(|r| (r.step, r.worker));
     let mut out = String::from("steps (times from the start of the run)\n");
     let _ = writeln!(
         out,
         "  {:>10}  {:>10}  {:>10}  step",
         "enqueued", "enq. done", "finished"
     );
-    for (worker, label, devices, timing, shift) in rows {
-        let finished = timing.done.iter().filter_map(|(_, d)| *d).max();
-        let on = worker.map(|w| format!(" (worker {w})")).unwrap_or_default();
+    for r in rows {
+        let finished = r.timing.done.iter().filter_map(|(_, d)| *d).max();
+        let on = r
+            .worker
+            .map(|w| format!(" (worker {w})"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:>10}  {:>10}  {:>10}  {label} on {devices:?}{on}",
-            ms(shift + timing.enqueue_start),
-            ms(shift + timing.enqueue_end),
-            finished.map_or("-".to_owned(), |d| ms(shift + d)),
+            "  {:>10}  {:>10}  {:>10}  {} on {:?}{on}",
+            ms(r.shift + r.timing.enqueue_start),
+            ms(r.shift + r.timing.enqueue_end),
+            finished.map_or("-".to_owned(), |d| ms(r.shift + d)),
+            r.label,
+            r.devices,
         );
     }
     out
@@ -716,11 +737,7 @@ fn remote_header(server: &str, s: &RunSummary) -> String {
         ms(t.outputs_fetched)
     );
     for p in &s.parts {
-        let sent = s
-            .part_sent
-            .iter()
-            .find(|(w, _)| *w == p.worker)
-            .map_or(Duration::ZERO, |x| x.1);
+        let sent = part_sent(s, p.worker);
         let _ = writeln!(
             out,
             "  worker {}: host enqueued its {} steps by {}",
@@ -743,38 +760,31 @@ fn remote_header(server: &str, s: &RunSummary) -> String {
 }
 
 fn remote_stats(s: &RunSummary) -> String {
-    let mut rows: Vec<(
-        usize,
-        Option<u32>,
-        String,
-        Vec<i64>,
-        exec::StepTiming,
-        Duration,
-    )> = Vec::new();
+    let mut rows = Vec::new();
     for p in &s.parts {
-        let sent = s
-            .part_sent
-            .iter()
-            .find(|(w, _)| *w == p.worker)
-            .map_or(Duration::ZERO, |x| x.1);
+        let shift = part_sent(s, p.worker);
         for (index, timing) in &p.steps {
             if let Some((_, label, devices)) = s.steps.get(*index) {
-                rows.push((
-                    *index,
-                    Some(p.worker),
-                    label.clone(),
-                    devices.clone(),
-                    timing.clone(),
-                    sent,
-                ));
+                rows.push(StatRow {
+                    step: *index,
+                    worker: Some(p.worker),
+                    label,
+                    devices,
+                    timing,
+                    shift,
+                });
             }
         }
     }
-    rows.sort_by_key(|r| (r.0, r.1));
-    stats_table(
-        rows.into_iter()
-            .map(|(_, w, l, d, t, shift)| (w, l, d, t, shift)),
-    )
+    stats_table(rows)
+}
+
+/// When `worker` was sent its part, from the start of the run.
+fn part_sent(s: &RunSummary, worker: u32) -> Duration {
+    s.part_sent
+        .iter()
+        .find(|(w, _)| *w == worker)
+        .map_or(Duration::ZERO, |x| x.1)
 }
 
 /// The trace of a run on a server: per worker, its host and its devices;
@@ -782,11 +792,7 @@ fn remote_stats(s: &RunSummary) -> String {
 fn remote_trace(s: &RunSummary) -> serde_json::Value {
     let mut spans = Vec::new();
     for p in &s.parts {
-        let sent = s
-            .part_sent
-            .iter()
-            .find(|(w, _)| *w == p.worker)
-            .map_or(Duration::ZERO, |x| x.1);
+        let sent = part_sent(s, p.worker);
         let steps: Vec<pw_core::plan::PartStep> = p
             .steps
             .iter()

@@ -104,6 +104,9 @@ enum RunEvent {
     Lost(u32, String, Option<u32>),
 }
 
+/// An active run's workers, and where its events go.
+type ActiveRun = (Vec<u32>, mpsc::UnboundedSender<RunEvent>);
+
 /// See the module doc. Cheap to clone (one shared controller).
 #[derive(Clone)]
 pub struct Controller {
@@ -115,7 +118,8 @@ struct Inner {
     lowerer: Arc<dyn Lowerer>,
     registry: Mutex<Registry>,
     compiler: tokio::sync::Mutex<Compiler>,
-    runs: Mutex<HashMap<u64, (Vec<u32>, mpsc::UnboundedSender<RunEvent>)>>,
+    /// Active runs: their workers, and where their events go.
+    runs: Mutex<HashMap<u64, ActiveRun>>,
     next_run: AtomicU64,
     counters: Counters,
 }
@@ -269,6 +273,18 @@ impl Controller {
             .counters
             .workers_lost
             .fetch_add(1, Ordering::Relaxed);
+        // A session that ends after a silence is a hang or a cut link that
+        // the transport noticed first.
+        let silence = entry.last_heartbeat.elapsed();
+        let why = if silence > self.inner.config.heartbeat * 3 {
+            format!(
+                "{why} (silent for {:.1} s: it hangs or its link is down)",
+                silence.as_secs_f64()
+            )
+        } else {
+            why.to_owned()
+        };
+        let why = why.as_str();
         tracing::warn!("{} is gone: {why}", entry.describe());
         let runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
         for (run, (workers, tx)) in runs.iter() {
@@ -330,7 +346,7 @@ impl Controller {
                     pid: w.pid,
                     device_ids: w.devices.iter().map(|d| d.0).collect(),
                     plugin: w.plugin.clone(),
-                    counters: Some(w.counters.clone()),
+                    counters: Some(w.counters),
                 })
                 .collect(),
             counters: Some(proto::ControllerCounters {
@@ -639,10 +655,12 @@ impl Controller {
         while !pending.is_empty() {
             let event = tokio::time::timeout_at(deadline.into(), events.recv()).await;
             match event {
-                Err(_) => return Err(format!(
+                Err(_) => {
+                    return Err(format!(
                     "error: the run did not finish within {:?} (waiting for workers {pending:?})",
                     deadline - t0
-                )),
+                ))
+                }
                 Ok(None) => return Err("error: the run's event channel closed".into()),
                 Ok(Some(RunEvent::Lost(w, why, done))) => {
                     let steps = parts

@@ -202,8 +202,9 @@ impl Enqueued {
     }
 }
 
-/// Called with each step's plan index before it is enqueued.
-pub type StepHook = Arc<dyn Fn(usize) + Send + Sync>;
+/// Called before each step is enqueued, with its plan index and its
+/// position in the part.
+pub type StepHook = Arc<dyn Fn(usize, usize) + Send + Sync>;
 
 /// Enqueues parts on one PJRT client.
 pub struct Executor {
@@ -272,7 +273,7 @@ impl Executor {
         for (index, (s, step_work)) in part.steps.iter().zip(&work.steps).enumerate() {
             let step = &s.step;
             if let Some(hook) = &self.before_step {
-                hook(s.index);
+                hook(s.index, index);
             }
             tracing::trace!(step = %step.label, devices = ?step.devices, "enqueue");
             let enqueue_start = t0.elapsed();

@@ -5,6 +5,8 @@
 //! | --- | --- |
 //! | `exit-at-step=N` | the process exits abruptly when it reaches plan step N |
 //! | `delay-step=N:MS` | sleeps MS milliseconds before enqueuing plan step N |
+//!
+//! `N` may be `first`: the first step of every part the worker runs.
 //! | `corrupt-pieces` | flips one byte of every piece it sends |
 //! | `truncate-pieces` | sends only the first half of every piece it sends, then closes the stream |
 //!
@@ -12,11 +14,36 @@
 
 use std::time::Duration;
 
+/// A step a fault applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtStep {
+    /// The plan step with this index.
+    Index(usize),
+    /// The first step of every part.
+    First,
+}
+
+impl AtStep {
+    fn parse(text: &str) -> Option<AtStep> {
+        match text {
+            "first" => Some(AtStep::First),
+            n => n.parse().ok().map(AtStep::Index),
+        }
+    }
+
+    fn matches(self, index: usize, position: usize) -> bool {
+        match self {
+            AtStep::Index(n) => n == index,
+            AtStep::First => position == 0,
+        }
+    }
+}
+
 /// The faults a worker injects (see the module doc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Faults {
-    pub exit_at_step: Option<usize>,
-    pub delay_step: Option<(usize, Duration)>,
+    pub exit_at_step: Option<AtStep>,
+    pub delay_step: Option<(AtStep, Duration)>,
     pub corrupt_pieces: bool,
     pub truncate_pieces: bool,
 }
@@ -41,12 +68,12 @@ impl Faults {
             let (name, value) = entry.split_once('=').unwrap_or((entry, ""));
             match name {
                 "exit-at-step" => {
-                    faults.exit_at_step = Some(value.parse().map_err(|_| bad(entry))?)
+                    faults.exit_at_step = Some(AtStep::parse(value).ok_or_else(|| bad(entry))?)
                 }
                 "delay-step" => {
                     let (step, ms) = value.split_once(':').ok_or_else(|| bad(entry))?;
                     faults.delay_step = Some((
-                        step.parse().map_err(|_| bad(entry))?,
+                        AtStep::parse(step).ok_or_else(|| bad(entry))?,
                         Duration::from_millis(ms.parse().map_err(|_| bad(entry))?),
                     ));
                 }
@@ -62,14 +89,18 @@ impl Faults {
         self.exit_at_step.is_some() || self.delay_step.is_some()
     }
 
-    /// Applies the step faults before plan step `index`.
-    pub fn before_step(&self, index: usize) {
+    /// Applies the step faults before plan step `index`, at `position` in
+    /// its part.
+    pub fn before_step(&self, index: usize, position: usize) {
         if let Some((step, delay)) = self.delay_step {
-            if step == index {
+            if step.matches(index, position) {
                 std::thread::sleep(delay);
             }
         }
-        if self.exit_at_step == Some(index) {
+        if self
+            .exit_at_step
+            .is_some_and(|s| s.matches(index, position))
+        {
             tracing::error!("{FAULTS_ENV}: exiting at step {index}");
             std::process::exit(86);
         }
@@ -82,9 +113,12 @@ mod tests {
 
     #[test]
     fn parses_each_fault_and_refuses_typos() {
-        let f = Faults::parse("exit-at-step=3, delay-step=2:150,corrupt-pieces").unwrap();
-        assert_eq!(f.exit_at_step, Some(3));
-        assert_eq!(f.delay_step, Some((2, Duration::from_millis(150))));
+        let f = Faults::parse("exit-at-step=3, delay-step=first:150,corrupt-pieces").unwrap();
+        assert_eq!(f.exit_at_step, Some(AtStep::Index(3)));
+        assert_eq!(
+            f.delay_step,
+            Some((AtStep::First, Duration::from_millis(150)))
+        );
         assert!(f.corrupt_pieces && !f.truncate_pieces);
         assert_eq!(Faults::parse("").unwrap(), Faults::default());
         assert!(Faults::parse("exit-at-stp=3").is_err());

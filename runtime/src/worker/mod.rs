@@ -197,7 +197,7 @@ pub async fn serve(
     let mut executor = Executor::new(&client);
     if config.faults.any_step_fault() {
         let faults = config.faults.clone();
-        executor.before_step = Some(Arc::new(move |i| faults.before_step(i)));
+        executor.before_step = Some(Arc::new(move |i, p| faults.before_step(i, p)));
     }
     let state = Arc::new(State {
         executables: Mutex::new(Executables::new(&client, None)),

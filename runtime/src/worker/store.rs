@@ -60,8 +60,8 @@ impl ObjectStore {
             .collect()
     }
 
-    /// The shard, once stored: waits at most `timeout`; an error once the
-    /// run has ended.
+    /// The shard, once stored: waits at most `timeout`; an error at once
+    /// for a run the store knows nothing of, and once the run has ended.
     pub async fn wait_for(
         &self,
         run: u64,
@@ -71,16 +71,20 @@ impl ObjectStore {
     ) -> Result<Arc<Buffer>, String> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
+            // Registered before looking, so a change in between is not missed.
             let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
             {
                 let runs = self.lock();
-                if let Some(objects) = runs.get(&run) {
-                    if let Some(b) = objects.buffers.get(&(value, position)) {
-                        return Ok(b.clone());
-                    }
-                    if let Some(why) = &objects.ended {
-                        return Err(format!("run {run} is over: {why}"));
-                    }
+                let objects = runs
+                    .get(&run)
+                    .ok_or_else(|| format!("this worker holds nothing of run {run}"))?;
+                if let Some(b) = objects.buffers.get(&(value, position)) {
+                    return Ok(b.clone());
+                }
+                if let Some(why) = &objects.ended {
+                    return Err(format!("run {run} is over: {why}"));
                 }
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {

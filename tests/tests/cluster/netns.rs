@@ -1,0 +1,96 @@
+//! Two "hosts": Linux network namespaces joined by a veth pair, made by the
+//! test (as root) and removed when it ends. The server and one worker run
+//! in one, another worker in the other; an example runs across them.
+
+use crate::harness::{example_args, run_bounded, serial, text, Cluster, Place};
+use std::{process::Command, time::Duration};
+
+/// The namespaces and the veth pair; removed on drop.
+struct Hosts {
+    names: [String; 2],
+}
+
+fn ip(args: &[&str]) {
+    let out = run_bounded(
+        {
+            let mut c = Command::new("ip");
+            c.args(args);
+            c
+        },
+        Duration::from_secs(10),
+    );
+    assert!(out.status.success(), "ip {args:?}: {}", text(&out).1);
+}
+
+impl Hosts {
+    fn new() -> Hosts {
+        let id = std::process::id() % 100_000;
+        let names = [format!("pwa{id}"), format!("pwb{id}")];
+        let hosts = Hosts {
+            names: names.clone(),
+        };
+        let (a, b) = (&names[0], &names[1]);
+        let (va, vb) = (format!("va{id}"), format!("vb{id}"));
+        ip(&["netns", "add", a]);
+        ip(&["netns", "add", b]);
+        ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb]);
+        ip(&["link", "set", &va, "netns", a]);
+        ip(&["link", "set", &vb, "netns", b]);
+        ip(&["-n", a, "addr", "add", "10.77.0.1/24", "dev", &va]);
+        ip(&["-n", b, "addr", "add", "10.77.0.2/24", "dev", &vb]);
+        for (ns, dev) in [(a, &va), (b, &vb)] {
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        hosts
+    }
+
+    fn place(&self, host: usize, address: &str) -> Place {
+        Place {
+            netns: Some(self.names[host].clone()),
+            listen: Some(format!("{address}:0")),
+        }
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for name in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
+    }
+}
+
+#[test]
+fn a_run_across_two_network_namespaces() {
+    let _serial = serial();
+    let hosts = Hosts::new();
+    let a = hosts.place(0, "10.77.0.1");
+    let b = hosts.place(1, "10.77.0.2");
+    {
+        let mut c = Cluster::server(&[], &a);
+        assert!(c.address.starts_with("10.77.0.1:"), "{}", c.address);
+        c.add_worker(2, &[], &[], &a);
+        c.add_worker(2, &[], &[], &b);
+        // The status call comes from the test's own namespace, which cannot
+        // reach 10.77.0.1: ask from inside host a.
+        let args = example_args("rl_step");
+        let out = c.pw_run(&args, &a);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains("matches") && !stdout.contains("MISMATCH"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("10.77.0.2:"),
+            "no worker on host b took part: {stdout}"
+        );
+        let traffic = stdout
+            .lines()
+            .find(|l| l.starts_with("traffic"))
+            .unwrap_or_default();
+        assert!(!traffic.contains("worker to worker: 0 bytes"), "{traffic}");
+    }
+    drop(hosts);
+}
