@@ -42,6 +42,30 @@ fn examples_match_jax_on_three_workers() {
         );
         client_bytes += args_bytes(&example_args(example));
     }
+    // --stats and --trace: a track per worker device, and the network.
+    let trace = cluster.dir.join("trace.json");
+    let mut args = example_args("pipeline");
+    args.extend(["--stats".into(), "--trace".into(), trace.display().to_string()]);
+    let out = cluster.pw_run(&args, &Place::default());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("(worker 1)") && stdout.contains("finished"), "{stdout}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let tracks: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    for w in 0..3 {
+        assert!(tracks.iter().any(|t| t.contains(&format!("(worker {w}, local 0)"))), "{tracks:?}");
+        assert!(tracks.contains(&format!("worker {w} host (enqueue)").as_str()), "{tracks:?}");
+    }
+    assert!(tracks.iter().any(|t| t.starts_with("network")), "{tracks:?}");
+    assert!(events.iter().any(|e| e["cat"] == "network"));
+    assert!(events.iter().any(|e| e["cat"] == "execute"));
+    client_bytes += args_bytes(&example_args("pipeline"));
+
     let status = cluster.settled_status();
     let counters = status.counters.expect("counters");
     let to_peers: u64 = status
@@ -60,7 +84,7 @@ fn examples_match_jax_on_three_workers() {
     );
     // The controller saw exactly the inputs: no piece passed through it.
     assert_eq!(counters.bytes_from_clients, client_bytes, "{counters:?}");
-    assert_eq!(counters.runs_ok, 3);
+    assert_eq!(counters.runs_ok, 4);
     cluster.assert_no_buffers();
 }
 
