@@ -23,16 +23,12 @@ use pw_runtime::{
     pjrt::{Client, ClientOptions, Plugin},
     DType,
 };
+use pw_benches::{chain_program, fail, pipeline_program};
 use pw_tools::pipeline::{self, Timings};
 use std::{path::Path, process::Command, time::Duration, time::Instant};
 
 const NODES: usize = 1000;
 const RUNS: usize = 7;
-
-fn fail(message: impl std::fmt::Display) -> ! {
-    eprintln!("bench run: {message}");
-    std::process::exit(1)
-}
 
 /// Lowers program text onto devices `0..devices` (one island) into a plan.
 fn lowered(text: &str, devices: i64) -> Plan {
@@ -51,38 +47,6 @@ fn lowered(text: &str, devices: i64) -> Plan {
     )
     .unwrap_or_else(|_| fail("lowering failed"));
     pw_lowering::to_plan(&module).unwrap_or_else(|e| fail(e))
-}
-
-fn chain_program(nodes: usize, alternate: bool) -> String {
-    let mut text = String::from(concat!(
-        "module {\n  pw.mesh @a []\n  pw.mesh @b []\n",
-        "  \"builtin.module\"() <{sym_name = \"step\"}> ({\n",
-        "    \"func.func\"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = \"main\", sym_visibility = \"public\"}> ({\n",
-        "    ^bb0(%x: tensor<4xf32>):\n",
-        "      %h = \"stablehlo.constant\"() <{value = dense<5.000000e-01> : tensor<4xf32>}> : () -> tensor<4xf32>\n",
-        "      %o = \"stablehlo.constant\"() <{value = dense<1.000000e+00> : tensor<4xf32>}> : () -> tensor<4xf32>\n",
-        "      %0 = \"stablehlo.multiply\"(%x, %h) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n",
-        "      %1 = \"stablehlo.add\"(%0, %o) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n",
-        "      \"func.return\"(%1) : (tensor<4xf32>) -> ()\n",
-        "    }) : () -> ()\n  }) {mhlo.num_partitions = 1 : i32} : () -> ()\n",
-    ));
-    let mesh = |i: usize| if alternate && i % 2 == 1 { "b" } else { "a" };
-    let last = mesh(nodes - 1);
-    text.push_str(&format!(
-        "  func.func @main(%v0: !pw.array<4xf32, @a, [{{}}]>) -> !pw.array<4xf32, @{last}> {{\n"
-    ));
-    let mut previous = "!pw.array<4xf32, @a, [{}]>".to_owned();
-    for i in 0..nodes {
-        let m = mesh(i);
-        let t = format!("!pw.array<4xf32, @{m}>");
-        text.push_str(&format!(
-            "    %v{} = pw.call @step(%v{i}) on @{m} : ({previous}) -> {t}\n",
-            i + 1
-        ));
-        previous = t;
-    }
-    text.push_str(&format!("    return %v{nodes} : {previous}\n  }}\n}}\n"));
-    text
 }
 
 fn random_inputs(plan: &Plan) -> Vec<HostArray> {
@@ -237,31 +201,6 @@ fn result_types(plan: &Plan, computation: usize) -> String {
             _ => None,
         })
         .unwrap_or_default()
-}
-
-/// The pipeline example's block captured with `microbatches` microbatches
-/// (and optionally wider layers), by the front end.
-fn pipeline_program(
-    root: &Path,
-    microbatches: usize,
-    width_batch: Option<(usize, usize)>,
-) -> String {
-    let file = std::env::temp_dir().join(format!("pw-bench-pipeline-{}.mlir", std::process::id()));
-    let mut command = Command::new(root.join(".venv/bin/python"));
-    command
-        .arg(root.join("benches/make_pipeline.py"))
-        .arg(&file)
-        .arg(microbatches.to_string());
-    if let Some((width, batch)) = width_batch {
-        command.arg(width.to_string()).arg(batch.to_string());
-    }
-    let made = command.output().unwrap_or_else(|e| fail(e));
-    if !made.status.success() {
-        fail(String::from_utf8_lossy(&made.stderr));
-    }
-    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| fail(e));
-    let _ = std::fs::remove_file(&file);
-    text
 }
 
 fn client() -> Client {

@@ -1,0 +1,367 @@
+//! pw-server and pw-workers as real processes on 127.0.0.1, in one run, as
+//! one table (not a timed test):
+//!
+//! a. 256 MiB moved between two workers (produced on one, consumed on the
+//!    other): GB/s from when the bytes were ready at the sender to when the
+//!    last landed in the receiver's buffer, beside raw TCP over loopback in
+//!    the same run;
+//! b. a 1,000-node chain of tiny calls alternating between two workers:
+//!    time per node (every hop crosses workers), beside JAX's `device_put`
+//!    chain between two devices of one process;
+//! c. the 3-stage pipeline (the example, and one with 256-512-512-256
+//!    layers and 8 microbatches) on 3 workers of 2 devices vs the embedded
+//!    in-process executor on 6 devices: wall time of the run (parts sent to
+//!    every part done, vs enqueue to last output), and when the hosts were
+//!    done enqueuing.
+//!
+//!     benches/cluster.sh        # builds the release binaries, then this
+//!
+//! Uses the release `pw-server`, `pw-worker` of `target/release`, the CPU
+//! plugin the set-up recorded, and the venv's JAX. Compilation is excluded
+//! (a warm-up run first); medians of 5 runs.
+
+use pw_benches::{chain_program, fail, pipeline_program};
+use pw_core::DType;
+use pw_runtime::{
+    cache::Executables,
+    client::{self, RemoteRun},
+    controller::summary::RunSummary,
+    exec::{self, Executor},
+    host::HostArray,
+    pjrt::{Client, ClientOptions, Plugin},
+};
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+const RUNS: usize = 5;
+const NODES: usize = 1000;
+
+/// Processes started by PID, ended by PID on drop.
+struct Cluster {
+    children: Vec<Child>,
+    address: String,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn release(root: &Path, name: &str) -> PathBuf {
+    let p = root.join("target/release").join(name);
+    if !p.is_file() {
+        fail(format!("{} is missing: run benches/cluster.sh", p.display()));
+    }
+    p
+}
+
+/// Starts `command` and waits (at most 30 s) for "listening on" on stdout.
+fn start(mut command: Command) -> (Child, String) {
+    command.stdout(Stdio::piped()).stderr(Stdio::null()).env("TF_CPP_MIN_LOG_LEVEL", "2");
+    let mut child = command.spawn().unwrap_or_else(|e| fail(e));
+    let stdout = child.stdout.take().unwrap_or_else(|| fail("no stdout"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(a) = line.split("listening on ").nth(1) {
+                let _ = tx.send(a.trim().to_owned());
+            }
+        }
+    });
+    let address = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| fail("a process did not start"));
+    (child, address)
+}
+
+/// A server with `workers` workers of `devices` devices.
+fn cluster(root: &Path, workers: usize, devices: usize) -> Cluster {
+    let cache = std::env::temp_dir().join(format!("pw-bench-cluster-{}", std::process::id()));
+    let mut server = Command::new(release(root, "pw-server"));
+    server.args(["--listen", "127.0.0.1:0", "--compile-cache"]).arg(&cache);
+    let (child, address) = start(server);
+    let mut c = Cluster {
+        children: vec![child],
+        address,
+    };
+    for _ in 0..workers {
+        let mut w = Command::new(release(root, "pw-worker"));
+        w.args(["--controller", &c.address, "--devices", &devices.to_string()]);
+        let (child, _) = start(w);
+        c.children.push(child);
+    }
+    let runtime = runtime();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while runtime.block_on(client::status(&c.address)).map(|s| s.workers.len()).unwrap_or(0) < workers {
+        if Instant::now() > deadline {
+            fail("the workers did not register");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    c
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(e))
+}
+
+/// Runs `text` on the cluster `RUNS` times after a warm-up; the summaries.
+fn remote_runs(c: &Cluster, text: &str, inputs: &[HostArray], record: bool) -> Vec<RunSummary> {
+    let runtime = runtime();
+    let run = || {
+        runtime
+            .block_on(client::run(
+                &c.address,
+                RemoteRun {
+                    name: "bench",
+                    text,
+                    inputs,
+                    record,
+                    timeout: None,
+                },
+                &mut |_| {},
+            ))
+            .unwrap_or_else(|e| fail(e))
+            .1
+    };
+    run();
+    (0..RUNS).map(|_| run()).collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn ms(d: f64) -> String {
+    format!("{:.2} ms", d * 1e3)
+}
+
+/// `y = broadcast(s)` (256 MiB) on @a, then one element of it on @b.
+fn transfer_program(rows: usize, cols: usize) -> String {
+    let big = format!("tensor<{rows}x{cols}xf32>");
+    format!(
+        r#"module {{
+  pw.mesh @a []
+  pw.mesh @b []
+  "builtin.module"() <{{sym_name = "produce"}}> ({{
+    "func.func"() <{{function_type = (tensor<f32>) -> {big}, sym_name = "main", sym_visibility = "public"}}> ({{
+    ^bb0(%s: tensor<f32>):
+      %0 = "stablehlo.broadcast_in_dim"(%s) <{{broadcast_dimensions = array<i64>}}> : (tensor<f32>) -> {big}
+      "func.return"(%0) : ({big}) -> ()
+    }}) : () -> ()
+  }}) {{mhlo.num_partitions = 1 : i32}} : () -> ()
+  "builtin.module"() <{{sym_name = "consume"}}> ({{
+    "func.func"() <{{function_type = ({big}) -> tensor<1x1xf32>, sym_name = "main", sym_visibility = "public"}}> ({{
+    ^bb0(%x: {big}):
+      %0 = "stablehlo.slice"(%x) <{{limit_indices = array<i64: 1, 1>, start_indices = array<i64: 0, 0>, strides = array<i64: 1, 1>}}> : ({big}) -> tensor<1x1xf32>
+      "func.return"(%0) : (tensor<1x1xf32>) -> ()
+    }}) : () -> ()
+  }}) {{mhlo.num_partitions = 1 : i32}} : () -> ()
+  func.func @main(%s: !pw.array<f32, @a, []>) -> !pw.array<1x1xf32, @b> {{
+    %y = pw.call @produce(%s) on @a : (!pw.array<f32, @a, []>) -> !pw.array<{rows}x{cols}xf32, @a>
+    %z = pw.call @consume(%y) on @b : (!pw.array<{rows}x{cols}xf32, @a>) -> !pw.array<1x1xf32, @b>
+    return %z : !pw.array<1x1xf32, @b>
+  }}
+}}
+"#
+    )
+}
+
+/// a: seconds from the sender's bytes being ready to the receiver's copy
+/// step being done, per run.
+fn transfer_seconds(s: &RunSummary) -> Option<f64> {
+    let sent = |w: u32| s.part_sent.iter().find(|(x, _)| *x == w).map_or(Duration::ZERO, |x| x.1);
+    let send = s.parts.iter().find_map(|p| p.sends.first().map(|r| (p.worker, r.clone())))?;
+    let receiver = s.parts.iter().find(|p| p.worker == send.1.to)?;
+    let done = receiver
+        .steps
+        .iter()
+        .find(|(i, _)| *i as u32 == send.1.step)?
+        .1
+        .done
+        .iter()
+        .filter_map(|(_, d)| *d)
+        .max()?;
+    let start = sent(send.0) + send.1.start;
+    let end = sent(receiver.worker) + done;
+    Some(end.checked_sub(start)?.as_secs_f64())
+}
+
+/// Raw TCP over loopback: `bytes` from one thread to another, GB/s.
+fn raw_tcp(bytes: usize) -> f64 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| fail(e));
+    let address = listener.local_addr().unwrap_or_else(|e| fail(e));
+    let reader = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap_or_else(|e| fail(e));
+        let mut buf = vec![0u8; 1 << 20];
+        let mut got = 0;
+        while got < bytes {
+            let n = s.read(&mut buf).unwrap_or_else(|e| fail(e));
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        Instant::now()
+    });
+    let data = vec![7u8; 1 << 20];
+    let mut s = std::net::TcpStream::connect(address).unwrap_or_else(|e| fail(e));
+    let start = Instant::now();
+    for _ in 0..bytes / data.len() {
+        s.write_all(&data).unwrap_or_else(|e| fail(e));
+    }
+    drop(s);
+    let end = reader.join().unwrap_or_else(|_| fail("reader"));
+    bytes as f64 / (end - start).as_secs_f64() / 1e9
+}
+
+fn jax_alternating(root: &Path) -> (f64, String) {
+    let out = Command::new(root.join(".venv/bin/python"))
+        .arg(root.join("benches/jax_chain.py"))
+        .args(["--nodes", &NODES.to_string()])
+        .output()
+        .unwrap_or_else(|e| fail(e));
+    if !out.status.success() {
+        fail(String::from_utf8_lossy(&out.stderr));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| fail(e));
+    (
+        v["alternating"].as_f64().unwrap_or(f64::NAN),
+        v["jax"].as_str().unwrap_or("?").to_owned(),
+    )
+}
+
+/// Inputs for a program's signature: small floats.
+fn inputs_for(text: &str) -> Vec<HostArray> {
+    pw_tools::lower::input_types("bench", text)
+        .unwrap_or_else(|e| fail(e))
+        .iter()
+        .map(|(dtype, shape)| {
+            let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+            let n: usize = shape.iter().product();
+            match dtype {
+                DType::F32 => HostArray::from_slice(&shape, &(0..n).map(|i| (i % 7) as f32 * 0.1).collect::<Vec<_>>()),
+                other => Ok(HostArray::zeros(*other, &shape)),
+            }
+            .unwrap_or_else(|e| fail(e))
+        })
+        .collect()
+}
+
+/// The embedded executor on `devices` devices: median (enqueued, last
+/// output ready) over `RUNS` after a warm-up.
+fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
+    let plugin = Plugin::discover().unwrap_or_else(|e| fail(e));
+    let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(devices)).unwrap_or_else(|e| fail(e));
+    let topology = || Ok((pw_core::Topology::local(devices as i64, "cpu"), String::new()));
+    let (plan, _) = pw_tools::lower::plan_of("bench", text, &topology).unwrap_or_else(|e| fail(e));
+    let mut cache = Executables::new(&client, None);
+    let prepared = exec::prepare(&plan, &mut cache, &mut |_| {}).unwrap_or_else(|e| fail(e));
+    let executor = Executor::new(&client);
+    let run = || exec::run_local(&executor, &prepared, inputs, false).unwrap_or_else(|e| fail(e)).1;
+    run();
+    let reports: Vec<_> = (0..RUNS).map(|_| run()).collect();
+    (
+        median(reports.iter().map(|r| r.enqueued.as_secs_f64()).collect()),
+        median(reports.iter().map(|r| r.outputs_ready.as_secs_f64()).collect()),
+    )
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut rows: Vec<[String; 3]> = Vec::new();
+
+    eprintln!("a. 256 MiB between two workers...");
+    {
+        let c = cluster(&root, 2, 1);
+        let text = transfer_program(8192, 8192);
+        let inputs = vec![HostArray::from_slice::<f32>(&[], &[1.5]).unwrap_or_else(|e| fail(e))];
+        let summaries = remote_runs(&c, &text, &inputs, true);
+        let bytes = 8192.0 * 8192.0 * 4.0;
+        let pw = median(summaries.iter().filter_map(transfer_seconds).map(|s| bytes / s / 1e9).collect());
+        let tcp = median((0..RUNS).map(|_| raw_tcp(256 << 20)).collect());
+        rows.push([
+            "a. 256 MiB from one worker to another (bytes ready at the sender to the last in the receiver's buffer)".into(),
+            format!("{pw:.2} GB/s"),
+            format!("raw TCP over loopback: {tcp:.2} GB/s"),
+        ]);
+    }
+
+    eprintln!("b. 1,000-node chain across two workers...");
+    {
+        let c = cluster(&root, 2, 1);
+        let text = chain_program(NODES, true);
+        let inputs = inputs_for(&text);
+        let summaries = remote_runs(&c, &text, &inputs, false);
+        let per_node = median(
+            summaries
+                .iter()
+                .map(|s| (s.timings.parts_done - s.timings.parts_sent).as_secs_f64() / NODES as f64)
+                .collect(),
+        );
+        let (jax, version) = jax_alternating(&root);
+        rows.push([
+            format!("b. chain of {NODES} tiny calls alternating between two workers: time per node (each a hop between workers)"),
+            format!("{:.1} µs", per_node * 1e6),
+            format!("JAX {version}, device_put between 2 devices of one process: {jax:.1} µs"),
+        ]);
+    }
+
+    eprintln!("c. pipelines on 3 workers vs in one process...");
+    {
+        let c = cluster(&root, 3, 2);
+        let example = std::fs::read_to_string(root.join("examples/pipeline.mlir")).unwrap_or_else(|e| fail(e));
+        for (what, text) in [
+            ("the pipeline example (3 stages, 4 microbatches)", example),
+            ("a 3-stage pipeline 256-512-512-256, 64 rows, 8 microbatches", pipeline_program(&root, 8, Some((256, 64)))),
+        ] {
+            let inputs = inputs_for(&text);
+            let summaries = remote_runs(&c, &text, &inputs, false);
+            let wall = median(summaries.iter().map(|s| (s.timings.parts_done - s.timings.parts_sent).as_secs_f64()).collect());
+            let end_to_end = median(summaries.iter().map(|s| s.timings.outputs_fetched.as_secs_f64()).collect());
+            let enqueued = median(
+                summaries
+                    .iter()
+                    .map(|s| {
+                        s.parts
+                            .iter()
+                            .map(|p| {
+                                let sent = s.part_sent.iter().find(|(w, _)| *w == p.worker).map_or(Duration::ZERO, |x| x.1);
+                                (sent + p.enqueued).saturating_sub(s.timings.parts_sent).as_secs_f64()
+                            })
+                            .fold(0.0, f64::max)
+                    })
+                    .collect(),
+            );
+            let (local_enqueued, local_ready) = embedded(&text, &inputs, 6);
+            rows.push([
+                format!("c. {what}: wall time, 3 workers vs in process (6 devices)"),
+                format!(
+                    "{} ({:.2}x in process); hosts done enqueuing at {}; whole request {}",
+                    ms(wall),
+                    wall / local_ready,
+                    ms(enqueued),
+                    ms(end_to_end)
+                ),
+                format!("in process: {} (enqueued at {})", ms(local_ready), ms(local_enqueued)),
+            ]);
+        }
+    }
+
+    println!("pw-server and pw-workers on 127.0.0.1 (release builds; CPU plugin; medians of {RUNS} runs after a warm-up)\n");
+    println!("| benchmark | pw | peer, same run |");
+    println!("| --- | --- | --- |");
+    for [a, b, c] in rows {
+        println!("| {a} | {b} | {c} |");
+    }
+}
