@@ -58,14 +58,20 @@ impl Drop for Cluster {
 fn release(root: &Path, name: &str) -> PathBuf {
     let p = root.join("target/release").join(name);
     if !p.is_file() {
-        fail(format!("{} is missing: run benches/cluster.sh", p.display()));
+        fail(format!(
+            "{} is missing: run benches/cluster.sh",
+            p.display()
+        ));
     }
     p
 }
 
 /// Starts `command` and waits (at most 30 s) for "listening on" on stdout.
 fn start(mut command: Command) -> (Child, String) {
-    command.stdout(Stdio::piped()).stderr(Stdio::null()).env("TF_CPP_MIN_LOG_LEVEL", "2");
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .env("TF_CPP_MIN_LOG_LEVEL", "2");
     let mut child = command.spawn().unwrap_or_else(|e| fail(e));
     let stdout = child.stdout.take().unwrap_or_else(|| fail("no stdout"));
     let (tx, rx) = std::sync::mpsc::channel();
@@ -76,15 +82,20 @@ fn start(mut command: Command) -> (Child, String) {
             }
         }
     });
-    let address = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| fail("a process did not start"));
+    let address = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| fail("a process did not start"));
     (child, address)
 }
 
-/// A server with `workers` workers of `devices` devices.
-fn cluster(root: &Path, workers: usize, devices: usize) -> Cluster {
+/// A server with `workers` workers of `devices` devices, sending pieces
+/// over `data_plane` (`tcp` or `grpc`).
+fn cluster(root: &Path, workers: usize, devices: usize, data_plane: &str) -> Cluster {
     let cache = std::env::temp_dir().join(format!("pw-bench-cluster-{}", std::process::id()));
     let mut server = Command::new(release(root, "pw-server"));
-    server.args(["--listen", "127.0.0.1:0", "--compile-cache"]).arg(&cache);
+    server
+        .args(["--listen", "127.0.0.1:0", "--compile-cache"])
+        .arg(&cache);
     let (child, address) = start(server);
     let mut c = Cluster {
         children: vec![child],
@@ -92,13 +103,25 @@ fn cluster(root: &Path, workers: usize, devices: usize) -> Cluster {
     };
     for _ in 0..workers {
         let mut w = Command::new(release(root, "pw-worker"));
-        w.args(["--controller", &c.address, "--devices", &devices.to_string()]);
+        w.args([
+            "--controller",
+            &c.address,
+            "--devices",
+            &devices.to_string(),
+            "--data-plane",
+            data_plane,
+        ]);
         let (child, _) = start(w);
         c.children.push(child);
     }
     let runtime = runtime();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while runtime.block_on(client::status(&c.address)).map(|s| s.workers.len()).unwrap_or(0) < workers {
+    while runtime
+        .block_on(client::status(&c.address))
+        .map(|s| s.workers.len())
+        .unwrap_or(0)
+        < workers
+    {
         if Instant::now() > deadline {
             fail("the workers did not register");
         }
@@ -180,8 +203,16 @@ fn transfer_program(rows: usize, cols: usize) -> String {
 /// a: seconds from the sender's bytes being ready to the receiver's copy
 /// step being done, per run.
 fn transfer_seconds(s: &RunSummary) -> Option<f64> {
-    let sent = |w: u32| s.part_sent.iter().find(|(x, _)| *x == w).map_or(Duration::ZERO, |x| x.1);
-    let send = s.parts.iter().find_map(|p| p.sends.first().map(|r| (p.worker, r.clone())))?;
+    let sent = |w: u32| {
+        s.part_sent
+            .iter()
+            .find(|(x, _)| *x == w)
+            .map_or(Duration::ZERO, |x| x.1)
+    };
+    let send = s
+        .parts
+        .iter()
+        .find_map(|p| p.sends.first().map(|r| (p.worker, r.clone())))?;
     let receiver = s.parts.iter().find(|p| p.worker == send.1.to)?;
     let done = receiver
         .steps
@@ -250,7 +281,10 @@ fn inputs_for(text: &str) -> Vec<HostArray> {
             let shape: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
             let n: usize = shape.iter().product();
             match dtype {
-                DType::F32 => HostArray::from_slice(&shape, &(0..n).map(|i| (i % 7) as f32 * 0.1).collect::<Vec<_>>()),
+                DType::F32 => HostArray::from_slice(
+                    &shape,
+                    &(0..n).map(|i| (i % 7) as f32 * 0.1).collect::<Vec<_>>(),
+                ),
                 other => Ok(HostArray::zeros(*other, &shape)),
             }
             .unwrap_or_else(|e| fail(e))
@@ -262,44 +296,69 @@ fn inputs_for(text: &str) -> Vec<HostArray> {
 /// output ready) over `RUNS` after a warm-up.
 fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
     let plugin = Plugin::discover().unwrap_or_else(|e| fail(e));
-    let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(devices)).unwrap_or_else(|e| fail(e));
-    let topology = || Ok((pw_core::Topology::local(devices as i64, "cpu"), String::new()));
+    let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(devices))
+        .unwrap_or_else(|e| fail(e));
+    let topology = || {
+        Ok((
+            pw_core::Topology::local(devices as i64, "cpu"),
+            String::new(),
+        ))
+    };
     let (plan, _) = pw_tools::lower::plan_of("bench", text, &topology).unwrap_or_else(|e| fail(e));
     let mut cache = Executables::new(&client, None);
     let prepared = exec::prepare(&plan, &mut cache, &mut |_| {}).unwrap_or_else(|e| fail(e));
     let executor = Executor::new(&client);
-    let run = || exec::run_local(&executor, &prepared, inputs, false).unwrap_or_else(|e| fail(e)).1;
+    let run = || {
+        exec::run_local(&executor, &prepared, inputs, false)
+            .unwrap_or_else(|e| fail(e))
+            .1
+    };
     run();
     let reports: Vec<_> = (0..RUNS).map(|_| run()).collect();
     (
         median(reports.iter().map(|r| r.enqueued.as_secs_f64()).collect()),
-        median(reports.iter().map(|r| r.outputs_ready.as_secs_f64()).collect()),
+        median(
+            reports
+                .iter()
+                .map(|r| r.outputs_ready.as_secs_f64())
+                .collect(),
+        ),
     )
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let mut rows: Vec<[String; 3]> = Vec::new();
 
-    eprintln!("a. 256 MiB between two workers...");
-    {
-        let c = cluster(&root, 2, 1);
+    let tcp = median((0..RUNS).map(|_| raw_tcp(256 << 20)).collect());
+    for plane in ["tcp", "grpc"] {
+        eprintln!("a. 256 MiB between two workers ({plane})...");
+        let c = cluster(&root, 2, 1, plane);
         let text = transfer_program(8192, 8192);
         let inputs = vec![HostArray::from_slice::<f32>(&[], &[1.5]).unwrap_or_else(|e| fail(e))];
         let summaries = remote_runs(&c, &text, &inputs, true);
         let bytes = 8192.0 * 8192.0 * 4.0;
-        let pw = median(summaries.iter().filter_map(transfer_seconds).map(|s| bytes / s / 1e9).collect());
-        let tcp = median((0..RUNS).map(|_| raw_tcp(256 << 20)).collect());
+        let pw = median(
+            summaries
+                .iter()
+                .filter_map(transfer_seconds)
+                .map(|s| bytes / s / 1e9)
+                .collect(),
+        );
         rows.push([
-            "a. 256 MiB from one worker to another (bytes ready at the sender to the last in the receiver's buffer)".into(),
+            format!("a. 256 MiB from one worker to another over the {plane} data plane (bytes ready at the sender to the last in the receiver's buffer)"),
             format!("{pw:.2} GB/s"),
             format!("raw TCP over loopback: {tcp:.2} GB/s"),
         ]);
     }
 
-    eprintln!("b. 1,000-node chain across two workers...");
-    {
-        let c = cluster(&root, 2, 1);
+    let (jax, version) = jax_alternating(&root);
+    for plane in ["tcp", "grpc"] {
+        eprintln!("b. 1,000-node chain across two workers ({plane})...");
+        let c = cluster(&root, 2, 1, plane);
         let text = chain_program(NODES, true);
         let inputs = inputs_for(&text);
         let summaries = remote_runs(&c, &text, &inputs, false);
@@ -309,9 +368,8 @@ fn main() {
                 .map(|s| (s.timings.parts_done - s.timings.parts_sent).as_secs_f64() / NODES as f64)
                 .collect(),
         );
-        let (jax, version) = jax_alternating(&root);
         rows.push([
-            format!("b. chain of {NODES} tiny calls alternating between two workers: time per node (each a hop between workers)"),
+            format!("b. chain of {NODES} tiny calls alternating between two workers, {plane} data plane: time per node (each a hop between workers)"),
             format!("{:.1} µs", per_node * 1e6),
             format!("JAX {version}, device_put between 2 devices of one process: {jax:.1} µs"),
         ]);
@@ -319,16 +377,30 @@ fn main() {
 
     eprintln!("c. pipelines on 3 workers vs in one process...");
     {
-        let c = cluster(&root, 3, 2);
-        let example = std::fs::read_to_string(root.join("examples/pipeline.mlir")).unwrap_or_else(|e| fail(e));
+        let c = cluster(&root, 3, 2, "tcp");
+        let example = std::fs::read_to_string(root.join("examples/pipeline.mlir"))
+            .unwrap_or_else(|e| fail(e));
         for (what, text) in [
             ("the pipeline example (3 stages, 4 microbatches)", example),
-            ("a 3-stage pipeline 256-512-512-256, 64 rows, 8 microbatches", pipeline_program(&root, 8, Some((256, 64)))),
+            (
+                "a 3-stage pipeline 256-512-512-256, 64 rows, 8 microbatches",
+                pipeline_program(&root, 8, Some((256, 64))),
+            ),
         ] {
             let inputs = inputs_for(&text);
             let summaries = remote_runs(&c, &text, &inputs, false);
-            let wall = median(summaries.iter().map(|s| (s.timings.parts_done - s.timings.parts_sent).as_secs_f64()).collect());
-            let end_to_end = median(summaries.iter().map(|s| s.timings.outputs_fetched.as_secs_f64()).collect());
+            let wall = median(
+                summaries
+                    .iter()
+                    .map(|s| (s.timings.parts_done - s.timings.parts_sent).as_secs_f64())
+                    .collect(),
+            );
+            let end_to_end = median(
+                summaries
+                    .iter()
+                    .map(|s| s.timings.outputs_fetched.as_secs_f64())
+                    .collect(),
+            );
             let enqueued = median(
                 summaries
                     .iter()
@@ -336,8 +408,14 @@ fn main() {
                         s.parts
                             .iter()
                             .map(|p| {
-                                let sent = s.part_sent.iter().find(|(w, _)| *w == p.worker).map_or(Duration::ZERO, |x| x.1);
-                                (sent + p.enqueued).saturating_sub(s.timings.parts_sent).as_secs_f64()
+                                let sent = s
+                                    .part_sent
+                                    .iter()
+                                    .find(|(w, _)| *w == p.worker)
+                                    .map_or(Duration::ZERO, |x| x.1);
+                                (sent + p.enqueued)
+                                    .saturating_sub(s.timings.parts_sent)
+                                    .as_secs_f64()
                             })
                             .fold(0.0, f64::max)
                     })
@@ -353,7 +431,11 @@ fn main() {
                     ms(enqueued),
                     ms(end_to_end)
                 ),
-                format!("in process: {} (enqueued at {})", ms(local_ready), ms(local_enqueued)),
+                format!(
+                    "in process: {} (enqueued at {})",
+                    ms(local_ready),
+                    ms(local_enqueued)
+                ),
             ]);
         }
     }

@@ -15,6 +15,7 @@
 //! Uses the CPU plugin of the project venv (or `PW_PJRT_PLUGIN`) with 4
 //! devices, and the venv's JAX.
 
+use pw_benches::{chain_program, fail, pipeline_program};
 use pw_core::plan::{Plan, StepKind};
 use pw_runtime::{
     cache::Executables,
@@ -23,7 +24,6 @@ use pw_runtime::{
     pjrt::{Client, ClientOptions, Plugin},
     DType,
 };
-use pw_benches::{chain_program, fail, pipeline_program};
 use pw_tools::pipeline::{self, Timings};
 use std::{path::Path, process::Command, time::Duration, time::Instant};
 

@@ -42,7 +42,6 @@ pub fn chain_program(nodes: usize, alternate: bool) -> String {
     text
 }
 
-
 /// The pipeline example's block captured with `microbatches` microbatches
 /// (and optionally wider layers), by the front end.
 pub fn pipeline_program(
@@ -67,4 +66,3 @@ pub fn pipeline_program(
     let _ = std::fs::remove_file(&file);
     text
 }
-

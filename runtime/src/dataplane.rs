@@ -1,70 +1,253 @@
 //! The data plane: shard pieces between workers, directly (never through
 //! the controller).
 //!
-//! * Sending: [`Links`] keeps one [`Link`] per peer, a long-lived stream
-//!   ([`GrpcLink`]: a gRPC client stream of `PushRequest`s with the tuned
-//!   HTTP/2 windows of [`crate::wire`]); [`Link::send`] chunks a piece's
-//!   bytes. The [`Link`] trait is the seam for other transports (a raw TCP
-//!   channel).
-//! * Receiving: [`Receiver`] matches arriving chunks to the destination
-//!   buffers the executor created before the bytes came
+//! * Sending ([`Sender`]): one thread per peer takes the pieces for that
+//!   peer in the order the executor queued them (schedule order, so a piece
+//!   never waits behind one that depends on it), waits for each piece's
+//!   buffer, copies it to host memory and writes it, chunked, on the peer's
+//!   [`Link`]. Two transports implement [`Link`]: [`TcpLink`], frames on a
+//!   plain TCP connection (the default), and [`GrpcLink`], a gRPC client
+//!   stream (`Worker.Push`) with the tuned HTTP/2 windows of
+//!   [`crate::wire`].
+//! * Receiving ([`Receiver`]): arriving chunks are matched to the
+//!   destination buffers the executor created before the bytes came
 //!   ([`AsyncTransfer`]s), by [`PieceKey`]. Chunks that arrive before the
 //!   executor reaches their step are held (within a byte budget) and written
 //!   when it does. Every payload is checked ([`ChunkCheck`]); the last chunk
 //!   is written only once its checksum holds, so a corrupted or truncated
 //!   piece fails its buffer (and the steps that read it), never feeds them
-//!   wrong data.
+//!   wrong data. A worker listens for both transports
+//!   ([`serve_tcp`] and the gRPC service).
 
 use crate::{
-    exec::PieceKey,
-    pjrt::AsyncTransfer,
+    exec::{executor::Outcome, Completion, PieceKey},
+    pjrt::{AsyncTransfer, Buffer},
     wire::{self, proto, ChunkCheck, WireError},
 };
 use bytes::Bytes;
 use std::{
     collections::HashMap,
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
     sync::{
         atomic::{AtomicU64, Ordering},
-        Arc, Mutex,
+        mpsc, Arc, Mutex,
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
-use tokio::sync::mpsc;
+
+/// Which transport a worker sends pieces on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Transport {
+    /// Frames on a TCP connection per peer.
+    #[default]
+    Tcp,
+    /// A gRPC client stream per peer.
+    Grpc,
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Transport, String> {
+        match s {
+            "tcp" => Ok(Transport::Tcp),
+            "grpc" => Ok(Transport::Grpc),
+            other => Err(format!("unknown data plane {other:?} (tcp or grpc)")),
+        }
+    }
+}
+
+/// Where a peer worker takes pieces: its gRPC service and its TCP data port.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PeerAddress {
+    pub service: String,
+    pub data: String,
+}
 
 /// A stream of pieces to one peer.
-#[tonic::async_trait]
-pub trait Link: Send + Sync {
-    /// Queues `data` as piece `key`; returns once every chunk is handed to
-    /// the transport, or why it cannot be.
-    async fn send(&self, key: PieceKey, data: Bytes) -> Result<(), String>;
+pub trait Link: Send {
+    /// Writes `payload`, chunked, as the first bytes of piece `key`, a
+    /// payload of `total` bytes whose CRC-32 is `crc` (sent with the chunk
+    /// that ends at `total`). Returns once the bytes are handed to the
+    /// transport, or why they cannot be.
+    fn write(&mut self, key: PieceKey, payload: &[u8], total: u64, crc: u32) -> Result<(), String>;
 }
+
+// ------------------------------------------------------------------ TCP ---
+
+/// The first bytes of a data connection, then the sender's worker id.
+const TCP_MAGIC: &[u8; 8] = b"PWDATA01";
+/// A frame header: run u64, step u32, piece u32, offset u64, total u64,
+/// length u32, flags u32 (bit 0: a CRC follows), crc u32; little-endian.
+const FRAME_HEADER: usize = 44;
+
+/// Pieces as frames on one TCP connection.
+pub struct TcpLink {
+    stream: TcpStream,
+    address: String,
+}
+
+impl TcpLink {
+    pub fn connect(from: u32, address: &str, timeout: Duration) -> Result<TcpLink, String> {
+        let failed = |e: std::io::Error| {
+            format!("cannot reach the data port of the worker at {address}: {e}")
+        };
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(address)
+            .map_err(failed)?
+            .next()
+            .ok_or_else(|| format!("{address} resolves to no address"))?;
+        let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(failed)?;
+        stream.set_nodelay(true).map_err(failed)?;
+        let mut hello = TCP_MAGIC.to_vec();
+        hello.extend_from_slice(&from.to_le_bytes());
+        stream.write_all(&hello).map_err(failed)?;
+        Ok(TcpLink {
+            stream,
+            address: address.to_owned(),
+        })
+    }
+}
+
+impl Link for TcpLink {
+    fn write(&mut self, key: PieceKey, payload: &[u8], total: u64, crc: u32) -> Result<(), String> {
+        for r in wire::chunk_ranges(payload.len()) {
+            let data = &payload[r.clone()];
+            let last = r.end as u64 == total;
+            let mut frame = Vec::with_capacity(FRAME_HEADER + data.len().min(SMALL_FRAME));
+            frame.extend_from_slice(&key.run.to_le_bytes());
+            frame.extend_from_slice(&key.step.to_le_bytes());
+            frame.extend_from_slice(&key.piece.to_le_bytes());
+            frame.extend_from_slice(&(r.start as u64).to_le_bytes());
+            frame.extend_from_slice(&total.to_le_bytes());
+            frame.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            frame.extend_from_slice(&u32::from(last).to_le_bytes());
+            frame.extend_from_slice(&(if last { crc } else { 0 }).to_le_bytes());
+            // Small chunks go in one write; large ones straight from the payload.
+            let written = if data.len() <= SMALL_FRAME {
+                frame.extend_from_slice(data);
+                self.stream.write_all(&frame)
+            } else {
+                self.stream
+                    .write_all(&frame)
+                    .and_then(|()| self.stream.write_all(data))
+            };
+            written.map_err(|e| format!("sending to the worker at {}: {e}", self.address))?;
+        }
+        Ok(())
+    }
+}
+
+/// Chunks up to this size are written with their header in one call.
+const SMALL_FRAME: usize = 64 << 10;
+
+/// Accepts data connections on `listener` (a thread per peer) and delivers
+/// their chunks to `receiver`. Runs until the listener fails.
+pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>) {
+    for conn in listener.incoming() {
+        let Ok(stream) = conn else { continue };
+        let receiver = receiver.clone();
+        let _ = std::thread::Builder::new()
+            .name("pw-data-in".into())
+            .spawn(move || read_tcp(stream, &receiver));
+    }
+}
+
+/// Reads one peer's connection until it ends.
+fn read_tcp(mut stream: TcpStream, receiver: &Receiver) {
+    let _ = stream.set_nodelay(true);
+    let mut hello = [0u8; 12];
+    if stream.read_exact(&mut hello).is_err() || &hello[..8] != TCP_MAGIC {
+        tracing::warn!("a data connection did not introduce itself; closed");
+        return;
+    }
+    let from = u32::from_le_bytes([hello[8], hello[9], hello[10], hello[11]]);
+    let why = loop {
+        let mut h = [0u8; FRAME_HEADER];
+        match stream.read_exact(&mut h) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                break "the peer closed it".to_owned()
+            }
+            Err(e) => break e.to_string(),
+        }
+        let u32_at = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+        let u64_at = |i: usize| {
+            u64::from_le_bytes([
+                h[i],
+                h[i + 1],
+                h[i + 2],
+                h[i + 3],
+                h[i + 4],
+                h[i + 5],
+                h[i + 6],
+                h[i + 7],
+            ])
+        };
+        let key = PieceKey {
+            run: u64_at(0),
+            step: u32_at(8),
+            piece: u32_at(12),
+        };
+        let len = u32_at(32) as usize;
+        if len > wire::CHUNK_BYTES {
+            break format!(
+                "a frame of {len} bytes, more than the {} a chunk may have",
+                wire::CHUNK_BYTES
+            );
+        }
+        let mut data = Vec::with_capacity(len);
+        match (&mut stream).take(len as u64).read_to_end(&mut data) {
+            Ok(n) if n == len => {}
+            Ok(n) => break format!("the connection ended inside a frame ({n} of its {len} bytes)"),
+            Err(e) => break format!("the connection broke inside a frame: {e}"),
+        }
+        let chunk = proto::Chunk {
+            offset: u64_at(16),
+            total: u64_at(24),
+            data: Bytes::from(data),
+            crc32: (u32_at(36) & 1 == 1).then(|| u32_at(40)),
+        };
+        if let Err(e) = receiver.deliver(from, key, chunk) {
+            tracing::warn!(error = %e, "refusing a piece");
+            break e.0;
+        }
+    };
+    receiver.stream_ended(from, &why);
+}
+
+// ----------------------------------------------------------------- gRPC ---
 
 /// Pieces on a gRPC client stream (`Worker.Push`) to one peer.
 pub struct GrpcLink {
     from: u32,
     address: String,
-    tx: mpsc::Sender<proto::PushRequest>,
+    tx: tokio::sync::mpsc::Sender<proto::PushRequest>,
     /// Why the stream ended, once it has.
     ended: Arc<Mutex<Option<String>>>,
 }
 
-/// Messages queued per link: with 1 MiB chunks, 16 MiB in flight.
+/// Messages queued per gRPC link: with 1 MiB chunks, 16 MiB in flight.
 const LINK_QUEUE: usize = 16;
 
 impl GrpcLink {
-    /// Opens the stream to `address` (host:port), within `timeout`.
-    pub async fn connect(from: u32, address: &str, timeout: Duration) -> Result<GrpcLink, String> {
-        let channel = crate::net::channel(address, timeout)
-            .await
-            .map_err(|e| format!("cannot reach worker at {address}: {e}"))?;
+    /// Opens the stream to `address` (host:port) on `handle`'s runtime.
+    pub fn connect(
+        from: u32,
+        address: &str,
+        timeout: Duration,
+        handle: &tokio::runtime::Handle,
+    ) -> Result<GrpcLink, String> {
+        let channel = handle
+            .block_on(crate::net::channel(address, timeout))
+            .map_err(|e| format!("cannot reach the worker at {address}: {e}"))?;
         let mut client = proto::worker_client::WorkerClient::new(channel)
             .max_encoding_message_size(wire::MAX_MESSAGE_BYTES)
             .max_decoding_message_size(wire::MAX_MESSAGE_BYTES);
-        let (tx, rx) = mpsc::channel(LINK_QUEUE);
+        let (tx, rx) = tokio::sync::mpsc::channel(LINK_QUEUE);
         let ended = Arc::new(Mutex::new(None));
         let done = ended.clone();
         let peer = address.to_owned();
-        tokio::spawn(async move {
+        handle.spawn(async move {
             let outcome = client
                 .push(tokio_stream::wrappers::ReceiverStream::new(rx))
                 .await;
@@ -81,29 +264,25 @@ impl GrpcLink {
             ended,
         })
     }
-
-    /// Whether the stream has ended (the link must be replaced).
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
 }
 
-impl GrpcLink {
-    /// Queues the chunks of piece `key` (as [`wire::chunks`] cut them).
-    pub async fn send_chunks(
-        &self,
-        key: PieceKey,
-        chunks: Vec<proto::Chunk>,
-    ) -> Result<(), String> {
-        for chunk in chunks {
+impl Link for GrpcLink {
+    fn write(&mut self, key: PieceKey, payload: &[u8], total: u64, crc: u32) -> Result<(), String> {
+        for r in wire::chunk_ranges(payload.len()) {
+            let last = r.end as u64 == total;
             let message = proto::PushRequest {
                 from: self.from,
                 run: key.run,
                 step: key.step,
                 piece: key.piece,
-                chunk: Some(chunk),
+                chunk: Some(proto::Chunk {
+                    offset: r.start as u64,
+                    total,
+                    crc32: last.then_some(crc),
+                    data: Bytes::copy_from_slice(&payload[r]),
+                }),
             };
-            if self.tx.send(message).await.is_err() {
+            if self.tx.blocking_send(message).is_err() {
                 let why = self
                     .ended
                     .lock()
@@ -117,46 +296,227 @@ impl GrpcLink {
     }
 }
 
-#[tonic::async_trait]
-impl Link for GrpcLink {
-    async fn send(&self, key: PieceKey, data: Bytes) -> Result<(), String> {
-        self.send_chunks(key, wire::chunks(data)).await
-    }
+// -------------------------------------------------------------- sending ---
+
+/// One piece sent to a peer.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SendRecord {
+    pub step: u32,
+    pub piece: u32,
+    pub to: u32,
+    pub bytes: u64,
+    /// When its bytes were ready, and when the last was handed to the link
+    /// (from the part's start).
+    pub start: Duration,
+    pub end: Duration,
 }
 
-/// One link per peer address, opened on first use and replaced once closed.
-#[derive(Default)]
-pub struct Links {
-    links: tokio::sync::Mutex<HashMap<String, Arc<GrpcLink>>>,
+/// A piece to send.
+pub struct Outgoing {
+    pub key: PieceKey,
+    pub to: u32,
+    pub buffer: Arc<Buffer>,
+    pub done: Completion,
+    /// Where to log the send, and the part's start.
+    pub log: Arc<Mutex<Vec<SendRecord>>>,
+    pub t0: Instant,
 }
 
-impl Links {
-    /// The link to `address`.
-    pub async fn get(
-        &self,
-        from: u32,
-        address: &str,
-        timeout: Duration,
-    ) -> Result<Arc<GrpcLink>, String> {
-        let mut links = self.links.lock().await;
-        if let Some(link) = links.get(address).filter(|l| !l.is_closed()) {
-            return Ok(link.clone());
+/// How a sender damages what it sends (fault injection for tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Damage {
+    pub corrupt: bool,
+    pub truncate: bool,
+}
+
+/// Counts of what a sender sent.
+#[derive(Debug, Default)]
+pub struct SendCounters {
+    pub bytes: AtomicU64,
+    pub pieces: AtomicU64,
+}
+
+/// The sending side of a worker (see the module doc).
+pub struct Sender {
+    transport: Transport,
+    from: Mutex<u32>,
+    outboxes: Mutex<HashMap<PeerAddress, mpsc::Sender<Outgoing>>>,
+    handle: tokio::runtime::Handle,
+    damage: Damage,
+    pub counters: Arc<SendCounters>,
+}
+
+/// How long a link may take to connect.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Sender {
+    pub fn new(transport: Transport, handle: tokio::runtime::Handle, damage: Damage) -> Sender {
+        Sender {
+            transport,
+            from: Mutex::new(u32::MAX),
+            outboxes: Mutex::new(HashMap::new()),
+            handle,
+            damage,
+            counters: Arc::default(),
         }
-        let link = Arc::new(GrpcLink::connect(from, address, timeout).await?);
-        links.insert(address.to_owned(), link.clone());
-        Ok(link)
     }
 
-    /// Closes the link to `address` (its peer sees the stream end).
-    pub async fn close(&self, address: &str) {
-        self.links.lock().await.remove(address);
+    /// The worker id pieces are sent as (set at each registration); the
+    /// links of an earlier registration are closed.
+    pub fn set_id(&self, id: u32) {
+        *self.from.lock().unwrap_or_else(|e| e.into_inner()) = id;
+        self.clear();
     }
 
-    /// Closes every link (their peers see the streams end).
-    pub async fn clear(&self) {
-        self.links.lock().await.clear();
+    /// Queues `piece` for `peer`.
+    pub fn send(&self, peer: &PeerAddress, piece: Outgoing) {
+        let mut outboxes = self.outboxes.lock().unwrap_or_else(|e| e.into_inner());
+        let piece = match outboxes.get(peer) {
+            None => piece,
+            Some(tx) => match tx.send(piece) {
+                Ok(()) => return,
+                // Its thread ended: a new one takes over.
+                Err(mpsc::SendError(piece)) => piece,
+            },
+        };
+        let (tx, rx) = mpsc::channel();
+        let from = *self.from.lock().unwrap_or_else(|e| e.into_inner());
+        let outbox = Outbox {
+            transport: self.transport,
+            from,
+            peer: peer.clone(),
+            handle: self.handle.clone(),
+            damage: self.damage,
+            counters: self.counters.clone(),
+        };
+        let spawned = std::thread::Builder::new()
+            .name("pw-data-out".into())
+            .spawn(move || outbox.run(rx));
+        if let Err(e) = spawned {
+            piece
+                .done
+                .complete(Err(format!("cannot start a sender thread: {e}")));
+            return;
+        }
+        let _ = tx.send(piece);
+        outboxes.insert(peer.clone(), tx);
+    }
+
+    /// Closes every link (their threads end once their queues are empty).
+    pub fn clear(&self) {
+        self.outboxes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }
+
+/// The thread sending one peer's pieces.
+struct Outbox {
+    transport: Transport,
+    from: u32,
+    peer: PeerAddress,
+    handle: tokio::runtime::Handle,
+    damage: Damage,
+    counters: Arc<SendCounters>,
+}
+
+impl Outbox {
+    fn run(self, rx: mpsc::Receiver<Outgoing>) {
+        let mut link: Option<Box<dyn Link>> = None;
+        for piece in rx {
+            let outcome = self.send_one(&mut link, &piece);
+            if outcome.is_err() {
+                // The next piece opens a new link.
+                link = None;
+            }
+            piece.done.complete(outcome);
+        }
+    }
+
+    fn connect(&self) -> Result<Box<dyn Link>, String> {
+        Ok(match self.transport {
+            Transport::Tcp => Box::new(TcpLink::connect(
+                self.from,
+                &self.peer.data,
+                CONNECT_TIMEOUT,
+            )?),
+            Transport::Grpc => Box::new(GrpcLink::connect(
+                self.from,
+                &self.peer.service,
+                CONNECT_TIMEOUT,
+                &self.handle,
+            )?),
+        })
+    }
+
+    fn send_one(&self, link: &mut Option<Box<dyn Link>>, piece: &Outgoing) -> Outcome {
+        piece
+            .buffer
+            .wait_ready()
+            .map_err(|e| format!("the piece's source failed: {e}"))?;
+        let start = piece.t0.elapsed();
+        // On a CPU buffer the bytes are sent from where they lie.
+        let sent = piece
+            .buffer
+            .read_in_place(|bytes| self.write_piece(link, piece.key, bytes))
+            .map_err(|e| e.to_string())?;
+        let size = match sent {
+            Some(outcome) => outcome?,
+            None => {
+                let bytes = piece.buffer.to_host_copy().map_err(|e| e.to_string())?;
+                self.write_piece(link, piece.key, &bytes)?
+            }
+        };
+        self.counters.bytes.fetch_add(size, Ordering::Relaxed);
+        self.counters.pieces.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut log) = piece.log.lock() {
+            log.push(SendRecord {
+                step: piece.key.step,
+                piece: piece.key.piece,
+                to: piece.to,
+                bytes: size,
+                start,
+                end: piece.t0.elapsed(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes one piece's bytes on the link (opening it if needed), damaged
+    /// as the faults say; returns its size.
+    fn write_piece(
+        &self,
+        link: &mut Option<Box<dyn Link>>,
+        key: PieceKey,
+        bytes: &[u8],
+    ) -> Result<u64, String> {
+        let total = bytes.len() as u64;
+        let crc = crc32fast::hash(bytes);
+        if self.damage.truncate {
+            // The first half of the bytes on a link of its own, which then
+            // closes: the receiver sees its stream end inside the piece.
+            let mut l = self.connect()?;
+            l.write(key, &bytes[..bytes.len() / 2], total, crc)?;
+            return Ok(total);
+        }
+        let l = match link {
+            Some(l) => l,
+            None => link.insert(self.connect()?),
+        };
+        if self.damage.corrupt && !bytes.is_empty() {
+            // The checksum stays that of the true bytes: the receiver must notice.
+            let mut damaged = bytes.to_vec();
+            damaged[0] ^= 0xff;
+            l.write(key, &damaged, total, crc)?;
+        } else {
+            l.write(key, bytes, total, crc)?;
+        }
+        Ok(total)
+    }
+}
+
+// ------------------------------------------------------------ receiving ---
 
 /// A piece's destination, as the receiver tracks it.
 enum Slot {
@@ -339,47 +699,37 @@ impl Receiver {
                 transfer,
                 check,
             }) => {
-                if *sender != from {
-                    let e = WireError(format!("{}: expected from worker {sender}", what()));
-                    let _ = transfer.fail(&e.0);
-                    slots.insert(key, Slot::Closed);
-                    return Err(e);
-                }
-                let check = match check {
-                    Some(c) => c,
-                    None => check.insert(
-                        match ChunkCheck::new(
-                            &chunk,
-                            transfer.size() as u64,
-                            Some(transfer.size() as u64),
-                            what(),
-                        ) {
-                            Ok(c) => c,
-                            Err(e) => {
-                                let _ = transfer.fail(&e.0);
-                                slots.insert(key, Slot::Closed);
-                                return Err(e);
-                            }
-                        },
-                    ),
-                };
-                let last = match check.check(&chunk) {
-                    Ok(last) => last,
+                let outcome = (|| {
+                    if *sender != from {
+                        return Err(WireError(format!(
+                            "{}: expected from worker {sender}",
+                            what()
+                        )));
+                    }
+                    let size = transfer.size() as u64;
+                    let check = match check {
+                        Some(c) => c,
+                        None => check.insert(ChunkCheck::new(&chunk, size, Some(size), what())?),
+                    };
+                    let last = check.check(&chunk)?;
+                    transfer
+                        .write(chunk.data, last)
+                        .map_err(|e| WireError(format!("{}: {e}", what())))?;
+                    Ok(last)
+                })();
+                match outcome {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        self.counters.pieces.fetch_add(1, Ordering::Relaxed);
+                        slots.insert(key, Slot::Closed);
+                    }
                     Err(e) => {
-                        let _ = transfer.fail(&e.0);
+                        if let Some(Slot::Expecting { transfer, .. }) = slots.get_mut(&key) {
+                            let _ = transfer.fail(&e.0);
+                        }
                         slots.insert(key, Slot::Closed);
                         return Err(e);
                     }
-                };
-                if let Err(e) = transfer.write(chunk.data, last) {
-                    let e = WireError(format!("{}: {e}", what()));
-                    let _ = transfer.fail(&e.0);
-                    slots.insert(key, Slot::Closed);
-                    return Err(e);
-                }
-                if last {
-                    self.counters.pieces.fetch_add(1, Ordering::Relaxed);
-                    slots.insert(key, Slot::Closed);
                 }
             }
             Some(Slot::Closed) => {
@@ -436,9 +786,12 @@ impl Receiver {
                     check,
                     ..
                 } => {
-                    let detail = check
-                        .map(|c| c.truncated().0)
-                        .unwrap_or_else(|| format!("piece {key:?}: no byte arrived"));
+                    let detail = check.map(|c| c.truncated().0).unwrap_or_else(|| {
+                        format!(
+                            "piece {}/{} of run {}: no byte arrived",
+                            key.step, key.piece, key.run
+                        )
+                    });
                     let _ = transfer.fail(&format!("{detail} ({why})"));
                 }
                 Slot::Early { bytes, .. } => {
@@ -447,13 +800,5 @@ impl Receiver {
                 Slot::Closed => {}
             }
         }
-    }
-
-    /// Pieces being received or held.
-    pub fn pending(&self) -> usize {
-        self.lock()
-            .values()
-            .filter(|s| !matches!(s, Slot::Closed))
-            .count()
     }
 }

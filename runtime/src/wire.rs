@@ -38,26 +38,26 @@ pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(1);
 #[error("{0}")]
 pub struct WireError(pub String);
 
+/// The byte ranges of the chunks of a payload of `len` bytes: at most
+/// [`CHUNK_BYTES`] each, one (empty) range for an empty payload.
+pub fn chunk_ranges(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let count = len.div_ceil(CHUNK_BYTES).max(1);
+    (0..count).map(move |i| i * CHUNK_BYTES..((i + 1) * CHUNK_BYTES).min(len))
+}
+
 /// Splits `data` into chunks (sharing its memory); the last carries the
-/// CRC-32 of all of it. An empty payload is one empty chunk.
+/// CRC-32 of all of it.
 pub fn chunks(data: Bytes) -> Vec<Chunk> {
     let total = data.len() as u64;
     let crc = crc32fast::hash(&data);
-    let mut out = Vec::with_capacity(data.len() / CHUNK_BYTES + 1);
-    let mut offset = 0;
-    loop {
-        let end = (offset + CHUNK_BYTES).min(data.len());
-        out.push(Chunk {
-            offset: offset as u64,
+    chunk_ranges(data.len())
+        .map(|r| Chunk {
+            offset: r.start as u64,
             total,
-            data: data.slice(offset..end),
-            crc32: (end == data.len()).then_some(crc),
-        });
-        offset = end;
-        if offset == data.len() {
-            return out;
-        }
-    }
+            crc32: (r.end == data.len()).then_some(crc),
+            data: data.slice(r),
+        })
+        .collect()
 }
 
 /// Checks a stream of chunks as it arrives (see the module doc).

@@ -213,6 +213,7 @@ impl Controller {
         let entry = WorkerEntry {
             id,
             address: register.address.clone(),
+            data_address: register.data_address.clone(),
             island: Registry::island_name(id, &register.island),
             host: register.host.clone(),
             pid: register.pid,
@@ -618,11 +619,21 @@ impl Controller {
         }
         summary.timings.inputs_sent = t0.elapsed();
         // Parts: every worker gets all its steps in one message, at once.
-        let peers: HashMap<u32, String> = {
+        let peers: HashMap<u32, proto::PeerAddress> = {
             let r = self.registry();
             parts
                 .keys()
-                .filter_map(|w| r.workers.get(w).map(|e| (*w, e.address.clone())))
+                .filter_map(|w| {
+                    r.workers.get(w).map(|e| {
+                        (
+                            *w,
+                            proto::PeerAddress {
+                                service: e.address.clone(),
+                                data: e.data_address.clone(),
+                            },
+                        )
+                    })
+                })
                 .collect()
         };
         let mut sends = Vec::new();

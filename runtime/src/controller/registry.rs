@@ -25,6 +25,8 @@ use tonic::transport::Channel;
 pub struct WorkerEntry {
     pub id: u32,
     pub address: String,
+    /// Its TCP data port (pieces from peers).
+    pub data_address: String,
     pub island: String,
     pub host: String,
     pub pid: u32,

@@ -234,8 +234,18 @@ impl Buffer {
         self.ready_event()?.wait()
     }
 
-    /// Copies the data to the host, dense row-major, waiting for it.
+    /// Copies the data to the host, dense row-major, waiting for it. A
+    /// buffer in host memory is copied from where it lies
+    /// ([`Buffer::read_in_place`]); others through `PJRT_Buffer_ToHostBuffer`.
     pub fn to_host(&self) -> Result<Vec<u8>> {
+        if let Some(bytes) = self.read_in_place(<[u8]>::to_vec)? {
+            return Ok(bytes);
+        }
+        self.to_host_copy()
+    }
+
+    /// [`Buffer::to_host`] through `PJRT_Buffer_ToHostBuffer`, always.
+    pub fn to_host_copy(&self) -> Result<Vec<u8>> {
         let rank = self.dims()?.len();
         let mut layout = RowMajor::new(rank);
         let mut args = sys::PJRT_Buffer_ToHostBuffer_Args::new();
@@ -260,6 +270,75 @@ impl Buffer {
         let event = Event::from_raw(&self.client, args.event, "PJRT_Buffer_ToHostBuffer")?;
         event.wait()?;
         Ok(data)
+    }
+
+    /// Calls `f` with the buffer's bytes where they lie, without copying
+    /// them: only for a buffer in host memory (`PJRT_Buffer_IsOnCpu`) with a
+    /// dense major-to-minor layout; `None` otherwise (use
+    /// [`Buffer::to_host`]). Waits for the data to be defined; the buffer is
+    /// pinned (`PJRT_Buffer_IncreaseExternalReferenceCount`) while `f` runs.
+    pub fn read_in_place<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        let api = self.client.api();
+        let mut on_cpu = sys::PJRT_Buffer_IsOnCpu_Args::new();
+        on_cpu.buffer = self.raw;
+        // SAFETY: valid args on a live buffer. A plugin without the entry
+        // point simply has no fast path.
+        if unsafe { call!(api, PJRT_Buffer_IsOnCpu, &mut on_cpu) }.is_err() || !on_cpu.is_on_cpu {
+            return Ok(None);
+        }
+        let dims = self.dims()?;
+        let mut args = sys::PJRT_Buffer_GetMemoryLayout_Args::new();
+        args.buffer = self.raw;
+        // SAFETY: valid args on a live buffer; the layout's arrays live as
+        // long as the buffer.
+        if unsafe { call!(api, PJRT_Buffer_GetMemoryLayout, &mut args) }.is_err()
+            || args.layout.type_ != sys::PJRT_Buffer_MemoryLayout_Type_Tiled
+        {
+            return Ok(None);
+        }
+        // SAFETY: the plugin filled the tiled variant (checked above).
+        let tiled = unsafe { args.layout.value.tiled };
+        let rank = dims.len();
+        let row_major = tiled.num_tiles == 0
+            && tiled.minor_to_major_size == rank
+            && (rank == 0
+                || !tiled.minor_to_major.is_null()
+                    // SAFETY: `minor_to_major_size` elements, owned by the buffer.
+                    && unsafe { std::slice::from_raw_parts(tiled.minor_to_major, rank) }
+                        .iter()
+                        .copied()
+                        .eq((0..rank as i64).rev()));
+        let dense = dims.iter().product::<usize>() * self.dtype()?.size_in_bytes();
+        if !row_major || self.on_device_size()? != dense {
+            return Ok(None);
+        }
+        self.wait_ready()?;
+        let mut pin = sys::PJRT_Buffer_IncreaseExternalReferenceCount_Args::new();
+        pin.buffer = self.raw;
+        // SAFETY: valid args on a live, defined buffer.
+        unsafe { call!(api, PJRT_Buffer_IncreaseExternalReferenceCount, &mut pin)? };
+        let mut ptr = sys::PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args::new();
+        ptr.buffer = self.raw;
+        // SAFETY: valid args on a live, pinned buffer.
+        let located = unsafe { call!(api, PJRT_Buffer_OpaqueDeviceMemoryDataPointer, &mut ptr) };
+        let outcome =
+            located.map(|()| {
+                if dense == 0 || ptr.device_memory_ptr.is_null() {
+                    f(&[])
+                } else {
+                    // SAFETY: on a CPU buffer the device memory is this process's
+                    // memory: `dense` bytes, defined (waited for) and pinned until
+                    // the count is decreased below.
+                    f(unsafe {
+                        std::slice::from_raw_parts(ptr.device_memory_ptr.cast::<u8>(), dense)
+                    })
+                }
+            });
+        let mut unpin = sys::PJRT_Buffer_DecreaseExternalReferenceCount_Args::new();
+        unpin.buffer = self.raw;
+        // SAFETY: valid args; balanced with the increase above.
+        unsafe { call!(api, PJRT_Buffer_DecreaseExternalReferenceCount, &mut unpin)? };
+        outcome.map(Some)
     }
 
     /// Copies the buffer to another device of the same client

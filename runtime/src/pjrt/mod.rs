@@ -164,6 +164,8 @@ pub const COVERED_FUNCTIONS: &[&str] = &[
     "PJRT_Buffer_IncreaseExternalReferenceCount",
     "PJRT_Buffer_DecreaseExternalReferenceCount",
     "PJRT_Buffer_OpaqueDeviceMemoryDataPointer",
+    "PJRT_Buffer_IsOnCpu",
+    "PJRT_Buffer_GetMemoryLayout",
     "PJRT_Client_CreateBuffersForAsyncHostToDevice",
     "PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer",
     "PJRT_AsyncHostToDeviceTransferManager_TransferData",

@@ -508,6 +508,11 @@ args_struct! {
     PJRT_Buffer_ReadyEvent_Args { buffer: *mut PJRT_Buffer, event: *mut PJRT_Event }
     PJRT_Buffer_IncreaseExternalReferenceCount_Args { buffer: *mut PJRT_Buffer }
     PJRT_Buffer_DecreaseExternalReferenceCount_Args { buffer: *mut PJRT_Buffer }
+    PJRT_Buffer_GetMemoryLayout_Args {
+        buffer: *mut PJRT_Buffer,
+        layout: PJRT_Buffer_MemoryLayout,
+    }
+    PJRT_Buffer_IsOnCpu_Args { buffer: *mut PJRT_Buffer, is_on_cpu: bool }
     PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args {
         buffer: *mut PJRT_Buffer,
         device_memory_ptr: *mut c_void,
@@ -598,7 +603,7 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_Dimensions: Fn<PJRT_Buffer_Dimensions_Args>,
     pub PJRT_Buffer_UnpaddedDimensions: Unused,
     pub PJRT_Buffer_DynamicDimensionIndices: Unused,
-    pub PJRT_Buffer_GetMemoryLayout: Unused,
+    pub PJRT_Buffer_GetMemoryLayout: Fn<PJRT_Buffer_GetMemoryLayout_Args>,
     pub PJRT_Buffer_OnDeviceSizeInBytes: Fn<PJRT_Buffer_OnDeviceSizeInBytes_Args>,
     pub PJRT_Buffer_Device: Fn<PJRT_Buffer_Device_Args>,
     pub PJRT_Buffer_Memory: Fn<PJRT_Buffer_Memory_Args>,
@@ -606,7 +611,7 @@ pub struct PJRT_Api {
     pub PJRT_Buffer_IsDeleted: Fn<PJRT_Buffer_IsDeleted_Args>,
     pub PJRT_Buffer_CopyToDevice: Fn<PJRT_Buffer_CopyToDevice_Args>,
     pub PJRT_Buffer_ToHostBuffer: Fn<PJRT_Buffer_ToHostBuffer_Args>,
-    pub PJRT_Buffer_IsOnCpu: Unused,
+    pub PJRT_Buffer_IsOnCpu: Fn<PJRT_Buffer_IsOnCpu_Args>,
     pub PJRT_Buffer_ReadyEvent: Fn<PJRT_Buffer_ReadyEvent_Args>,
     pub PJRT_Buffer_UnsafePointer: Unused,
     pub PJRT_Buffer_IncreaseExternalReferenceCount:

@@ -23,7 +23,7 @@ pub mod store;
 
 use crate::{
     cache::{plugin_identity, Executables},
-    dataplane::{Links, Receiver},
+    dataplane::{Damage, PeerAddress, Receiver, Sender, Transport},
     exec::Executor,
     net,
     pjrt::{Client, ClientOptions, Plugin},
@@ -59,6 +59,11 @@ pub struct Config {
     pub island: Option<String>,
     /// How long to keep trying to reach the controller.
     pub connect_timeout: Duration,
+    /// The TCP port peers send pieces to (0: any free port), on the
+    /// service's host.
+    pub data_port: u16,
+    /// How this worker sends pieces to its peers (it receives both ways).
+    pub transport: Transport,
     /// Most bytes held for pieces that arrive before their steps.
     pub early_limit: u64,
     pub faults: Faults,
@@ -69,8 +74,6 @@ pub struct Config {
 pub struct Counters {
     pub runs_active: AtomicU64,
     pub executables_compiled: AtomicU64,
-    pub bytes_to_peers: AtomicU64,
-    pub pieces_to_peers: AtomicU64,
     pub bytes_from_controller: AtomicU64,
     pub bytes_to_controller: AtomicU64,
     pub parts_done: AtomicU64,
@@ -83,8 +86,8 @@ pub struct State {
     pub executor: Executor,
     pub executables: Mutex<Executables>,
     pub store: ObjectStore,
-    pub receiver: Receiver,
-    pub links: Links,
+    pub receiver: Arc<Receiver>,
+    pub sender: Sender,
     /// The id the controller gave (`u32::MAX` before registration).
     id: AtomicU32,
     /// Events for the controller session (part reports).
@@ -92,7 +95,7 @@ pub struct State {
     pub counters: Counters,
     pub faults: Faults,
     /// Per active run: the address of each peer worker.
-    pub runs: Mutex<HashMap<u64, HashMap<u32, String>>>,
+    pub runs: Mutex<HashMap<u64, HashMap<u32, PeerAddress>>>,
     /// Per active run: the part's steps known complete.
     pub progress: Mutex<HashMap<u64, u32>>,
     /// How long a send waits for its piece, and a fetch for its shard.
@@ -121,9 +124,9 @@ impl State {
             runs_active: c.runs_active.load(Ordering::Relaxed),
             executables_loaded: executables as u64,
             executables_compiled: c.executables_compiled.load(Ordering::Relaxed),
-            bytes_to_peers: c.bytes_to_peers.load(Ordering::Relaxed),
+            bytes_to_peers: self.sender.counters.bytes.load(Ordering::Relaxed),
             bytes_from_peers: self.receiver.counters.bytes.load(Ordering::Relaxed),
-            pieces_to_peers: c.pieces_to_peers.load(Ordering::Relaxed),
+            pieces_to_peers: self.sender.counters.pieces.load(Ordering::Relaxed),
             pieces_from_peers: self.receiver.counters.pieces.load(Ordering::Relaxed),
             bytes_from_controller: c.bytes_from_controller.load(Ordering::Relaxed),
             bytes_to_controller: c.bytes_to_controller.load(Ordering::Relaxed),
@@ -193,19 +196,46 @@ pub async fn serve(
         .advertise
         .clone()
         .unwrap_or_else(|| bound.to_string());
+    // The TCP data port, on the service's interface.
+    let data_listener =
+        std::net::TcpListener::bind((bound.ip(), config.data_port)).map_err(|e| {
+            WorkerError::Setup(format!(
+                "cannot listen for pieces on {}:{}: {e}",
+                bound.ip(),
+                config.data_port
+            ))
+        })?;
+    let data_port = data_listener
+        .local_addr()
+        .map_err(|e| WorkerError::Setup(e.to_string()))?
+        .port();
+    let data_address = match address.rsplit_once(':') {
+        Some((host, _)) => format!("{host}:{data_port}"),
+        None => format!("{address}:{data_port}"),
+    };
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let mut executor = Executor::new(&client);
     if config.faults.any_step_fault() {
         let faults = config.faults.clone();
         executor.before_step = Some(Arc::new(move |i, p| faults.before_step(i, p)));
     }
+    let damage = Damage {
+        corrupt: config.faults.corrupt_pieces,
+        truncate: config.faults.truncate_pieces,
+    };
+    let receiver = Arc::new(Receiver::new(config.early_limit));
+    let incoming = receiver.clone();
+    std::thread::Builder::new()
+        .name("pw-data-accept".into())
+        .spawn(move || crate::dataplane::serve_tcp(data_listener, incoming))
+        .map_err(|e| WorkerError::Setup(e.to_string()))?;
     let state = Arc::new(State {
         executables: Mutex::new(Executables::new(&client, None)),
         executor,
         client: client.clone(),
         store: ObjectStore::default(),
-        receiver: Receiver::new(config.early_limit),
-        links: Links::default(),
+        receiver,
+        sender: Sender::new(config.transport, tokio::runtime::Handle::current(), damage),
         id: AtomicU32::new(u32::MAX),
         events: events_tx,
         counters: Counters::default(),
@@ -247,6 +277,7 @@ pub async fn serve(
         host: hostname(),
         pid: std::process::id(),
         can_compile: true,
+        data_address,
     };
     let outcome = tokio::select! {
         outcome = attach_loop(&config, &state, register, events_rx) => outcome,
@@ -254,7 +285,7 @@ pub async fn serve(
     };
     let _ = stop_tx.send(());
     state.store.clear("the worker is shutting down");
-    state.links.clear().await;
+    state.sender.clear();
     let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
     outcome
 }
@@ -304,6 +335,7 @@ async fn attach_loop(
             }
         };
         state.id.store(registered.worker, Ordering::SeqCst);
+        state.sender.set_id(registered.worker);
         tracing::info!(
             worker = registered.worker,
             devices = ?registered.device_ids,

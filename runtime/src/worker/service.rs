@@ -6,6 +6,7 @@
 use super::State;
 use crate::{
     cache::{compile_options, Key},
+    dataplane::{Outgoing, PeerAddress, SendRecord},
     exec::{Completion, Need, Peers, PieceKey, Shards, StepTiming, Work},
     pjrt::{Buffer, Device, Program},
     wire::{self, proto, Collect},
@@ -44,18 +45,6 @@ pub struct PartReport {
     pub steps: Vec<(usize, StepTiming)>,
     /// Pieces sent to peers.
     pub sends: Vec<SendRecord>,
-}
-
-/// One piece sent to a peer.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SendRecord {
-    pub step: u32,
-    pub piece: u32,
-    pub to: u32,
-    pub bytes: u64,
-    /// When its bytes were ready, and when the last was handed to the link.
-    pub start: Duration,
-    pub end: Duration,
 }
 
 /// See the module doc.
@@ -319,7 +308,20 @@ impl proto::worker_server::Worker for WorkerService {
                 .runs
                 .lock()
                 .map_err(|_| Status::internal("runs lock poisoned"))?;
-            if runs.insert(run, r.peers.clone()).is_none() {
+            let peers = r
+                .peers
+                .iter()
+                .map(|(w, a)| {
+                    (
+                        *w,
+                        PeerAddress {
+                            service: a.service.clone(),
+                            data: a.data.clone(),
+                        },
+                    )
+                })
+                .collect();
+            if runs.insert(run, peers).is_none() {
                 self.state
                     .counters
                     .runs_active
@@ -330,14 +332,12 @@ impl proto::worker_server::Worker for WorkerService {
             }
         }
         let state = self.state.clone();
-        let handle = tokio::runtime::Handle::current();
         let record = r.record;
         std::thread::Builder::new()
             .name(format!("pw-run-{run}"))
             .spawn(move || {
                 execute_part(
                     state,
-                    handle,
                     run,
                     part,
                     work,
@@ -473,7 +473,6 @@ impl WorkerService {
 #[allow(clippy::too_many_arguments)]
 fn execute_part(
     state: Arc<State>,
-    handle: tokio::runtime::Handle,
     run: u64,
     part: Part,
     work: Work,
@@ -484,9 +483,7 @@ fn execute_part(
 ) {
     let peers = RunPeers {
         state: state.clone(),
-        handle,
         run,
-        me: part.worker,
         addresses: state
             .runs
             .lock()
@@ -563,10 +560,8 @@ fn execute_part(
 /// The data plane of one run, as its executor sees it.
 struct RunPeers {
     state: Arc<State>,
-    handle: tokio::runtime::Handle,
     run: u64,
-    me: u32,
-    addresses: HashMap<u32, String>,
+    addresses: HashMap<u32, PeerAddress>,
     sends: Arc<std::sync::Mutex<Vec<SendRecord>>>,
     t0: Instant,
 }
@@ -592,84 +587,21 @@ impl Peers for RunPeers {
     }
 
     fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> crate::Result<Completion> {
-        let done = Completion::new();
-        let address = self.addresses.get(&to).cloned().ok_or_else(|| {
+        let peer = self.addresses.get(&to).ok_or_else(|| {
             Error::invalid(format!("run {} names no address for worker {to}", self.run))
         })?;
-        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-        buffer.ready_event()?.on_ready(move |r| {
-            let _ = ready_tx.send(r.map_err(|e| e.to_string()));
-        })?;
-        let state = self.state.clone();
-        let completion = done.clone();
-        let (me, t0) = (self.me, self.t0);
-        let log = self.sends.clone();
-        self.handle.spawn(async move {
-            let outcome = async {
-                ready_rx
-                    .await
-                    .map_err(|_| "the piece's source was dropped".to_owned())?
-                    .map_err(|e| format!("the piece's source failed: {e}"))?;
-                let start = t0.elapsed();
-                let bytes = tokio::task::spawn_blocking(move || buffer.to_host())
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?;
-                let size = bytes.len() as u64;
-                let link = state
-                    .links
-                    .get(me, &address, Duration::from_secs(5))
-                    .await?;
-                let mut chunks = wire::chunks(Bytes::from(bytes));
-                if state.faults.corrupt_pieces {
-                    // The checksum stays that of the true bytes: the receiver must notice.
-                    if let Some(c) = chunks.iter_mut().find(|c| !c.data.is_empty()) {
-                        let mut data = c.data.to_vec();
-                        data[0] ^= 0xff;
-                        c.data = Bytes::from(data);
-                    }
-                }
-                if state.faults.truncate_pieces {
-                    // The first half of the bytes, then the stream ends.
-                    let half = size / 2;
-                    let chunks: Vec<proto::Chunk> = chunks
-                        .into_iter()
-                        .filter(|c| c.offset < half)
-                        .map(|mut c| {
-                            let keep = (half - c.offset).min(c.data.len() as u64) as usize;
-                            c.data = c.data.slice(..keep);
-                            c.crc32 = None;
-                            c
-                        })
-                        .collect();
-                    link.send_chunks(key, chunks).await?;
-                    state.links.close(&address).await;
-                    return Ok(());
-                }
-                link.send_chunks(key, chunks).await?;
-                state
-                    .counters
-                    .bytes_to_peers
-                    .fetch_add(size, Ordering::Relaxed);
-                state
-                    .counters
-                    .pieces_to_peers
-                    .fetch_add(1, Ordering::Relaxed);
-                if let Ok(mut log) = log.lock() {
-                    log.push(SendRecord {
-                        step: key.step,
-                        piece: key.piece,
-                        to,
-                        bytes: size,
-                        start,
-                        end: t0.elapsed(),
-                    });
-                }
-                Ok(())
-            }
-            .await;
-            completion.complete(outcome);
-        });
+        let done = Completion::new();
+        self.state.sender.send(
+            peer,
+            Outgoing {
+                key,
+                to,
+                buffer,
+                done: done.clone(),
+                log: self.sends.clone(),
+                t0: self.t0,
+            },
+        );
         Ok(done)
     }
 }

@@ -266,25 +266,56 @@ fn malformed_requests_get_errors() {
         assert!(e.message().contains("checksum"), "{e:?}");
         // Registrations speaking another protocol, or an old PJRT C API,
         // are refused with the reason.
-        let channel = pw_runtime::net::channel(&c.address, Duration::from_secs(5)).await.unwrap();
+        let channel = pw_runtime::net::channel(&c.address, Duration::from_secs(5))
+            .await
+            .unwrap();
         let mut s = proto::controller_client::ControllerClient::new(channel);
         let good = proto::Register {
             protocol: proto::Protocol::V1 as i32,
             address: address.clone(),
             api_major: 0,
             api_minor: 115,
-            devices: vec![proto::DeviceInfo { local_id: 0, kind: "cpu".into() }],
+            devices: vec![proto::DeviceInfo {
+                local_id: 0,
+                kind: "cpu".into(),
+            }],
             ..Default::default()
         };
         for (register, reason) in [
-            (proto::Register { protocol: 99, ..good.clone() }, "wire protocol 99"),
-            (proto::Register { api_minor: 20, ..good.clone() }, "PJRT C API 0.20"),
-            (proto::Register { devices: vec![], ..good.clone() }, "no device"),
+            (
+                proto::Register {
+                    protocol: 99,
+                    ..good.clone()
+                },
+                "wire protocol 99",
+            ),
+            (
+                proto::Register {
+                    api_minor: 20,
+                    ..good.clone()
+                },
+                "PJRT C API 0.20",
+            ),
+            (
+                proto::Register {
+                    devices: vec![],
+                    ..good.clone()
+                },
+                "no device",
+            ),
         ] {
-            let event = proto::WorkerEvent { event: Some(proto::worker_event::Event::Register(register)) };
-            let mut replies = s.attach(tokio_stream::iter(vec![event])).await.unwrap().into_inner();
+            let event = proto::WorkerEvent {
+                event: Some(proto::worker_event::Event::Register(register)),
+            };
+            let mut replies = s
+                .attach(tokio_stream::iter(vec![event]))
+                .await
+                .unwrap()
+                .into_inner();
             match replies.message().await.unwrap() {
-                Some(proto::ControllerEvent { event: Some(proto::controller_event::Event::Refused(r)) }) => {
+                Some(proto::ControllerEvent {
+                    event: Some(proto::controller_event::Event::Refused(r)),
+                }) => {
                     assert!(r.reason.contains(reason), "{r:?}")
                 }
                 other => panic!("not refused: {other:?}"),

@@ -45,12 +45,20 @@ fn examples_match_jax_on_three_workers() {
     // --stats and --trace: a track per worker device, and the network.
     let trace = cluster.dir.join("trace.json");
     let mut args = example_args("pipeline");
-    args.extend(["--stats".into(), "--trace".into(), trace.display().to_string()]);
+    args.extend([
+        "--stats".into(),
+        "--trace".into(),
+        trace.display().to_string(),
+    ]);
     let out = cluster.pw_run(&args, &Place::default());
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("(worker 1)") && stdout.contains("finished"), "{stdout}");
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert!(
+        stdout.contains("(worker 1)") && stdout.contains("finished"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
     let tracks: Vec<&str> = events
         .iter()
@@ -58,10 +66,21 @@ fn examples_match_jax_on_three_workers() {
         .filter_map(|e| e["args"]["name"].as_str())
         .collect();
     for w in 0..3 {
-        assert!(tracks.iter().any(|t| t.contains(&format!("(worker {w}, local 0)"))), "{tracks:?}");
-        assert!(tracks.contains(&format!("worker {w} host (enqueue)").as_str()), "{tracks:?}");
+        assert!(
+            tracks
+                .iter()
+                .any(|t| t.contains(&format!("(worker {w}, local 0)"))),
+            "{tracks:?}"
+        );
+        assert!(
+            tracks.contains(&format!("worker {w} host (enqueue)").as_str()),
+            "{tracks:?}"
+        );
     }
-    assert!(tracks.iter().any(|t| t.starts_with("network")), "{tracks:?}");
+    assert!(
+        tracks.iter().any(|t| t.starts_with("network")),
+        "{tracks:?}"
+    );
     assert!(events.iter().any(|e| e["cat"] == "network"));
     assert!(events.iter().any(|e| e["cat"] == "execute"));
     client_bytes += args_bytes(&example_args("pipeline"));

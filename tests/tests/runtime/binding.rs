@@ -430,7 +430,39 @@ fn async_transfers(target: Target) {
     assert_no_leaks(&client);
 }
 
+/// Reading a host-memory buffer where it lies gives the bytes a copy
+/// gives, for every dtype and rank.
+fn in_place_reads_match_copies(target: Target) {
+    let client = target.client(1);
+    let device = &client.devices()[0];
+    for dtype in DType::ALL {
+        for dims in [vec![], vec![5], vec![2, 3], vec![2, 0, 4]] {
+            let n: usize = dims.iter().product();
+            let bytes: Vec<u8> = (0..n * dtype.size_in_bytes())
+                .map(|i| {
+                    if dtype == DType::Bool {
+                        (i % 2) as u8
+                    } else {
+                        (i * 37 % 251) as u8
+                    }
+                })
+                .collect();
+            let b = client
+                .buffer_from_host(&bytes, dtype, &dims, device)
+                .unwrap();
+            let copied = b.to_host_copy().unwrap();
+            assert_eq!(copied, bytes, "{dtype}{dims:?}");
+            if let Some(in_place) = b.read_in_place(<[u8]>::to_vec).unwrap() {
+                assert_eq!(in_place, bytes, "{dtype}{dims:?}");
+            }
+            assert_eq!(b.to_host().unwrap(), bytes, "{dtype}{dims:?}");
+        }
+    }
+    assert_no_leaks(&client);
+}
+
 on_both_plugins!(
+    in_place_reads_match_copies,
     async_transfers,
     plugin_version,
     devices_and_memories,

@@ -4,7 +4,10 @@
 //! It links no MLIR: executables arrive compiled.
 
 use clap::Parser;
-use pw_runtime::worker::{faults::Faults, serve, Config, WorkerError};
+use pw_runtime::{
+    dataplane::Transport,
+    worker::{faults::Faults, serve, Config, WorkerError},
+};
 use std::{io::Write, path::PathBuf, time::Duration};
 
 /// Command line of pw-worker.
@@ -55,6 +58,16 @@ struct Cli {
     #[arg(long, value_name = "NAME")]
     island: Option<String>,
 
+    /// The TCP port peers send pieces to (0: any free port), on the
+    /// --listen host; advertised with the --advertise host.
+    #[arg(long, default_value_t = 0, value_name = "PORT")]
+    data_port: u16,
+
+    /// How to send pieces to peers: frames on a TCP connection (`tcp`) or
+    /// a gRPC stream (`grpc`). A worker receives both ways.
+    #[arg(long, default_value = "tcp", value_name = "tcp|grpc")]
+    data_plane: Transport,
+
     /// Give up after this many seconds without reaching the server.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     connect_timeout: u64,
@@ -87,6 +100,8 @@ fn main() {
         devices: cli.devices.map(|d| d as usize),
         island: cli.island,
         connect_timeout: Duration::from_secs(cli.connect_timeout),
+        data_port: cli.data_port,
+        transport: cli.data_plane,
         early_limit: 4 << 30,
         faults,
     };
