@@ -106,6 +106,17 @@ pub struct Step {
     pub frees: Vec<ValueId>,
 }
 
+impl StepKind {
+    /// `call`, `copy` or `assemble`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StepKind::Call { .. } => "call",
+            StepKind::Copy { .. } => "copy",
+            StepKind::Assemble { .. } => "assemble",
+        }
+    }
+}
+
 impl Step {
     /// The values the step reads.
     pub fn reads(&self) -> Vec<ValueId> {

@@ -293,12 +293,13 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
         ms(report.finished)
     );
     let (mut spans, shift) = trace::compile_spans(&cache.stats.spans);
-    spans.extend(trace::run_spans(
-        0,
-        &prepared.part.steps,
-        &report.steps,
-        shift,
-    ));
+    let steps = prepared
+        .part
+        .steps
+        .iter()
+        .zip(&report.steps)
+        .map(|(s, t)| (s.step.label.as_str(), s.step.kind.name(), t));
+    spans.extend(trace::run_spans(0, steps, shift));
     let trace = trace::chrome_json(&spans, &|track| match track {
         trace::Track::Compiler => "compiler".into(),
         trace::Track::Host(_) => "host (enqueue)".into(),
@@ -720,11 +721,7 @@ fn remote_header(server: &str, s: &RunSummary) -> String {
         );
     }
     let t = &s.timings;
-    let calls = s
-        .steps
-        .iter()
-        .filter(|(_, l, _)| l.contains("pw.call"))
-        .count();
+    let calls = s.steps.iter().filter(|l| l.kind == "call").count();
     let _ = writeln!(
         out,
         "run        {} steps ({calls} calls); lowered at {}, executables ready at {}, inputs sent at {}, parts sent at {}, every part done at {}, outputs on host at {}",
@@ -764,12 +761,12 @@ fn remote_stats(s: &RunSummary) -> String {
     for p in &s.parts {
         let shift = part_sent(s, p.worker);
         for (index, timing) in &p.steps {
-            if let Some((_, label, devices)) = s.steps.get(*index) {
+            if let Some(line) = s.steps.get(*index) {
                 rows.push(StatRow {
                     step: *index,
                     worker: Some(p.worker),
-                    label,
-                    devices,
+                    label: &line.label,
+                    devices: &line.devices,
                     timing,
                     shift,
                 });
@@ -793,41 +790,11 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
     let mut spans = Vec::new();
     for p in &s.parts {
         let sent = part_sent(s, p.worker);
-        let steps: Vec<pw_core::plan::PartStep> = p
-            .steps
-            .iter()
-            .filter_map(|(index, _)| {
-                let (_, label, devices) = s.steps.get(*index)?;
-                Some(pw_core::plan::PartStep {
-                    index: *index,
-                    step: pw_core::plan::Step {
-                        kind: if label.contains("pw.call") {
-                            StepKind::Call {
-                                computation: 0,
-                                args: vec![],
-                                results: vec![],
-                            }
-                        } else if label.contains("pw.assemble") {
-                            StepKind::Assemble {
-                                parts: vec![],
-                                output: 0,
-                            }
-                        } else {
-                            StepKind::Copy {
-                                input: 0,
-                                output: 0,
-                                pieces: vec![],
-                            }
-                        },
-                        label: label.clone(),
-                        devices: devices.clone(),
-                        frees: vec![],
-                    },
-                })
-            })
-            .collect();
-        let timings: Vec<exec::StepTiming> = p.steps.iter().map(|(_, t)| t.clone()).collect();
-        spans.extend(trace::run_spans(p.worker, &steps, &timings, sent));
+        let steps = p.steps.iter().filter_map(|(index, timing)| {
+            let line = s.steps.get(*index)?;
+            Some((line.label.as_str(), line.kind.as_str(), timing))
+        });
+        spans.extend(trace::run_spans(p.worker, steps, sent));
         for send in &p.sends {
             spans.push(trace::Span {
                 name: format!(

@@ -453,8 +453,11 @@ impl Controller {
         summary.steps = plan
             .steps
             .iter()
-            .enumerate()
-            .map(|(i, s)| (i, s.label.clone(), s.devices.clone()))
+            .map(|s| summary::StepLine {
+                label: s.label.clone(),
+                kind: s.kind.name().to_owned(),
+                devices: s.devices.clone(),
+            })
             .collect();
         {
             let r = self.registry();

@@ -19,8 +19,8 @@ pub struct RunSummary {
     pub devices: Vec<(i64, DeviceAddr)>,
     /// Every executable the run needed, per worker, and where it came from.
     pub executables: Vec<ExecutableLine>,
-    /// The plan's steps: index, label, devices.
-    pub steps: Vec<(usize, String, Vec<i64>)>,
+    /// The plan's steps, in schedule order.
+    pub steps: Vec<StepLine>,
     pub timings: Timings,
     /// Each worker's report (step timings when recorded, pieces sent).
     pub parts: Vec<PartReport>,
@@ -28,6 +28,15 @@ pub struct RunSummary {
     pub part_sent: Vec<(u32, Duration)>,
     /// Bytes the controller moved to and from each worker for the run.
     pub controller_bytes: Vec<(u32, u64, u64)>,
+}
+
+/// One step of the plan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StepLine {
+    pub label: String,
+    /// `call`, `copy` or `assemble`.
+    pub kind: String,
+    pub devices: Vec<i64>,
 }
 
 /// One worker of a run.

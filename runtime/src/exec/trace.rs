@@ -3,7 +3,6 @@
 //! the network between workers.
 
 use super::StepTiming;
-use pw_core::plan::{PartStep, StepKind};
 use serde_json::{json, Value};
 use std::{collections::HashMap, time::Duration};
 
@@ -49,30 +48,30 @@ pub fn compile_spans(compiles: &[Span]) -> (Vec<Span>, Duration) {
 }
 
 /// The spans of one worker's part of a run, shifted by `shift`: the host
-/// enqueueing each step, and each device working on each step. A device
+/// enqueueing each step, and each device working on each step. `steps`
+/// gives each step's label, kind (`StepKind::name`) and timing. A device
 /// starts a step when the host has enqueued it and the device finished its
 /// previous one: PJRT does not report start times, so the start is this
 /// bound.
-pub fn run_spans(
+pub fn run_spans<'a>(
     worker: u32,
-    steps: &[PartStep],
-    timings: &[StepTiming],
+    steps: impl IntoIterator<Item = (&'a str, &'a str, &'a StepTiming)>,
     shift: Duration,
 ) -> Vec<Span> {
     let mut spans = Vec::new();
     let mut device_free: HashMap<i64, Duration> = HashMap::new();
-    for (s, timing) in steps.iter().zip(timings) {
+    for (label, kind, timing) in steps {
         spans.push(Span {
-            name: s.step.label.clone(),
+            name: label.to_owned(),
             category: "enqueue",
             track: Track::Host(worker),
             start: shift + timing.enqueue_start,
             end: shift + timing.enqueue_end,
         });
-        let category = match s.step.kind {
-            StepKind::Call { .. } => "execute",
-            StepKind::Copy { .. } => "transfer",
-            StepKind::Assemble { .. } => continue,
+        let category = match kind {
+            "call" => "execute",
+            "copy" => "transfer",
+            _ => continue,
         };
         for (device, done) in &timing.done {
             let Some(done) = done else { continue };
@@ -80,7 +79,7 @@ pub fn run_spans(
             let start = timing.enqueue_end.max(free).min(*done);
             device_free.insert(*device, *done);
             spans.push(Span {
-                name: s.step.label.clone(),
+                name: label.to_owned(),
                 category,
                 track: Track::Device(*device),
                 start: shift + start,
