@@ -98,6 +98,10 @@ pub struct State {
     pub runs: Mutex<HashMap<u64, HashMap<u32, PeerAddress>>>,
     /// Per active run: the part's steps known complete.
     pub progress: Mutex<HashMap<u64, u32>>,
+    /// Held while a part is enqueued: the parts of concurrent runs are
+    /// enqueued one after the other, so every device of the worker sees
+    /// their steps in one consistent order (gang order).
+    pub enqueue: Mutex<()>,
     /// How long a send waits for its piece, and a fetch for its shard.
     pub patience: Duration,
 }
@@ -242,6 +246,7 @@ pub async fn serve(
         faults: config.faults.clone(),
         runs: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
+        enqueue: Mutex::new(()),
         patience: Duration::from_secs(600),
     });
     let service =

@@ -493,10 +493,12 @@ fn execute_part(
         sends: Arc::default(),
         t0,
     };
-    let outcome =
+    let outcome = {
+        let _gang = state.enqueue.lock().unwrap_or_else(|e| e.into_inner());
         state
             .executor
-            .enqueue(run, &part, &work, &executables, values, &peers, t0, record);
+            .enqueue(run, &part, &work, &executables, values, &peers, t0, record)
+    };
     let mut report = proto::PartDone {
         run,
         ..Default::default()

@@ -378,7 +378,8 @@ impl Cluster {
     pub fn spawn_pw_run(&self, args: &[String]) -> Proc {
         let mut command = Command::new(bin("pw-run"));
         command.args(args).args(["--server", &self.address]);
-        let stderr = self.dir.join("pw-run.stderr");
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let stderr = self.dir.join(format!("pw-run-{n}.stderr"));
         let file = std::fs::File::create(&stderr).expect("stderr file");
         let child = command
             .stdout(Stdio::null())

@@ -295,3 +295,30 @@ fn the_plugin_is_found_from_any_directory() {
         std::env::temp_dir().join(format!("pw-any-dir-{}", std::process::id())),
     );
 }
+
+/// Two clients at once on the same workers: both runs give JAX's outputs
+/// (each worker enqueues one part at a time, in one order).
+#[test]
+fn concurrent_runs_share_the_workers() {
+    let _serial = serial();
+    let cluster = Cluster::start(3, 2);
+    let runs: Vec<_> = ["pipeline", "rl_step", "partially_placed", "pipeline"]
+        .iter()
+        .map(|e| {
+            let mut args = example_args(e);
+            args.push("-q".into());
+            cluster.spawn_pw_run(&args)
+        })
+        .collect();
+    for mut run in runs {
+        let status = run.wait_exit(Duration::from_secs(120));
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "{}",
+            run.stderr_text()
+        );
+    }
+    assert_eq!(cluster.status().counters.unwrap().runs_ok, 4);
+    cluster.assert_no_buffers();
+}
