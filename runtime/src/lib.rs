@@ -36,6 +36,7 @@ pub mod host;
 pub mod net;
 pub mod npy;
 pub mod pjrt;
+pub mod process;
 pub mod sharding;
 pub mod wire;
 pub mod worker;

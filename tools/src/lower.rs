@@ -36,9 +36,19 @@ pub fn plan_of(
     text: &str,
     topology: &dyn Fn() -> Result<(Topology, String), String>,
 ) -> Result<(Plan, Option<String>), String> {
+    with_diagnostics(name, text, |context| plan_in(context, name, text, topology))
+}
+
+/// Runs `f` in a fresh context; an error comes after the diagnostics `f`
+/// emitted, rendered with the program's lines.
+fn with_diagnostics<T>(
+    name: &str,
+    text: &str,
+    f: impl FnOnce(&melior::Context) -> Result<T, String>,
+) -> Result<T, String> {
     let context = pw_dialect::new_context();
     let capture = Capture::new(&context);
-    let outcome = plan_in(&context, name, text, topology);
+    let outcome = f(&context);
     let diagnostics: String = capture
         .take()
         .iter()
@@ -88,10 +98,8 @@ fn plan_in(
 /// The element type and shape of each input of program `text`, read from
 /// `@main`'s signature (no lowering needed).
 pub fn input_types(name: &str, text: &str) -> Result<Vec<(DType, Vec<i64>)>, String> {
-    let context = pw_dialect::new_context();
-    let capture = Capture::new(&context);
-    let outcome = (|| -> Result<Vec<(DType, Vec<i64>)>, String> {
-        let module = pw_dialect::parse_source(&context, text, name)
+    with_diagnostics(name, text, |context| {
+        let module = pw_dialect::parse_source(context, text, name)
             .ok_or_else(|| "error: the program does not parse".to_owned())?;
         let program = pw_dialect::Program::read(&module).map_err(|d| {
             pw_dialect::diag::emit_all(&d);
@@ -106,12 +114,5 @@ pub fn input_types(name: &str, text: &str) -> Result<Vec<(DType, Vec<i64>)>, Str
                     .map_err(|e| format!("error: {e}"))
             })
             .collect()
-    })();
-    let diagnostics: String = capture
-        .take()
-        .iter()
-        .map(|d| render(d, Some((name, text))))
-        .collect();
-    drop(capture);
-    outcome.map_err(|e: String| format!("{diagnostics}{e}"))
+    })
 }

@@ -146,20 +146,11 @@ fn serve(cli: Cli) -> Result<(), String> {
         let _ = std::io::stdout().flush();
         net::server()
             .add_service(service)
-            .serve_with_incoming_shutdown(net::incoming(listener), shutdown_signal())
+            .serve_with_incoming_shutdown(
+                net::incoming(listener),
+                pw_runtime::process::shutdown_signal(),
+            )
             .await
             .map_err(|e| e.to_string())
     })
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => return std::future::pending().await,
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
 }

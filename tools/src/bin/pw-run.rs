@@ -1,20 +1,9 @@
 //! pw-run: see `pw_tools::run`.
 
 fn main() {
-    // XLA's logging is chatty on stderr: keep its errors only, unless the
-    // user chose a level. (Set before any thread exists.)
-    if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
-        std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "2");
-    }
-    // pw's own log: PW_LOG=debug (compilations, enqueueing) or trace (every
-    // step), to standard error.
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PW_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    // XLA's errors only; pw's own log with PW_LOG=debug (compilations,
+    // enqueueing) or trace (every step).
+    pw_runtime::process::init("warn");
     // A bug must still end as a one-line error and exit code 1, never as a
     // panic message with a backtrace.
     std::panic::set_hook(Box::new(|info| {

@@ -74,16 +74,7 @@ struct Cli {
 }
 
 fn main() {
-    if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
-        std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "2");
-    }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PW_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    pw_runtime::process::init("info");
     let cli = Cli::parse();
     let faults = match Faults::from_env() {
         Ok(f) => f,
@@ -122,7 +113,7 @@ fn main() {
             println!("pw-worker: listening on {address}");
             let _ = std::io::stdout().flush();
         },
-        shutdown_signal(),
+        pw_runtime::process::shutdown_signal(),
     ));
     let code = match outcome {
         Ok(()) => 0,
@@ -137,16 +128,4 @@ fn main() {
     };
     // Leave at once: PJRT's threads are not joined.
     std::process::exit(code);
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => return std::future::pending().await,
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
 }

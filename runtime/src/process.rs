@@ -1,0 +1,30 @@
+//! What pw's binaries share at start and stop: XLA's logging quieted, pw's
+//! own log from `PW_LOG`, and graceful stops on SIGINT and SIGTERM.
+
+/// Keeps XLA's errors only (unless `TF_CPP_MIN_LOG_LEVEL` says otherwise)
+/// and logs pw's events to standard error at `PW_LOG`'s level, else at
+/// `default_level`. Call first thing in `main`, before any thread exists.
+pub fn init(default_level: &str) {
+    if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
+        std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "2");
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PW_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
