@@ -149,7 +149,7 @@ fn bad_pieces_fail_the_run() {
     let _serial = serial();
     for (fault, expected) in [
         ("corrupt-pieces", "checksum mismatch"),
-        ("truncate-pieces", "the stream ended after"),
+        ("truncate-pieces", "the stream from worker 0 ended"),
     ] {
         let mut c = Cluster::server(&[], &Place::default());
         c.add_worker(2, &[], &[("PW_WORKER_FAULTS", fault)], &Place::default());
