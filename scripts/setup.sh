@@ -11,6 +11,7 @@ apt_packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools libpolly-22-dev libclang-22-dev lld-22
   libzstd-dev libz3-dev libxml2-dev zlib1g-dev
   python3-venv ca-certificates
+  iproute2 procps
 )
 
 missing=()
