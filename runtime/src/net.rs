@@ -29,7 +29,10 @@ pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, String
             let mut message = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
-                message = format!("{message}: {s}");
+                let part = s.to_string();
+                if !message.contains(&part) {
+                    message = format!("{message}: {part}");
+                }
                 source = s.source();
             }
             message
