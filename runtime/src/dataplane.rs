@@ -1,11 +1,12 @@
 //! The data plane: shard pieces between workers, directly (never through
 //! the controller).
 //!
-//! * Sending ([`Sender`]): one thread per peer takes the pieces for that
-//!   peer in the order the executor queued them (schedule order, so a piece
-//!   never waits behind one that depends on it), waits for each piece's
-//!   buffer, copies it to host memory and writes it, chunked, on the peer's
-//!   [`Link`]. Two transports implement [`Link`]: [`TcpLink`], frames on a
+//! * Sending ([`Sender`]): the pieces for one peer are written in the order
+//!   the executor queued them (schedule order, so a piece never waits behind
+//!   one that depends on it), each once its buffer is ready, from where it
+//!   lies (a CPU buffer is read in place), chunked, on the peer's [`Link`].
+//!   A small piece is written by the thread that completed its buffer; large
+//!   ones by the peer's own sending thread. Two transports implement [`Link`]: [`TcpLink`], frames on a
 //!   plain TCP connection (the default), and [`GrpcLink`], a gRPC client
 //!   stream (`Worker.Push`) with the tuned HTTP/2 windows of
 //!   [`crate::wire`].
@@ -31,7 +32,7 @@ use std::{
     net::{TcpListener, TcpStream},
     sync::{
         atomic::{AtomicU64, Ordering},
-        mpsc, Arc, Mutex,
+        Arc, Condvar, Mutex,
     },
     time::{Duration, Instant},
 };
@@ -153,8 +154,10 @@ pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>) {
 }
 
 /// Reads one peer's connection until it ends.
-fn read_tcp(mut stream: TcpStream, receiver: &Receiver) {
+fn read_tcp(stream: TcpStream, receiver: &Receiver) {
     let _ = stream.set_nodelay(true);
+    // Buffered: a small frame (header and payload) is one system call.
+    let mut stream = std::io::BufReader::with_capacity(256 << 10, stream);
     let mut hello = [0u8; 12];
     if stream.read_exact(&mut hello).is_err() || &hello[..8] != TCP_MAGIC {
         tracing::warn!("a data connection did not introduce itself; closed");
@@ -340,7 +343,7 @@ pub struct SendCounters {
 pub struct Sender {
     transport: Transport,
     from: Mutex<u32>,
-    outboxes: Mutex<HashMap<PeerAddress, mpsc::Sender<Outgoing>>>,
+    lanes: Mutex<HashMap<PeerAddress, Arc<Lane>>>,
     handle: tokio::runtime::Handle,
     damage: Damage,
     pub counters: Arc<SendCounters>,
@@ -354,7 +357,7 @@ impl Sender {
         Sender {
             transport,
             from: Mutex::new(u32::MAX),
-            outboxes: Mutex::new(HashMap::new()),
+            lanes: Mutex::new(HashMap::new()),
             handle,
             damage,
             counters: Arc::default(),
@@ -368,70 +371,206 @@ impl Sender {
         self.clear();
     }
 
-    /// Queues `piece` for `peer`.
+    /// Queues `piece` for `peer`: it is written once it is ready and every
+    /// piece queued for `peer` before it has been.
     pub fn send(&self, peer: &PeerAddress, piece: Outgoing) {
-        let mut outboxes = self.outboxes.lock().unwrap_or_else(|e| e.into_inner());
-        let piece = match outboxes.get(peer) {
-            None => piece,
-            Some(tx) => match tx.send(piece) {
-                Ok(()) => return,
-                // Its thread ended: a new one takes over.
-                Err(mpsc::SendError(piece)) => piece,
-            },
+        let lane = {
+            let mut lanes = self.lanes.lock().unwrap_or_else(|e| e.into_inner());
+            match lanes.get(peer) {
+                Some(lane) => lane.clone(),
+                None => {
+                    let lane = Arc::new(Lane {
+                        transport: self.transport,
+                        from: *self.from.lock().unwrap_or_else(|e| e.into_inner()),
+                        peer: peer.clone(),
+                        handle: self.handle.clone(),
+                        damage: self.damage,
+                        counters: self.counters.clone(),
+                        state: Mutex::new(LaneState::default()),
+                        work: Condvar::new(),
+                    });
+                    let worker = lane.clone();
+                    if let Err(e) = std::thread::Builder::new()
+                        .name("pw-data-out".into())
+                        .spawn(move || worker.run())
+                    {
+                        piece
+                            .done
+                            .complete(Err(format!("cannot start a sender thread: {e}")));
+                        return;
+                    }
+                    lanes.insert(peer.clone(), lane.clone());
+                    lane
+                }
+            }
         };
-        let (tx, rx) = mpsc::channel();
-        let from = *self.from.lock().unwrap_or_else(|e| e.into_inner());
-        let outbox = Outbox {
-            transport: self.transport,
-            from,
-            peer: peer.clone(),
-            handle: self.handle.clone(),
-            damage: self.damage,
-            counters: self.counters.clone(),
-        };
-        let spawned = std::thread::Builder::new()
-            .name("pw-data-out".into())
-            .spawn(move || outbox.run(rx));
-        if let Err(e) = spawned {
-            piece
-                .done
-                .complete(Err(format!("cannot start a sender thread: {e}")));
-            return;
-        }
-        let _ = tx.send(piece);
-        outboxes.insert(peer.clone(), tx);
+        lane.push(piece);
     }
 
     /// Closes every link (their threads end once their queues are empty).
     pub fn clear(&self) {
-        self.outboxes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        let lanes = std::mem::take(&mut *self.lanes.lock().unwrap_or_else(|e| e.into_inner()));
+        for lane in lanes.values() {
+            lane.close();
+        }
     }
 }
 
-/// The thread sending one peer's pieces.
-struct Outbox {
+/// Pieces this small are written by the thread that completes them, when
+/// their link is free: no hand-off to the lane's thread on the way.
+const INLINE_BYTES: usize = 64 << 10;
+
+/// The pieces for one peer, written in the order they were queued.
+///
+/// A piece becomes ready when its buffer does (a PJRT completion callback).
+/// Whoever finds the head of the queue ready and nobody writing writes it:
+/// the completing thread itself for a small piece on a TCP link, else the
+/// lane's thread (large pieces, gRPC links, a link to open).
+struct Lane {
     transport: Transport,
     from: u32,
     peer: PeerAddress,
     handle: tokio::runtime::Handle,
     damage: Damage,
     counters: Arc<SendCounters>,
+    state: Mutex<LaneState>,
+    /// Wakes the lane's thread.
+    work: Condvar,
 }
 
-impl Outbox {
-    fn run(self, rx: mpsc::Receiver<Outgoing>) {
-        let mut link: Option<Box<dyn Link>> = None;
-        for piece in rx {
-            let outcome = self.send_one(&mut link, &piece);
+#[derive(Default)]
+struct LaneState {
+    next: u64,
+    queue: std::collections::VecDeque<Queued>,
+    /// Someone is writing (the head was taken).
+    writing: bool,
+    link: Option<Box<dyn Link>>,
+    closed: bool,
+}
+
+struct Queued {
+    seq: u64,
+    piece: Outgoing,
+    /// Bytes, when known (small pieces may be written inline).
+    bytes: usize,
+    /// Set once the buffer is ready (or failed).
+    ready: Option<Outcome>,
+}
+
+impl Lane {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LaneState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(self: &Arc<Self>, piece: Outgoing) {
+        let bytes = piece.buffer.on_device_size().unwrap_or(usize::MAX);
+        let event = piece.buffer.ready_event();
+        let seq = {
+            let mut st = self.lock();
+            let seq = st.next;
+            st.next += 1;
+            st.queue.push_back(Queued {
+                seq,
+                piece,
+                bytes,
+                ready: None,
+            });
+            seq
+        };
+        let lane = self.clone();
+        let registered = event.and_then(|e| {
+            e.on_ready(move |outcome| {
+                lane.ready(
+                    seq,
+                    outcome.map_err(|e| format!("the piece's source failed: {e}")),
+                    true,
+                )
+            })
+        });
+        if let Err(e) = registered {
+            self.ready(
+                seq,
+                Err(format!("cannot watch the piece's buffer: {e}")),
+                false,
+            );
+        }
+    }
+
+    /// Piece `seq` is ready (or failed): writes what can be written now.
+    fn ready(&self, seq: u64, outcome: Outcome, completing: bool) {
+        let mut st = self.lock();
+        if let Some(q) = st.queue.iter_mut().find(|q| q.seq == seq) {
+            q.ready = Some(outcome);
+        }
+        self.drain(st, completing);
+    }
+
+    /// Writes the ready pieces at the head of the queue, in order, unless
+    /// someone already is. From a completion callback (`inline`), only
+    /// small pieces on an open TCP link; the rest goes to the lane's thread.
+    fn drain<'a>(&'a self, mut st: std::sync::MutexGuard<'a, LaneState>, inline: bool) {
+        loop {
+            if st.writing {
+                return;
+            }
+            let Some(head) = st.queue.front() else { return };
+            let Some(outcome) = &head.ready else { return };
+            let here = !inline
+                || outcome.is_err()
+                || (self.transport == Transport::Tcp
+                    && head.bytes <= INLINE_BYTES
+                    && st.link.is_some());
+            if !here {
+                self.work.notify_one();
+                return;
+            }
+            let Some(q) = st.queue.pop_front() else {
+                return;
+            };
+            st.writing = true;
+            let mut link = st.link.take();
+            drop(st);
+            let outcome = match q.ready.clone().unwrap_or(Ok(())) {
+                Ok(()) => self.write(&mut link, &q.piece),
+                Err(e) => Err(e),
+            };
             if outcome.is_err() {
                 // The next piece opens a new link.
                 link = None;
             }
-            piece.done.complete(outcome);
+            q.piece.done.complete(outcome);
+            st = self.lock();
+            st.link = link;
+            st.writing = false;
         }
+    }
+
+    /// The lane's thread: writes what the callbacks leave to it, until the
+    /// lane is closed and its queue empty.
+    fn run(&self) {
+        let mut st = self.lock();
+        loop {
+            let head_ready = !st.writing && st.queue.front().is_some_and(|q| q.ready.is_some());
+            if head_ready {
+                self.drain(st, false);
+                st = self.lock();
+                continue;
+            }
+            if st.closed && st.queue.is_empty() {
+                st.link = None;
+                return;
+            }
+            st = self
+                .work
+                .wait_timeout(st, Duration::from_millis(500))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.work.notify_one();
     }
 
     fn connect(&self) -> Result<Box<dyn Link>, String> {
@@ -450,13 +589,9 @@ impl Outbox {
         })
     }
 
-    fn send_one(&self, link: &mut Option<Box<dyn Link>>, piece: &Outgoing) -> Outcome {
-        piece
-            .buffer
-            .wait_ready()
-            .map_err(|e| format!("the piece's source failed: {e}"))?;
+    /// Writes one ready piece, from where it lies when it can.
+    fn write(&self, link: &mut Option<Box<dyn Link>>, piece: &Outgoing) -> Outcome {
         let start = piece.t0.elapsed();
-        // On a CPU buffer the bytes are sent from where they lie.
         let sent = piece
             .buffer
             .read_in_place(|bytes| self.write_piece(link, piece.key, bytes))
