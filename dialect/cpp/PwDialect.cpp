@@ -240,8 +240,8 @@ LogicalResult PieceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "piece offsets and sizes must have the same rank";
   if (llvm::any_of(srcOffsets, [](int64_t v) { return v < 0; }) ||
       llvm::any_of(dstOffsets, [](int64_t v) { return v < 0; }) ||
-      llvm::any_of(sizes, [](int64_t v) { return v <= 0; }))
-    return emitError() << "piece offsets must be >= 0 and sizes > 0";
+      llvm::any_of(sizes, [](int64_t v) { return v < 0; }))
+    return emitError() << "piece offsets and sizes must be >= 0";
   if (!isLink(link))
     return emitError() << "unknown link '" << link
                        << "' (expected same_device, intra_island or "

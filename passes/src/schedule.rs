@@ -13,14 +13,15 @@
 //! [`crate::cost`]: calls by FLOPs and bytes, moves and copies by bytes over
 //! their link. Scheduling a scheduled program changes nothing.
 
-use crate::{cost, edit, read_program, Pass, PassFailed};
+use crate::{cost, fail, Pass, PassError, PassFailure};
 use melior::{
     ir::{attribute::StringAttribute, operation::OperationLike, Module, ValueLike},
     Context,
 };
 use pw_dialect::{
+    edit,
     ops::{self, OpKind},
-    read_pieces, ArrayType,
+    Analysis,
 };
 use std::{
     cmp::Ordering,
@@ -33,29 +34,43 @@ pub struct Schedule;
 /// The policy name recorded on the program.
 pub const POLICY: &str = "critical-path";
 
+const PASS: &str = "pw-schedule";
+
 impl Pass for Schedule {
     fn argument(&self) -> &'static str {
-        "pw-schedule"
+        PASS
     }
 
-    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        let program = read_program(module)?;
+    fn run<'c>(
+        &self,
+        context: &'c Context,
+        _module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        let program = &analysis.program;
         let mut ops = program.ops();
         let Some(terminator) = ops.pop().filter(|t| OpKind::of(t) == Some(OpKind::Return)) else {
-            return Err(PassFailed);
+            return Err(fail(
+                program.location(),
+                PassError::Precondition {
+                    pass: PASS,
+                    needs: "a body that ends in func.return",
+                    run: "the verifier",
+                },
+            ));
         };
-        let work = cost::computation_work(&program);
-        let index: HashMap<_, usize> = ops
+        let work = cost::computation_work(program);
+        let index: HashMap<usize, usize> = ops
             .iter()
             .enumerate()
-            .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr, i)))
+            .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr as usize, i)))
             .collect();
         let mut successors = vec![Vec::new(); ops.len()];
         let mut waiting = vec![0usize; ops.len()];
         for (i, op) in ops.iter().enumerate() {
             let mut producers: Vec<usize> = op
                 .operands()
-                .filter_map(|v| index.get(&v.to_raw().ptr).copied())
+                .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied())
                 .collect();
             producers.sort_unstable();
             producers.dedup();
@@ -66,7 +81,7 @@ impl Pass for Schedule {
         }
         let costs: Vec<f64> = ops
             .iter()
-            .map(|op| op_seconds(&program, &work, op))
+            .map(|op| op_seconds(analysis, &work, op))
             .collect();
         let mut bottom = vec![0.0f64; ops.len()];
         for i in (0..ops.len()).rev() {
@@ -82,8 +97,8 @@ impl Pass for Schedule {
             })
             .collect();
         while let Some(Ready { index: i, .. }) = ready.pop() {
-            // SAFETY: both ops are live and in the same block.
-            unsafe { mlir_sys::mlirOperationMoveBefore(ops[i].to_raw(), terminator.to_raw()) };
+            // The body is one block (verified), ending in the terminator.
+            edit::move_before(ops[i], terminator);
             for &s in &successors[i] {
                 waiting[s] -= 1;
                 if waiting[s] == 0 {
@@ -94,9 +109,8 @@ impl Pass for Schedule {
                 }
             }
         }
-        let mut entry = program.entry;
         edit::set_attribute(
-            &mut entry,
+            program.entry,
             ops::ATTR_SCHEDULE,
             StringAttribute::new(context, POLICY).into(),
         );
@@ -106,10 +120,11 @@ impl Pass for Schedule {
 
 /// Estimated seconds of one op.
 fn op_seconds(
-    program: &pw_dialect::Program,
+    analysis: &Analysis,
     work: &HashMap<String, cost::Work>,
     op: &melior::ir::operation::OperationRef,
 ) -> f64 {
+    let program = &analysis.program;
     match OpKind::of(op) {
         Some(OpKind::Call) => ops::symbol_attr(op, ops::ATTR_CALLEE)
             .and_then(|c| {
@@ -121,12 +136,12 @@ fn op_seconds(
             .unwrap_or(0.0),
         Some(OpKind::Transfer | OpKind::Reshard) => {
             let types = (
-                op.operand(0).ok().and_then(edit::array_type),
-                op.result(0).ok().and_then(|r| edit::array_type(r.into())),
+                op.operand(0).ok().and_then(|v| analysis.value(v).ok()),
+                op.result(0).ok().and_then(|r| analysis.value(r.into()).ok()),
             );
             match types {
                 (Some(from), Some(to)) => {
-                    cost::move_bytes(program, &from, &to) as f64
+                    cost::move_bytes(&from, &to) as f64
                         / cost::link_bandwidth(pw_core::Link::IntraIsland)
                 }
                 _ => 0.0,
@@ -136,15 +151,17 @@ fn op_seconds(
             let element = op
                 .operand(0)
                 .ok()
-                .and_then(edit::array_type)
-                .map_or(4, |t: ArrayType| t.dtype.size_in_bytes() as u64);
-            op.attribute(ops::ATTR_PIECES)
-                .ok()
-                .and_then(read_pieces)
-                .unwrap_or_default()
-                .iter()
-                .map(|p| (p.elements() as u64 * element) as f64 / cost::link_bandwidth(p.link))
-                .sum()
+                .and_then(|v| analysis.value(v).ok())
+                .map_or(4, |info| info.ty.dtype.size_in_bytes()) as f64;
+            analysis
+                .pieces(op)
+                .map(|pieces| {
+                    pieces
+                        .iter()
+                        .map(|p| p.elements() as f64 * element / cost::link_bandwidth(p.link))
+                        .sum()
+                })
+                .unwrap_or(0.0)
         }
         _ => 0.0,
     }

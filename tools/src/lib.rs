@@ -1,12 +1,12 @@
 //! The command-line tools of pw, as a library so that tests drive them
 //! in-process exactly as the binaries do.
 
+#![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod diagnostics;
 pub mod expected;
 pub mod opt;
-pub mod pipeline;
 pub mod run;
 pub mod split;
 pub mod views;

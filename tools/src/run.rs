@@ -7,14 +7,13 @@
 //! outputs are written as `.npy` files named by position.
 
 use crate::{
-    diagnostics::{render, Capture},
+    diagnostics::{Capture, Source},
     opt::write_atomically,
-    pipeline::{self, Timings},
 };
 use clap::Parser;
-use melior::ir::Module;
+use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
 use pw_core::plan::{Plan, StepKind};
-use pw_dialect::ops::{self, OpKind};
+use pw_dialect::legality::{self, Stage};
 use pw_runtime::{
     cache::{DiskCache, Executables},
     exec::{self, resources::Resources, trace, Executor, Prepared, RunReport},
@@ -71,12 +70,12 @@ pub struct Cli {
     #[arg(long, num_args = 1.., value_name = "NPY")]
     pub expect: Vec<PathBuf>,
 
-    /// Relative tolerance of --expect.
-    #[arg(long, default_value_t = 1e-5)]
+    /// Relative tolerance of --expect (finite, >= 0).
+    #[arg(long, default_value_t = 1e-5, value_parser = tolerance)]
     pub rtol: f64,
 
-    /// Absolute tolerance of --expect.
-    #[arg(long, default_value_t = 1e-6)]
+    /// Absolute tolerance of --expect (finite, >= 0).
+    #[arg(long, default_value_t = 1e-6, value_parser = tolerance)]
     pub atol: f64,
 
     /// The PJRT plugin (default: $PW_PJRT_PLUGIN, else the CPU plugin of the
@@ -84,9 +83,9 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub plugin: Option<PathBuf>,
 
-    /// Ask the plugin for this many devices (CPU plugins).
-    #[arg(long, value_name = "N")]
-    pub devices: Option<usize>,
+    /// Ask the plugin for this many devices (CPU plugins; 1 to 1024).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_DEVICES))]
+    pub devices: Option<u16>,
 
     /// Lower onto this topology (TOML or JSON) instead of the plugin's
     /// devices as one island.
@@ -109,6 +108,21 @@ pub struct Cli {
     /// Print only errors.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// The most devices `--devices` asks a plugin for.
+pub const MAX_DEVICES: i64 = 1024;
+
+/// The most bytes `--random-inputs` makes, all inputs together.
+pub const MAX_RANDOM_BYTES: u64 = 4 << 30;
+
+/// A tolerance of `--expect`: a finite number, at least 0 (NaN would make
+/// every comparison pass).
+fn tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!("'{text}' is not a finite tolerance >= 0")),
+    }
 }
 
 /// Runs pw-run with `args` (program name first); returns the exit code.
@@ -157,7 +171,7 @@ fn run(
     .map_err(|e| format!("error: {e}"))?;
     let mut options = ClientOptions::new();
     if let Some(n) = cli.devices {
-        options = options.cpu_device_count(n);
+        options = options.cpu_device_count(usize::from(n));
     }
     let client = Client::new(&plugin, &options).map_err(|e| format!("error: {e}"))?;
     let resources = Resources::of(&client);
@@ -174,17 +188,17 @@ fn run(
     let context = pw_dialect::new_context();
     let capture = Capture::new(&context);
     let plan = prepare_plan(cli, &context, &text, &name, &resources, &mut summary);
-    let diagnostics: String = capture
-        .take()
-        .iter()
-        .map(|d| render(d, Some((&name, &text))))
-        .collect();
+    let source = Source::new(&name, &text);
+    let mut diagnostics = String::new();
+    for d in capture.take() {
+        source.render(&d, &mut diagnostics);
+    }
     drop(capture);
     let plan = plan.map_err(|e| format!("{diagnostics}{e}"))?;
     resources.admit(&plan).map_err(|e| format!("error: {e}"))?;
 
     let inputs = if cli.random_inputs {
-        random_inputs(&plan, cli.seed)
+        random_inputs(&plan, cli.seed)?
     } else {
         read_inputs(cli, &plan)?
     };
@@ -264,18 +278,6 @@ fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), S
     Ok((path.display().to_string(), text))
 }
 
-/// Whether a program still needs lowering: a mesh without devices, or a
-/// value or op of an earlier stage.
-fn needs_lowering(program: &pw_dialect::Program) -> bool {
-    program.meshes.iter().any(|m| m.devices.is_none())
-        || program.meshes.is_empty()
-        || program.ops().iter().any(|op| {
-            matches!(OpKind::of(op), Some(OpKind::Transfer | OpKind::Reshard))
-                || (OpKind::of(op) == Some(OpKind::Call)
-                    && ops::symbol_attr(op, ops::ATTR_MESH).is_none())
-        })
-}
-
 fn prepare_plan(
     cli: &Cli,
     context: &melior::Context,
@@ -284,15 +286,16 @@ fn prepare_plan(
     resources: &Resources,
     summary: &mut Summary,
 ) -> Result<Plan, String> {
-    let mut module: Module = pw_dialect::parse_source(context, text, name)
+    let module = pw_dialect::parse_source(context, text, name)
         .ok_or_else(|| "error: the program does not parse".to_owned())?;
-    if pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module)) {
-        return Err("error: the program is not valid".into());
-    }
-    let lower = pw_dialect::Program::read(&module)
-        .map(|p| needs_lowering(&p))
-        .unwrap_or(true);
-    if lower {
+    let analysis = pw_dialect::verify::verify(&module).map_err(|errors| {
+        pw_dialect::diag::emit_all(&errors);
+        "error: the program is not valid".to_owned()
+    })?;
+    let analysis = if legality::check(&analysis, Stage::Physical).is_empty() {
+        analysis
+    } else {
+        drop(analysis);
         let (topology, description) = match &cli.topology {
             Some(path) => (
                 pw_core::Topology::load(path).map_err(|e| format!("error: {e}"))?,
@@ -307,14 +310,12 @@ fn prepare_plan(
                 ),
             ),
         };
-        let steps = pipeline::lowering(topology).map_err(|e| format!("error: {e}"))?;
         let started = Instant::now();
-        pipeline::run(
+        let analysis = pw_compiler::run(
             context,
-            &mut module,
-            &steps,
-            None,
-            true,
+            &module,
+            &Pipeline::lower(&LowerOptions { topology }),
+            &mut RunOptions::default(),
             &mut Timings::default(),
         )
         .map_err(|_| "error: lowering failed".to_owned())?;
@@ -322,8 +323,12 @@ fn prepare_plan(
             "{description} in {:.1} ms",
             started.elapsed().as_secs_f64() * 1e3
         ));
-    }
-    pw_lowering::to_plan(&module).map_err(|e| format!("error: {e}"))
+        analysis
+    };
+    pw_lowering::to_plan(&analysis).map_err(|errors| {
+        pw_dialect::diag::emit_all(&errors);
+        "error: the program cannot run".to_owned()
+    })
 }
 
 fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
@@ -364,8 +369,42 @@ fn same_shape(host: &[usize], want: &[i64]) -> bool {
     host.len() == want.len() && host.iter().zip(want).all(|(&h, &w)| h as i64 == w)
 }
 
-/// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans.
-fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
+/// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans;
+/// at most [`MAX_RANDOM_BYTES`] in all, checked before any is made.
+fn random_inputs(plan: &Plan, seed: u64) -> Result<Vec<HostArray>, String> {
+    let mut total = 0u64;
+    let mut shapes = Vec::with_capacity(plan.inputs.len());
+    for (i, &id) in plan.inputs.iter().enumerate() {
+        let value = &plan.values[id];
+        let shape: Option<Vec<usize>> = value
+            .shape
+            .iter()
+            .map(|&d| usize::try_from(d).ok())
+            .collect();
+        let bytes = shape
+            .as_ref()
+            .and_then(|s| {
+                s.iter()
+                    .try_fold(value.dtype.size_in_bytes() as u64, |acc, &d| {
+                        acc.checked_mul(d as u64)
+                    })
+            })
+            .and_then(|b| total.checked_add(b))
+            .filter(|&t| t <= MAX_RANDOM_BYTES);
+        match (shape, bytes) {
+            (Some(shape), Some(t)) => {
+                total = t;
+                shapes.push(shape);
+            }
+            _ => {
+                return Err(format!(
+                    "error: input #{i} is {}: --random-inputs makes at most {} GiB of inputs",
+                    value.describe(),
+                    MAX_RANDOM_BYTES >> 30
+                ))
+            }
+        }
+    }
     let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -374,54 +413,69 @@ fn random_inputs(plan: &Plan, seed: u64) -> Vec<HostArray> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     };
+    let unit = |bits: u64| (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
     plan.inputs
         .iter()
-        .map(|&id| {
-            let value = &plan.values[id];
-            let shape: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
+        .zip(shapes)
+        .map(|(&id, shape)| {
+            let dtype = plan.values[id].dtype;
             let n: usize = shape.iter().product();
-            let unit = |bits: u64| (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-            let bytes: Vec<u8> = (0..n)
-                .flat_map(|_| {
-                    let bits = next();
-                    match value.dtype {
-                        DType::F32 => (unit(bits) as f32).to_ne_bytes().to_vec(),
-                        DType::F64 => unit(bits).to_ne_bytes().to_vec(),
-                        DType::BF16 => half::bf16::from_f64(unit(bits)).to_ne_bytes().to_vec(),
-                        DType::F16 => half::f16::from_f64(unit(bits)).to_ne_bytes().to_vec(),
-                        DType::Bool => vec![(bits & 1) as u8],
-                        other => {
-                            let v = bits % 8;
-                            v.to_ne_bytes()[..other.size_in_bytes()].to_vec()
-                        }
+            let mut bytes = Vec::with_capacity(n * dtype.size_in_bytes());
+            for _ in 0..n {
+                let bits = next();
+                match dtype {
+                    DType::F32 => bytes.extend_from_slice(&(unit(bits) as f32).to_ne_bytes()),
+                    DType::F64 => bytes.extend_from_slice(&unit(bits).to_ne_bytes()),
+                    DType::BF16 => {
+                        bytes.extend_from_slice(&half::bf16::from_f64(unit(bits)).to_ne_bytes())
                     }
-                })
-                .collect();
-            HostArray::new(value.dtype, &shape, bytes)
-                .unwrap_or_else(|_| HostArray::zeros(value.dtype, &shape))
+                    DType::F16 => {
+                        bytes.extend_from_slice(&half::f16::from_f64(unit(bits)).to_ne_bytes())
+                    }
+                    DType::Bool => bytes.push((bits & 1) as u8),
+                    other => {
+                        let v = bits % 8;
+                        bytes.extend_from_slice(&v.to_ne_bytes()[..other.size_in_bytes()]);
+                    }
+                }
+            }
+            HostArray::new(dtype, &shape, bytes).map_err(|e| format!("error: {e}"))
         })
         .collect()
 }
 
-/// Writes every output, or none: they go to temporary names first.
+/// Writes every output, or none: they go to temporary names first, and a
+/// failure removes what this run wrote (temporaries and renamed outputs).
 fn write_outputs(dir: &Path, outputs: &[HostArray]) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
     let pid = std::process::id();
-    let mut written = Vec::new();
-    for (i, output) in outputs.iter().enumerate() {
-        let tmp = dir.join(format!(".output_{i}.npy.{pid}.tmp"));
-        if let Err(e) = npy::write(&tmp, output) {
-            for t in written.iter().chain(std::iter::once(&tmp)) {
-                let _ = std::fs::remove_file(t);
-            }
-            return Err(format!("error: cannot write output #{i}: {e}"));
+    let finals: Vec<PathBuf> = (0..outputs.len())
+        .map(|i| dir.join(format!("output_{i}.npy")))
+        .collect();
+    let tmps: Vec<PathBuf> = (0..outputs.len())
+        .map(|i| dir.join(format!(".output_{i}.npy.{pid}.tmp")))
+        .collect();
+    let undo = |paths: &[PathBuf]| {
+        for p in paths {
+            let _ = std::fs::remove_file(p);
         }
-        written.push(tmp);
+    };
+    for (i, (output, tmp)) in outputs.iter().zip(&tmps).enumerate() {
+        if let Err(e) = npy::write(tmp, output) {
+            undo(&tmps[..=i]);
+            return Err(format!("error: cannot write output #{i} to {}: {e}", tmp.display()));
+        }
     }
-    for (i, tmp) in written.iter().enumerate() {
-        std::fs::rename(tmp, dir.join(format!("output_{i}.npy")))
-            .map_err(|e| format!("error: {e}"))?;
+    for (i, (tmp, path)) in tmps.iter().zip(&finals).enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            undo(&tmps[i..]);
+            undo(&finals[..i]);
+            return Err(format!(
+                "error: cannot write output #{i} to {}: {e}",
+                path.display()
+            ));
+        }
     }
     Ok(())
 }

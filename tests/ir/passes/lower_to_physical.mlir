@@ -8,7 +8,8 @@ module {
   pw.mesh @a ["x"=2]
   pw.mesh @b ["x"=2] {kind = "cpu"}
   module @f attributes {mhlo.num_partitions = 2 : i32} {
-    func.func public @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%x: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
       return %x : tensor<4x8xf32>
     }
   }

@@ -308,7 +308,8 @@ fn no_buffer_outlives_a_run() {
     let lowered = pw_opt(&["-", "--pw-lower=devices=4"], text.as_bytes());
     let context = pw_dialect::new_context();
     let module = pw_dialect::parse_source(&context, &lowered.stdout, "lowered").expect("parses");
-    let plan = pw_lowering::to_plan(&module).expect("plan");
+    let analysis = pw_dialect::verify::verify(&module).expect("valid");
+    let plan = pw_lowering::to_plan(&analysis).expect("plan");
     let plugin = Plugin::discover().expect("the CPU plugin (scripts/setup.sh installs it)");
     let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).expect("client");
     let inputs: Vec<_> = files("pipeline", "input_")

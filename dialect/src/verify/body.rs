@@ -1,0 +1,364 @@
+//! Phases 3 and 4 of the verifier: the values of `@main`'s body, then its
+//! calls and moves (physical copies are [`super::physical`]'s).
+
+use super::physical::Physical;
+use crate::{
+    analysis::{Analysis, ArrayInfo},
+    diag::Errors,
+    error::Error,
+    ops::{self, OpKind},
+    program::{significant, Computation, Mesh, Misfit},
+};
+use melior::ir::{
+    operation::{OperationLike, OperationRef},
+    Location, ValueLike,
+};
+use pw_core::geometry::{Sharding, Tiling};
+use std::{collections::HashMap, rc::Rc};
+
+/// Phase 3: every op is a pw op, every value a well-formed array.
+pub(super) fn values<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
+    let program = &analysis.program;
+    let check = |value: melior::ir::Value<'c, '_>, what: &dyn Fn() -> String| -> Option<Error> {
+        match analysis.value(value) {
+            Err(problem) => Some(problem.at(&what(), &value.r#type().to_string())),
+            Ok(info) => match &info.ty.mesh {
+                Some(mesh) if program.mesh(mesh).is_none() => Some(Error::UnknownMesh {
+                    what: what(),
+                    mesh: mesh.clone(),
+                }),
+                _ => None,
+            },
+        }
+    };
+    let inputs = program.inputs();
+    for (i, &input) in inputs.iter().enumerate() {
+        let what = || {
+            if inputs.len() == 1 {
+                "program input".to_owned()
+            } else {
+                format!("program input #{i}")
+            }
+        };
+        if let Some(error) = check(input, &what) {
+            errors.push(program.location(), error);
+        }
+    }
+    for op in program.ops() {
+        if errors.full() {
+            return;
+        }
+        let location = op.location();
+        match OpKind::of(&op) {
+            None => errors.push(location, Error::ForeignOp {
+                op: ops::op_name(&op),
+            }),
+            Some(OpKind::Return) => {}
+            Some(_) => {
+                for (i, result) in op.results().enumerate() {
+                    if let Some(error) = check(result.into(), &|| format!("result #{i}")) {
+                        errors.push(location, error);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Phase 4: the rules of each op.
+pub(super) fn ops<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
+    let mut checker = Checker {
+        analysis,
+        errors,
+        expected: HashMap::new(),
+        physical: Physical::new(analysis),
+    };
+    for op in analysis.program.ops() {
+        if checker.errors.full() {
+            return;
+        }
+        let Some(kind) = OpKind::of(&op) else {
+            continue;
+        };
+        if kind == OpKind::Return {
+            continue;
+        }
+        // Phase 3 read every value of the body.
+        let read = |values: Vec<melior::ir::Value<'_, '_>>| -> Option<Vec<Rc<ArrayInfo>>> {
+            values.into_iter().map(|v| analysis.value(v).ok()).collect()
+        };
+        let (Some(operands), Some(results)) = (
+            read(op.operands().collect()),
+            read(op.results().map(Into::into).collect()),
+        ) else {
+            continue;
+        };
+        checker.op(op, kind, &operands, &results);
+    }
+}
+
+/// What a computation expects on one mesh: its arguments' and results'
+/// shardings.
+type Expected = Result<Rc<(Vec<Sharding>, Vec<Sharding>)>, Error>;
+
+struct Checker<'v, 'p, 'c, 'a> {
+    analysis: &'p Analysis<'c, 'a>,
+    errors: &'v mut Errors<'c>,
+    /// Per (computation, mesh), what the computation expects there.
+    expected: HashMap<(String, String), Expected>,
+    physical: Physical<'p, 'c, 'a>,
+}
+
+impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
+    fn error(&mut self, location: Location<'c>, error: Error) {
+        self.errors.push(location, error);
+    }
+
+    fn op(
+        &mut self,
+        op: OperationRef<'c, 'a>,
+        kind: OpKind,
+        operands: &[Rc<ArrayInfo>],
+        results: &[Rc<ArrayInfo>],
+    ) {
+        let location = op.location();
+        if kind == OpKind::Call {
+            return self.call(op, operands, results);
+        }
+        if kind == OpKind::Assemble {
+            if let Some(to) = results.first() {
+                let errors = &mut *self.errors;
+                self.physical.assemble(op, to, errors);
+            }
+            return;
+        }
+        // The unary ops: one operand, one result (their definitions say so).
+        let (Some(from), Some(to)) = (operands.first(), results.first()) else {
+            return;
+        };
+        if !from.ty.same_tensor(&to.ty) {
+            return self.error(
+                location,
+                Error::ChangesType {
+                    op: kind.name(),
+                    from: from.ty.tensor_string(),
+                    to: to.ty.tensor_string(),
+                },
+            );
+        }
+        match kind {
+            OpKind::Transfer | OpKind::Reshard => self.move_op(location, kind, from, to),
+            _ => {
+                let errors = &mut *self.errors;
+                self.physical.piece_op(op, kind, from, to, errors)
+            }
+        }
+    }
+
+    fn call(
+        &mut self,
+        op: OperationRef<'c, 'a>,
+        operands: &[Rc<ArrayInfo>],
+        results: &[Rc<ArrayInfo>],
+    ) {
+        let location = op.location();
+        let program = &self.analysis.program;
+        let Some(callee) = ops::symbol_attr(&op, ops::ATTR_CALLEE) else {
+            return;
+        };
+        let Some(computation) = program.computation(&callee) else {
+            return self.error(location, Error::UnknownComputation { callee });
+        };
+        let arity_ok = self.signature(location, computation, "argument", operands, &computation.inputs)
+            & self.signature(location, computation, "result", results, &computation.outputs);
+        let mesh_name = ops::symbol_attr(&op, ops::ATTR_MESH);
+        let on = |m: &Option<String>| {
+            m.as_ref()
+                .map_or("unplaced".to_owned(), |m| format!("on @{m}"))
+        };
+        for (i, r) in results.iter().enumerate() {
+            if r.ty.mesh != mesh_name {
+                self.error(
+                    location,
+                    Error::ResultPlacement {
+                        index: i,
+                        result: on(&r.ty.mesh),
+                        call: on(&mesh_name),
+                    },
+                );
+            }
+        }
+        let shardings = self.analysis.in_shardings(&op);
+        let Some(mesh_name) = mesh_name else {
+            if shardings.is_some() {
+                self.error(location, Error::UnplacedInShardings);
+            }
+            return;
+        };
+        let Some(mesh) = program.mesh(&mesh_name) else {
+            return self.error(location, Error::CallOnUnknownMesh { mesh: mesh_name });
+        };
+        if !self.fits(location, computation, mesh) || !arity_ok {
+            return;
+        }
+        let expected = match self.expected(computation, mesh) {
+            Ok(expected) => expected,
+            Err(error) => return self.error(location, error),
+        };
+        match shardings {
+            None => {}
+            Some(None) => self.error(location, Error::MalformedInShardings),
+            Some(Some(shardings)) if shardings.len() != operands.len() => self.error(
+                location,
+                Error::InShardingsCount {
+                    entries: shardings.len(),
+                    operands: operands.len(),
+                },
+            ),
+            Some(Some(shardings)) => {
+                for (i, ((sharding, operand), want)) in
+                    shardings.iter().zip(operands).zip(&expected.0).enumerate()
+                {
+                    if let Err(error) = Tiling::new(&operand.ty.shape, sharding, &mesh.shape) {
+                        self.error(
+                            location,
+                            Error::InShardingMisfit {
+                                index: i,
+                                sharding: sharding.clone(),
+                                mesh: mesh_name.clone(),
+                                error,
+                            },
+                        );
+                    } else if significant(sharding, &mesh.shape) != *want {
+                        self.error(
+                            location,
+                            Error::InShardingDisagrees {
+                                index: i,
+                                declared: sharding.clone(),
+                                computation: computation.name.clone(),
+                                expected: want.clone(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        for (i, (result, want)) in results.iter().zip(&expected.1).enumerate() {
+            if let Some(sharding) = &result.ty.sharding {
+                if significant(sharding, &mesh.shape) != *want {
+                    self.error(
+                        location,
+                        Error::ResultShardingDisagrees {
+                            index: i,
+                            declared: sharding.clone(),
+                            computation: computation.name.clone(),
+                            produced: want.clone(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// What `computation` expects on `mesh` (which it fits), computed once
+    /// per pair.
+    fn expected(&mut self, computation: &Computation, mesh: &Mesh) -> Expected {
+        let key = (computation.name.clone(), mesh.name.clone());
+        self.expected
+            .entry(key)
+            .or_insert_with(|| {
+                let on = |sigs: &[crate::program::TensorSig]| -> Result<Vec<Sharding>, Error> {
+                    sigs.iter()
+                        .map(|s| computation.sharding_on(s, &mesh.shape))
+                        .collect()
+                };
+                Ok(Rc::new((on(&computation.inputs)?, on(&computation.outputs)?)))
+            })
+            .clone()
+    }
+
+    /// Checks arity, shapes and dtypes; false when the arity is wrong.
+    fn signature(
+        &mut self,
+        location: Location<'c>,
+        computation: &Computation,
+        what: &'static str,
+        actual: &[Rc<ArrayInfo>],
+        expected: &[crate::program::TensorSig],
+    ) -> bool {
+        if actual.len() != expected.len() {
+            self.error(
+                location,
+                Error::Arity {
+                    computation: computation.name.clone(),
+                    what,
+                    expected: expected.len(),
+                    actual: actual.len(),
+                },
+            );
+            return false;
+        }
+        for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
+            if a.ty.shape != e.shape || Some(a.ty.dtype) != e.dtype {
+                self.error(
+                    location,
+                    Error::SignatureMismatch {
+                        what,
+                        index: i,
+                        actual: a.ty.tensor_string(),
+                        computation: computation.name.clone(),
+                        expected: e.text.clone(),
+                    },
+                );
+            }
+        }
+        true
+    }
+
+    /// Whether `computation` can run on `mesh` (reported when not).
+    fn fits(&mut self, location: Location<'c>, computation: &Computation, mesh: &Mesh) -> bool {
+        let error = match computation.fits(&mesh.shape) {
+            Ok(()) => return true,
+            Err(Misfit::Partitions {
+                partitions,
+                devices,
+            }) => Error::Partitions {
+                computation: computation.name.clone(),
+                partitions,
+                mesh: mesh.name.clone(),
+                devices,
+            },
+            Err(Misfit::Axes { lowered_for }) => Error::Axes {
+                computation: computation.name.clone(),
+                lowered_for,
+                mesh: mesh.name.clone(),
+                shape: mesh.shape.clone(),
+            },
+        };
+        self.error(location, error);
+        false
+    }
+
+    fn move_op(&mut self, location: Location<'c>, kind: OpKind, from: &ArrayInfo, to: &ArrayInfo) {
+        let op = kind.name();
+        let (Some(a), Some(b)) = (&from.ty.mesh, &to.ty.mesh) else {
+            return self.error(location, Error::MoveUnplaced { op });
+        };
+        if from.ty.sharding.is_none() || to.ty.sharding.is_none() {
+            return self.error(location, Error::MoveUnsharded { op });
+        }
+        match kind {
+            OpKind::Transfer if a == b => {
+                self.error(location, Error::TransferWithinMesh { mesh: a.clone() })
+            }
+            OpKind::Reshard if a != b => self.error(
+                location,
+                Error::ReshardAcrossMeshes {
+                    from: a.clone(),
+                    to: b.clone(),
+                },
+            ),
+            _ => {}
+        }
+    }
+}
