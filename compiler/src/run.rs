@@ -83,13 +83,15 @@ impl Timings {
 
 /// Verifies `module` (MLIR's verifier, then pw's): its analysis, or the
 /// errors emitted.
-fn verified<'c, 'a>(module: &'a Module<'c>) -> Result<Analysis<'c, 'a>, Failed> {
-    if !module.as_operation().verify() {
+fn verified<'c, 'a>(module: &'a Module<'c>, timings: &mut Timings) -> Result<Analysis<'c, 'a>, Failed> {
+    if !timings.time("MLIR verifier after each pass", || module.as_operation().verify()) {
         return Err(Failed);
     }
-    verify::verify(module).map_err(|errors| {
-        emit_all(&errors);
-        Failed
+    timings.time("pw verifier after each pass", || {
+        verify::verify(module).map_err(|errors| {
+            emit_all(&errors);
+            Failed
+        })
     })
 }
 
@@ -134,8 +136,7 @@ pub fn run<'c, 'a>(
                     })?,
             }
             analysis = if options.verify_each {
-                timings
-                    .time("verify after each pass", || verified(module))
+                verified(module, timings)
                     .map_err(|failed| {
                         Located::new(here, Error::InvalidAfter { pass: step.name }).emit();
                         failed

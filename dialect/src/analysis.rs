@@ -22,14 +22,15 @@ use crate::{
     program::Program,
 };
 use melior::ir::{
-    operation::OperationLike, Attribute, AttributeLike, Module, Type, TypeLike, Value, ValueLike,
+    operation::{OperationLike, OperationRef},
+    Attribute, AttributeLike, Module, Type, TypeLike, Value, ValueLike,
 };
 use pw_core::{
     geometry::{LayoutError, Sharding, Tiling},
     Piece,
 };
 use std::{
-    cell::RefCell,
+    cell::{OnceCell, RefCell},
     collections::HashMap,
     ffi::c_void,
     hash::{BuildHasherDefault, Hasher},
@@ -97,9 +98,11 @@ impl ArrayProblem {
     }
 }
 
-/// Hashes the pointer keys of MLIR's uniqued objects.
+/// Hashes the pointer keys of MLIR's objects (and short strings) faster
+/// than the default hasher; pw never hashes untrusted keys it does not
+/// also bound.
 #[derive(Default)]
-struct PointerHasher(u64);
+pub struct PointerHasher(u64);
 
 impl Hasher for PointerHasher {
     fn finish(&self) -> u64 {
@@ -118,11 +121,16 @@ impl Hasher for PointerHasher {
     }
 }
 
-type Table<V> = RefCell<HashMap<usize, V, BuildHasherDefault<PointerHasher>>>;
+/// A map keyed by the address of an MLIR object (a value, type, attribute
+/// or op).
+pub type PointerMap<V> = HashMap<usize, V, BuildHasherDefault<PointerHasher>>;
+
+type Table<V> = RefCell<PointerMap<V>>;
 
 /// See the module documentation.
 pub struct Analysis<'c, 'a> {
     pub program: Program<'c, 'a>,
+    ops: OnceCell<Vec<OperationRef<'c, 'a>>>,
     arrays: Table<Result<Rc<ArrayInfo>, ArrayProblem>>,
     in_shardings: Table<Option<Rc<Vec<Sharding>>>>,
     pieces: Table<Option<Rc<Vec<Piece>>>>,
@@ -134,10 +142,18 @@ impl<'c, 'a> Analysis<'c, 'a> {
     pub fn read(module: &'a Module<'c>) -> Result<Self, Vec<Diag<'c>>> {
         Ok(Self {
             program: Program::read(module)?,
+            ops: OnceCell::new(),
             arrays: Table::default(),
             in_shardings: Table::default(),
             pieces: Table::default(),
         })
+    }
+
+    /// The ops of the body, in order (the terminator included), as they
+    /// were when first asked for: a pass that erases or moves ops and then
+    /// walks the body again uses [`Program::ops`].
+    pub fn ops(&self) -> &[OperationRef<'c, 'a>] {
+        self.ops.get_or_init(|| self.program.ops())
     }
 
     /// The array type `t`, read once.

@@ -85,13 +85,14 @@ pub fn insert_before<'c, 'a>(
     Some(block.insert_operation_before(anchor, new))
 }
 
-/// Moves `op` right before `anchor`; both must be in the same block
-/// (false otherwise).
+/// Moves `op` (out of its block, if any) right before `anchor`, which must
+/// be in a block (false otherwise).
 pub fn move_before(op: OperationRef<'_, '_>, anchor: OperationRef<'_, '_>) -> bool {
-    if op.block() != anchor.block() || op.block().is_none() {
+    if anchor.block().is_none() {
         return false;
     }
-    // SAFETY: both ops are live and in the same block.
+    // SAFETY: both ops are live and the anchor is in a block, as MLIR
+    // requires.
     unsafe { mlir_sys::mlirOperationMoveBefore(op.to_raw(), anchor.to_raw()) };
     true
 }

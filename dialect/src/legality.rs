@@ -81,7 +81,7 @@ pub fn check<'c>(analysis: &Analysis<'c, '_>, stage: Stage) -> Vec<Diag<'c>> {
             }
         }
     }
-    for op in program.ops() {
+    for &op in analysis.ops() {
         if errors.full() {
             break;
         }

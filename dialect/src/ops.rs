@@ -6,11 +6,11 @@ use melior::{
         attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
         operation::OperationRef,
         operation::{OperationBuilder, OperationLike},
-        Attribute, Identifier, Location, Operation, Value, ValueLike,
+        Attribute, Identifier, Location, Operation, Type, Value, ValueLike,
     },
     Context,
 };
-use pw_core::{geometry::Sharding, Piece};
+use pw_core::geometry::Sharding;
 
 pub const MESH: &str = "pw.mesh";
 pub const CALL: &str = "pw.call";
@@ -70,10 +70,17 @@ impl OpKind {
 
     /// The kind of `op`, read without allocating.
     pub fn of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Self> {
-        let name = name_bytes(op);
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name().as_bytes() == name)
+        Some(match name_bytes(op) {
+            b"pw.call" => OpKind::Call,
+            b"pw.transfer" => OpKind::Transfer,
+            b"pw.reshard" => OpKind::Reshard,
+            b"pw.copy" => OpKind::Copy,
+            b"pw.scatter" => OpKind::Scatter,
+            b"pw.gather" => OpKind::Gather,
+            b"pw.assemble" => OpKind::Assemble,
+            b"func.return" => OpKind::Return,
+            _ => return None,
+        })
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -217,35 +224,33 @@ pub fn build_move<'c>(
         .build()
 }
 
-/// `pw.copy`/`pw.scatter`/`pw.gather` of `input` moving `pieces`.
+/// `pw.copy`/`pw.scatter`/`pw.gather` of `input` moving `pieces` (an
+/// array of `#pw.piece`, see [`crate::pieces_attribute`]) into an array of
+/// type `to`.
 pub fn build_piece_op<'c>(
     context: &'c Context,
     name: &str,
     location: Location<'c>,
     input: Value<'c, '_>,
-    to: &ArrayType,
-    pieces: &[Piece],
+    to: Type<'c>,
+    pieces: Attribute<'c>,
 ) -> Result<Operation<'c>, melior::Error> {
     OperationBuilder::new(name, location)
         .add_operands(&[input])
-        .add_attributes(&[(
-            Identifier::new(context, ATTR_PIECES),
-            crate::piece::pieces_attribute(context, pieces),
-        )])
-        .add_results(&[to.to_mlir(context)])
+        .add_attributes(&[(Identifier::new(context, ATTR_PIECES), pieces)])
+        .add_results(&[to])
         .build()
 }
 
 /// `pw.assemble` of `parts` into one array of type `to`.
 pub fn build_assemble<'c>(
-    context: &'c Context,
     location: Location<'c>,
     parts: &[Value<'c, '_>],
-    to: &ArrayType,
+    to: Type<'c>,
 ) -> Result<Operation<'c>, melior::Error> {
     OperationBuilder::new(ASSEMBLE, location)
         .add_operands(parts)
-        .add_results(&[to.to_mlir(context)])
+        .add_results(&[to])
         .build()
 }
 

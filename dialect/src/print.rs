@@ -4,11 +4,10 @@
 //! verified; pw verifies every program it prints (after parsing and after
 //! each pass), so [`print`] says so, and collects the text in one buffer.
 
+use crate::ffi;
 use melior::ir::operation::{OperationLike, OperationRef};
 use mlir_sys::{
-    mlirOpPrintingFlagsAssumeVerified, mlirOpPrintingFlagsCreate, mlirOpPrintingFlagsDestroy,
-    mlirOpPrintingFlagsPrintGenericOpForm, mlirOperationClone, mlirOperationDestroy,
-    mlirOperationPrintWithFlags, mlirOperationRemoveAttributeByName, MlirStringRef,
+    mlirOperationClone, mlirOperationDestroy, mlirOperationRemoveAttributeByName, MlirStringRef,
 };
 use std::ffi::c_void;
 
@@ -25,23 +24,16 @@ pub struct PrintOptions {
 /// The text of `op`.
 pub fn print<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, options: PrintOptions) -> String {
     let mut out: Vec<u8> = Vec::new();
-    // SAFETY: the flags are created and destroyed here; the op is live; the
-    // callback gets `out` as its user data and only appends to it.
+    // SAFETY: the op is live; the callback gets `out` as its user data and
+    // only appends to it.
     unsafe {
-        let flags = mlirOpPrintingFlagsCreate();
-        if options.generic {
-            mlirOpPrintingFlagsPrintGenericOpForm(flags);
-        }
-        if options.verified {
-            mlirOpPrintingFlagsAssumeVerified(flags);
-        }
-        mlirOperationPrintWithFlags(
+        ffi::pwOperationPrint(
             op.to_raw(),
-            flags,
+            options.generic,
+            options.verified,
             Some(append),
             &mut out as *mut Vec<u8> as *mut c_void,
         );
-        mlirOpPrintingFlagsDestroy(flags);
     }
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

@@ -29,7 +29,8 @@ use pw_core::{
     geometry::{MeshShape, Sharding, Tiling, MAX_MESH_DEVICES},
     DType,
 };
-use std::collections::HashMap;
+use crate::analysis::PointerHasher;
+use std::{collections::HashMap, hash::BuildHasherDefault};
 
 /// A `pw.mesh` declaration.
 #[derive(Clone, Debug)]
@@ -157,8 +158,8 @@ pub struct Program<'c, 'a> {
     pub computations: Vec<Computation<'c, 'a>>,
     /// The `func.func @main` holding the dataflow graph.
     pub entry: OperationRef<'c, 'a>,
-    mesh_index: HashMap<String, usize>,
-    computation_index: HashMap<String, usize>,
+    mesh_index: HashMap<String, usize, BuildHasherDefault<PointerHasher>>,
+    computation_index: HashMap<String, usize, BuildHasherDefault<PointerHasher>>,
 }
 
 impl<'c, 'a> Program<'c, 'a> {

@@ -33,7 +33,7 @@ use melior::{
         attribute::{ArrayAttribute, IntegerAttribute},
         operation::{OperationLike, OperationRef},
         r#type::IntegerType,
-        Attribute, Location, Module, Value,
+        Attribute, Location, Module, TypeLike, Value, ValueLike,
     },
     Context,
 };
@@ -41,10 +41,15 @@ use pw_core::{topology::Links, Topology};
 use pw_dialect::{
     edit,
     ops::{self, OpKind},
+    analysis::PointerHasher,
     Analysis, ArrayInfo, Located,
 };
 use pw_passes::{check_options, Options, Pass, PassFailure};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::{
+    collections::{BTreeMap, BTreeSet, HashMap},
+    hash::BuildHasherDefault,
+    rc::Rc,
+};
 
 /// See the module documentation.
 pub struct LowerToPhysical {
@@ -109,11 +114,17 @@ impl Pass for LowerToPhysical {
         // The meshes changed: read the program again to see their devices.
         let analysis = Analysis::read(module)
             .map_err(|d| d.into_iter().map(|d| d.map(Into::into)).collect::<Vec<_>>())?;
-        let links = self.topology.links();
-        let mut budget = MAX_PIECES;
-        for op in analysis.program.ops() {
+        let mut lowering = Lowering {
+            context,
+            analysis: &analysis,
+            links: self.topology.links(),
+            budget: MAX_PIECES,
+            planned: HashMap::default(),
+        };
+        for &op in analysis.ops() {
             if matches!(OpKind::of(&op), Some(OpKind::Transfer | OpKind::Reshard)) {
-                lower_move(context, &analysis, &links, op, &mut budget)
+                lowering
+                    .lower_move(op)
                     .map_err(|e| failure(op.location(), e))?;
             }
         }
@@ -164,53 +175,99 @@ fn placement<'i>(analysis: &'i Analysis, info: &'i ArrayInfo) -> Option<Placed<'
     })
 }
 
-fn lower_move<'c>(
+/// The copy ops one move between two types becomes: each op's name and
+/// `pieces` attribute, and how many pieces they hold.
+type Planned<'c> = Rc<(Vec<(&'static str, Attribute<'c>)>, u64)>;
+
+/// The state of lowering one program's moves.
+struct Lowering<'p, 'c, 'a> {
     context: &'c Context,
-    analysis: &Analysis<'c, '_>,
-    links: &Links,
-    op: OperationRef<'c, '_>,
-    budget: &mut u64,
-) -> Result<(), LowerError> {
-    let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
-        return Err(LowerError::NotPlaced);
-    };
-    let result: Value = result.into();
-    let (Ok(from), Ok(to)) = (analysis.value(input), analysis.value(result)) else {
-        return Err(LowerError::NotPlaced);
-    };
-    let (Some(src), Some(dst)) = (placement(analysis, &from), placement(analysis, &to)) else {
-        return Err(LowerError::NotPlaced);
-    };
-    let pieces = transfer_plan::count(src.tiling, dst.tiling);
-    if pieces > *budget {
-        return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
-    }
-    *budget -= pieces;
-    let shards = plan(src, dst, |a, b| links.link(a, b));
-    let location = op.location();
-    let build_failed = |op: &'static str, reason: String| LowerError::Build { op, reason };
-    let mut parts = Vec::new();
-    for copy in group(shards) {
-        let (name, pieces) = match copy {
-            CopyOp::Copy(piece) => (ops::COPY, vec![piece]),
-            CopyOp::Scatter(pieces) => (ops::SCATTER, pieces),
-            CopyOp::Gather(pieces) => (ops::GATHER, pieces),
+    analysis: &'p Analysis<'c, 'a>,
+    links: Links,
+    /// Pieces still allowed (see [`MAX_PIECES`]).
+    budget: u64,
+    /// Plans by (source type, destination type): types are uniqued and a
+    /// plan depends on nothing else, so each pair is planned once.
+    planned: HashMap<(usize, usize), Planned<'c>, BuildHasherDefault<PointerHasher>>,
+}
+
+impl<'c> Lowering<'_, 'c, '_> {
+    fn lower_move(&mut self, op: OperationRef<'c, '_>) -> Result<(), LowerError> {
+        let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
+            return Err(LowerError::NotPlaced);
         };
-        let built = ops::build_piece_op(context, name, location, input, &to.ty, &pieces)
-            .map_err(|e| build_failed(name, e.to_string()))?;
-        let inserted = edit::insert_before(op, built)
-            .and_then(|i| i.result(0).ok())
-            .ok_or_else(|| build_failed(name, "the move is outside a block".into()))?;
-        parts.push(inserted.into());
+        let result: Value = result.into();
+        // The copies and their assembly all have the move's result type.
+        let to_type = result.r#type();
+        let key = (
+            input.r#type().to_raw().ptr as usize,
+            to_type.to_raw().ptr as usize,
+        );
+        let planned = match self.planned.get(&key) {
+            Some(planned) => planned.clone(),
+            None => {
+                let planned = Rc::new(self.plan_move(input, result)?);
+                self.planned.insert(key, planned.clone());
+                planned
+            }
+        };
+        if planned.1 > self.budget {
+            return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
+        }
+        self.budget -= planned.1;
+        let location = op.location();
+        let build_failed = |op: &'static str, reason: String| LowerError::Build { op, reason };
+        let mut parts = Vec::with_capacity(planned.0.len());
+        for &(name, pieces) in &planned.0 {
+            let built = ops::build_piece_op(self.context, name, location, input, to_type, pieces)
+                .map_err(|e| build_failed(name, e.to_string()))?;
+            let inserted = edit::insert_before(op, built)
+                .and_then(|i| i.result(0).ok())
+                .ok_or_else(|| build_failed(name, "the move is outside a block".into()))?;
+            parts.push(inserted.into());
+        }
+        let assemble = ops::build_assemble(location, &parts, to_type)
+            .map_err(|e| build_failed(ops::ASSEMBLE, e.to_string()))?;
+        let assembled = edit::insert_before(op, assemble)
+            .and_then(|a| a.result(0).ok())
+            .ok_or_else(|| build_failed(ops::ASSEMBLE, "the move is outside a block".into()))?;
+        edit::replace_all_uses(result, assembled.into());
+        edit::erase(op);
+        Ok(())
     }
-    let assemble = ops::build_assemble(context, location, &parts, &to.ty)
-        .map_err(|e| build_failed(ops::ASSEMBLE, e.to_string()))?;
-    let assembled = edit::insert_before(op, assemble)
-        .and_then(|a| a.result(0).ok())
-        .ok_or_else(|| build_failed(ops::ASSEMBLE, "the move is outside a block".into()))?;
-    edit::replace_all_uses(result, assembled.into());
-    edit::erase(op);
-    Ok(())
+
+    /// Plans a move from `input`'s type to `result`'s, within the budget.
+    fn plan_move(
+        &self,
+        input: Value<'c, '_>,
+        result: Value<'c, '_>,
+    ) -> Result<(Vec<(&'static str, Attribute<'c>)>, u64), LowerError> {
+        let analysis = self.analysis;
+        let (Ok(from), Ok(to)) = (analysis.value(input), analysis.value(result)) else {
+            return Err(LowerError::NotPlaced);
+        };
+        let (Some(src), Some(dst)) = (placement(analysis, &from), placement(analysis, &to))
+        else {
+            return Err(LowerError::NotPlaced);
+        };
+        let count = transfer_plan::count(src.tiling, dst.tiling);
+        if count > self.budget {
+            return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
+        }
+        let shards = plan(src, dst, |a, b| self.links.link(a, b));
+        let ops = group(shards)
+            .into_iter()
+            .map(|copy| {
+                let (name, pieces) = match copy {
+                    CopyOp::Copy(piece) => (ops::COPY, vec![piece]),
+                    CopyOp::Scatter(pieces) => (ops::SCATTER, pieces),
+                    CopyOp::Gather(pieces) => (ops::GATHER, pieces),
+                };
+                (name, pw_dialect::pieces_attribute(self.context, &pieces))
+            })
+            .collect();
+        Ok((ops, count))
+    }
 }
 
 /// Records, on every computation, its partition count and the device lists

@@ -15,6 +15,7 @@ use pw_core::plan::{Computation, MeshPlacement, Plan, Step, StepKind, ValueId, V
 use pw_dialect::{
     legality::{self, Stage},
     ops::{self, OpKind},
+    analysis::PointerMap,
     print, Analysis, Located,
 };
 use std::collections::HashMap;
@@ -49,7 +50,7 @@ pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>>
         shards = shards.saturating_add(positions as u64);
     };
     program.inputs().into_iter().for_each(&mut count);
-    for op in program.ops() {
+    for op in analysis.ops() {
         op.results().for_each(|r| count(r.into()));
     }
     if shards > MAX_PLAN_SHARDS {
@@ -75,8 +76,8 @@ pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>>
             })
             .collect(),
     };
-    let mut ids: HashMap<usize, ValueId> = HashMap::new();
-    let add = |plan: &mut Plan, ids: &mut HashMap<usize, ValueId>, v: Value<'c, '_>| {
+    let mut ids: PointerMap<ValueId> = PointerMap::default();
+    let add = |plan: &mut Plan, ids: &mut PointerMap<ValueId>, v: Value<'c, '_>| {
         plan.values.push(value_info(analysis, v)?);
         ids.insert(v.to_raw().ptr as usize, plan.values.len() - 1);
         Some(plan.values.len() - 1)
@@ -88,7 +89,7 @@ pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>>
         plan.inputs.push(id);
     }
     let mut computation_ids: HashMap<String, usize> = HashMap::new();
-    for (index, op) in program.ops().into_iter().enumerate() {
+    for (index, &op) in analysis.ops().iter().enumerate() {
         let kind = OpKind::of(&op);
         let operands: Vec<ValueId> = op
             .operands()
@@ -190,7 +191,7 @@ pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>>
 }
 
 /// The plan's description of a placed value on a bound mesh.
-fn value_info(analysis: &Analysis, v: Value) -> Option<ValueInfo> {
+fn value_info<'c>(analysis: &Analysis<'c, '_>, v: Value<'c, '_>) -> Option<ValueInfo> {
     let info = analysis.value(v).ok()?;
     let mesh_name = info.ty.mesh.clone()?;
     let devices = analysis.program.mesh(&mesh_name)?.devices.clone()?;

@@ -68,7 +68,7 @@ impl Pass for AssignDevices {
         let mut load: HashMap<String, f64> = HashMap::new();
         let mut created = 0;
 
-        for op in program.ops() {
+        for &op in analysis.ops() {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }

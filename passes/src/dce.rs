@@ -37,7 +37,7 @@ impl Pass for Dce {
         let program = &analysis.program;
         let mut live = HashSet::new();
         let mut called = HashSet::new();
-        for op in program.ops().into_iter().rev() {
+        for &op in analysis.ops().iter().rev() {
             let kind = OpKind::of(&op);
             let needed = kind == Some(OpKind::Return)
                 || op.results().any(|r| live.contains(&r.to_raw().ptr));

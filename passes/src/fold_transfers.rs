@@ -24,9 +24,10 @@ use melior::{
 use pw_dialect::{
     edit,
     ops::{self, defining_op, OpKind},
+    analysis::PointerHasher,
     Analysis,
 };
-use std::collections::HashMap;
+use std::{collections::HashMap, hash::BuildHasherDefault};
 
 /// See the module documentation.
 pub struct FoldTransfers;
@@ -65,7 +66,9 @@ fn sweep<'c>(context: &'c Context, analysis: &Analysis<'c, '_>) -> Result<bool, 
 /// Removes unused and identity moves and merges duplicates.
 fn share(analysis: &Analysis) -> bool {
     let mut changed = false;
-    let mut first: HashMap<(usize, usize), Value> = HashMap::new();
+    // By (input, destination type).
+    let mut first: HashMap<(usize, usize), Value, BuildHasherDefault<PointerHasher>> =
+        HashMap::default();
     for op in analysis.program.ops() {
         if !is_move(OpKind::of(&op)) {
             continue;

@@ -53,7 +53,7 @@ impl Pass for InsertTransfers {
                 },
             )
         };
-        for op in analysis.program.ops() {
+        for &op in analysis.ops() {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }

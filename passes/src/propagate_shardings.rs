@@ -48,7 +48,7 @@ impl Pass for PropagateShardings {
     ) -> Result<(), PassFailure<'c>> {
         let program = &analysis.program;
         let mut failures = Vec::new();
-        for op in program.ops() {
+        for &op in analysis.ops() {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }

@@ -21,6 +21,7 @@ use melior::{
 use pw_dialect::{
     edit,
     ops::{self, OpKind},
+    analysis::PointerMap,
     Analysis,
 };
 use std::{
@@ -48,7 +49,7 @@ impl Pass for Schedule {
         analysis: &Analysis<'c, '_>,
     ) -> Result<(), PassFailure<'c>> {
         let program = &analysis.program;
-        let mut ops = program.ops();
+        let mut ops = analysis.ops().to_vec();
         let Some(terminator) = ops.pop().filter(|t| OpKind::of(t) == Some(OpKind::Return)) else {
             return Err(fail(
                 program.location(),
@@ -60,32 +61,44 @@ impl Pass for Schedule {
             ));
         };
         let work = cost::computation_work(program);
-        let index: HashMap<usize, usize> = ops
+        let index: PointerMap<usize> = ops
             .iter()
             .enumerate()
             .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr as usize, i)))
             .collect();
-        let mut successors = vec![Vec::new(); ops.len()];
+        // The dataflow edges, producer to consumer, as one sorted list.
+        let mut edges: Vec<(usize, usize)> = Vec::with_capacity(ops.len() * 2);
         let mut waiting = vec![0usize; ops.len()];
+        let mut producers = Vec::new();
         for (i, op) in ops.iter().enumerate() {
-            let mut producers: Vec<usize> = op
-                .operands()
-                .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied())
-                .collect();
+            producers.clear();
+            producers.extend(
+                op.operands()
+                    .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied()),
+            );
             producers.sort_unstable();
             producers.dedup();
             waiting[i] = producers.len();
-            for p in producers {
-                successors[p].push(i);
-            }
+            edges.extend(producers.iter().map(|&p| (p, i)));
         }
+        edges.sort_unstable();
+        // successors of op p: consumers[starts[p]..starts[p + 1]].
+        let mut starts = vec![0usize; ops.len() + 1];
+        for &(p, _) in &edges {
+            starts[p + 1] += 1;
+        }
+        for p in 0..ops.len() {
+            starts[p + 1] += starts[p];
+        }
+        let consumers: Vec<usize> = edges.iter().map(|&(_, c)| c).collect();
+        let successors = |p: usize| &consumers[starts[p]..starts[p + 1]];
         let costs: Vec<f64> = ops
             .iter()
             .map(|op| op_seconds(analysis, &work, op))
             .collect();
         let mut bottom = vec![0.0f64; ops.len()];
         for i in (0..ops.len()).rev() {
-            let tail = successors[i].iter().map(|&s| bottom[s]).fold(0.0, f64::max);
+            let tail = successors(i).iter().map(|&s| bottom[s]).fold(0.0, f64::max);
             bottom[i] = costs[i] + tail;
         }
 
@@ -99,7 +112,7 @@ impl Pass for Schedule {
         while let Some(Ready { index: i, .. }) = ready.pop() {
             // The body is one block (verified), ending in the terminator.
             edit::move_before(ops[i], terminator);
-            for &s in &successors[i] {
+            for &s in successors(i) {
                 waiting[s] -= 1;
                 if waiting[s] == 0 {
                     ready.push(Ready {
@@ -119,10 +132,10 @@ impl Pass for Schedule {
 }
 
 /// Estimated seconds of one op.
-fn op_seconds(
-    analysis: &Analysis,
+fn op_seconds<'c>(
+    analysis: &Analysis<'c, '_>,
     work: &HashMap<String, cost::Work>,
-    op: &melior::ir::operation::OperationRef,
+    op: &melior::ir::operation::OperationRef<'c, '_>,
 ) -> f64 {
     let program = &analysis.program;
     match OpKind::of(op) {

@@ -84,6 +84,12 @@ pub struct Cli {
     /// What to print: the IR, a Graphviz graph, or a summary table.
     #[arg(long, value_enum, default_value_t = Emit::Mlir)]
     pub emit: Emit,
+
+    /// Leave the program to the operating system instead of destroying it
+    /// op by op (as clang's -disable-free): the pw-opt binary sets it, since
+    /// it exits right after.
+    #[arg(long, hide = true)]
+    pub disable_free: bool,
 }
 
 /// Output formats of pw-opt.
@@ -264,6 +270,9 @@ fn run(
             let _ = stdout.write_all(text.as_bytes());
         }
     }
+    if cli.disable_free {
+        std::mem::forget(context);
+    }
     if failed {
         Err(())
     } else {
@@ -310,6 +319,10 @@ fn process(
     });
     if cli.timing {
         let _ = write!(stderr, "{}", timings.report());
+    }
+    if cli.disable_free {
+        drop(analysis);
+        std::mem::forget(module);
     }
     printed
 }

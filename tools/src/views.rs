@@ -58,7 +58,12 @@ fn human(bytes: u64) -> String {
 }
 
 /// Bytes per link of the piece op `op` moving arrays of `t`.
-fn piece_bytes(analysis: &Analysis, op: &OperationRef, t: &ArrayInfo, into: &mut Moved) {
+fn piece_bytes<'c>(
+    analysis: &Analysis<'c, '_>,
+    op: &OperationRef<'c, '_>,
+    t: &ArrayInfo,
+    into: &mut Moved,
+) {
     let element = t.ty.dtype.size_in_bytes() as u64;
     for p in analysis.pieces(op).iter().flat_map(|p| p.iter()) {
         let bytes = into.links.entry(p.link).or_default();
@@ -127,7 +132,7 @@ pub fn dot(analysis: &Analysis) -> Option<String> {
         });
         producer.insert(arg.to_raw().ptr, node);
     }
-    for (order, op) in program.ops().iter().enumerate() {
+    for (order, op) in analysis.ops().iter().enumerate() {
         match OpKind::of(op) {
             Some(OpKind::Call) => {
                 let node = graph.add_node(Node {
@@ -261,11 +266,11 @@ const SCHEDULE_ROWS: usize = 40;
 /// Tables of placement, transfers (bytes per link) and schedule.
 pub fn summary(analysis: &Analysis) -> Option<String> {
     let program = &analysis.program;
-    let ops = program.ops();
+    let ops = analysis.ops();
     let mut calls: HashMap<String, usize> = HashMap::new();
     let mut moved = Moved::default();
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for op in &ops {
+    for op in ops {
         let kind = OpKind::of(op);
         if kind == Some(OpKind::Call) {
             *calls
@@ -376,7 +381,7 @@ pub fn summary(analysis: &Analysis) -> Option<String> {
     Some(out)
 }
 
-fn schedule_row(analysis: &Analysis, index: usize, op: &OperationRef) -> Vec<String> {
+fn schedule_row<'c>(analysis: &Analysis<'c, '_>, index: usize, op: &OperationRef<'c, '_>) -> Vec<String> {
     let kind = OpKind::of(op);
     let result = op.result(0).ok().and_then(|r| analysis.value(r.into()).ok());
     let on = match kind {

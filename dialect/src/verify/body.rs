@@ -16,8 +16,9 @@ use melior::ir::{
 use pw_core::geometry::{Sharding, Tiling};
 use std::{collections::HashMap, rc::Rc};
 
-/// Phase 3: every op is a pw op, every value a well-formed array.
-pub(super) fn values<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
+/// Phases 3 and 4, in one walk: an op's rules are checked once its own
+/// values passed phase 3, and its operands' (defined before it) did.
+pub(super) fn body<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
     let program = &analysis.program;
     let check = |value: melior::ir::Value<'c, '_>, what: &dyn Fn() -> String| -> Option<Error> {
         match analysis.value(value) {
@@ -31,6 +32,8 @@ pub(super) fn values<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
             },
         }
     };
+    // Values whose type failed phase 3: ops reading them are not checked.
+    let mut broken = false;
     let inputs = program.inputs();
     for (i, &input) in inputs.iter().enumerate() {
         let what = || {
@@ -42,58 +45,41 @@ pub(super) fn values<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
         };
         if let Some(error) = check(input, &what) {
             errors.push(program.location(), error);
+            broken = true;
         }
     }
-    for op in program.ops() {
-        if errors.full() {
-            return;
-        }
-        let location = op.location();
-        match OpKind::of(&op) {
-            None => errors.push(location, Error::ForeignOp {
-                op: ops::op_name(&op),
-            }),
-            Some(OpKind::Return) => {}
-            Some(_) => {
-                for (i, result) in op.results().enumerate() {
-                    if let Some(error) = check(result.into(), &|| format!("result #{i}")) {
-                        errors.push(location, error);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Phase 4: the rules of each op.
-pub(super) fn ops<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
     let mut checker = Checker {
         analysis,
         errors,
         expected: HashMap::new(),
         physical: Physical::new(analysis),
     };
-    for op in analysis.program.ops() {
+    for &op in analysis.ops() {
         if checker.errors.full() {
             return;
         }
+        let location = op.location();
         let Some(kind) = OpKind::of(&op) else {
+            checker.error(location, Error::ForeignOp {
+                op: ops::op_name(&op),
+            });
             continue;
         };
         if kind == OpKind::Return {
             continue;
         }
-        // Phase 3 read every value of the body.
-        let read = |values: Vec<melior::ir::Value<'_, '_>>| -> Option<Vec<Rc<ArrayInfo>>> {
-            values.into_iter().map(|v| analysis.value(v).ok()).collect()
-        };
-        let (Some(operands), Some(results)) = (
-            read(op.operands().collect()),
-            read(op.results().map(Into::into).collect()),
-        ) else {
-            continue;
-        };
-        checker.op(op, kind, &operands, &results);
+        let mut fine = true;
+        for (i, result) in op.results().enumerate() {
+            if let Some(error) = check(result.into(), &|| format!("result #{i}")) {
+                checker.error(location, error);
+                fine = false;
+            }
+        }
+        broken |= !fine;
+        // Until phase 3 has found nothing, phase 4 waits.
+        if !broken {
+            checker.op(op, kind);
+        }
     }
 }
 
@@ -114,26 +100,33 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
         self.errors.push(location, error);
     }
 
-    fn op(
-        &mut self,
-        op: OperationRef<'c, 'a>,
-        kind: OpKind,
-        operands: &[Rc<ArrayInfo>],
-        results: &[Rc<ArrayInfo>],
-    ) {
+    /// The rules of `op`, whose values phase 3 read.
+    fn op(&mut self, op: OperationRef<'c, 'a>, kind: OpKind) {
         let location = op.location();
+        let analysis = self.analysis;
+        let info = |v: Option<melior::ir::Value<'c, '_>>| v.and_then(|v| analysis.value(v).ok());
         if kind == OpKind::Call {
-            return self.call(op, operands, results);
-        }
-        if kind == OpKind::Assemble {
-            if let Some(to) = results.first() {
-                let errors = &mut *self.errors;
-                self.physical.assemble(op, to, errors);
+            let read = |values: Vec<melior::ir::Value<'c, '_>>| -> Option<Vec<Rc<ArrayInfo>>> {
+                values.into_iter().map(|v| analysis.value(v).ok()).collect()
+            };
+            if let (Some(operands), Some(results)) = (
+                read(op.operands().collect()),
+                read(op.results().map(Into::into).collect()),
+            ) {
+                self.call(op, &operands, &results);
             }
             return;
         }
+        let Some(to) = info(op.result(0).ok().map(Into::into)) else {
+            return;
+        };
+        if kind == OpKind::Assemble {
+            let errors = &mut *self.errors;
+            self.physical.assemble(op, &to, errors);
+            return;
+        }
         // The unary ops: one operand, one result (their definitions say so).
-        let (Some(from), Some(to)) = (operands.first(), results.first()) else {
+        let Some(from) = info(op.operand(0).ok()) else {
             return;
         };
         if !from.ty.same_tensor(&to.ty) {
@@ -147,10 +140,10 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
             );
         }
         match kind {
-            OpKind::Transfer | OpKind::Reshard => self.move_op(location, kind, from, to),
+            OpKind::Transfer | OpKind::Reshard => self.move_op(location, kind, &from, &to),
             _ => {
                 let errors = &mut *self.errors;
-                self.physical.piece_op(op, kind, from, to, errors)
+                self.physical.piece_op(op, kind, &from, &to, errors)
             }
         }
     }

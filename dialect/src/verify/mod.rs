@@ -5,19 +5,21 @@
 //! verifies): op structure, types of operands and attributes, SSA dominance
 //! (every value defined before use, hence an acyclic graph) and unique
 //! symbols. This one checks, each failure located at the offending op, in
-//! phases; a phase runs only when the ones before it found nothing, so no
-//! check ever relies on something an earlier error broke:
+//! phases; a phase checks only what the phases before it found sound, so no
+//! check ever relies on something an earlier error broke (phases 3 and 4
+//! share one walk of the body: an op's rules are checked while no value up
+//! to it has failed phase 3):
 //! 1. the program's structure (see [`crate::program`]): its top-level ops,
 //!    one `@main` of one block, computations with a readable signature;
 //! 2. declarations ([`declarations`]): meshes with well-formed axes of at
 //!    most [`MAX_MESH_DEVICES`](pw_core::geometry::MAX_MESH_DEVICES)
 //!    devices, constraints naming existing meshes, device lists of the
 //!    mesh's size;
-//! 3. values ([`body`]): only pw ops in the body; every value is a
+//! 3. values ([`body`](body::body)): only pw ops in the body; every value is a
 //!    `!pw.array` of a supported element type and at most 2^63 bytes, on a
 //!    declared mesh, with a sharding that names axes of that mesh once each
 //!    and divides the dimensions it splits;
-//! 4. ops ([`body`], [`physical`]): calls match their computation's
+//! 4. ops ([`body`](body::body), [`physical`]): calls match their computation's
 //!    signature, run on a mesh it fits, and agree with the shardings it
 //!    declares (`in_shardings` for its arguments, result types for its
 //!    results); transfers keep the array type and cross meshes (transfer)
@@ -47,10 +49,7 @@ pub fn verify<'c, 'a>(module: &'a Module<'c>) -> Result<Analysis<'c, 'a>, Vec<Di
     let mut errors = Errors::default();
     declarations::check(&analysis, &mut errors);
     if errors.is_empty() {
-        body::values(&analysis, &mut errors);
-    }
-    if errors.is_empty() {
-        body::ops(&analysis, &mut errors);
+        body::body(&analysis, &mut errors);
     }
     if errors.is_empty() {
         Ok(analysis)

@@ -7,7 +7,7 @@
 //! same way over and over cost one hash lookup each.
 
 use crate::{
-    analysis::{Analysis, ArrayInfo},
+    analysis::{Analysis, ArrayInfo, PointerHasher},
     diag::Errors,
     error::Error,
     ops::{self, defining_op, OpKind, Users},
@@ -17,13 +17,13 @@ use melior::ir::{
     AttributeLike, TypeLike, ValueLike,
 };
 use pw_core::{geometry::Region, Link, Piece};
-use std::collections::HashMap;
+use std::{collections::HashMap, hash::BuildHasherDefault};
 
 /// The checks of piece ops and assemblies, with their memory.
 pub(super) struct Physical<'p, 'c, 'a> {
     analysis: &'p Analysis<'c, 'a>,
     /// Verdicts per (kind, pieces, source type, destination type).
-    verdicts: HashMap<(OpKind, usize, usize, usize), Result<(), Error>>,
+    verdicts: HashMap<(OpKind, usize, usize, usize), Result<(), Error>, BuildHasherDefault<PointerHasher>>,
     /// Per bound mesh, the position of each of its devices.
     positions: HashMap<String, HashMap<i64, i64>>,
 }
@@ -38,7 +38,7 @@ impl<'p, 'c, 'a> Physical<'p, 'c, 'a> {
     pub(super) fn new(analysis: &'p Analysis<'c, 'a>) -> Self {
         Self {
             analysis,
-            verdicts: HashMap::new(),
+            verdicts: HashMap::default(),
             positions: HashMap::new(),
         }
     }

@@ -10,7 +10,10 @@ fn main() {
         let stdin = &mut std::io::stdin().lock();
         let stdout = &mut std::io::stdout().lock();
         let stderr = &mut std::io::stderr().lock();
-        pw_tools::opt::main(std::env::args_os().collect(), stdin, stdout, stderr)
+        // The process exits right after: the OS frees the program faster.
+        let mut args: Vec<_> = std::env::args_os().collect();
+        args.insert(1.min(args.len()), "--disable-free".into());
+        pw_tools::opt::main(args, stdin, stdout, stderr)
     })
     .unwrap_or(1);
     std::process::exit(code);
