@@ -15,6 +15,7 @@
 //! Uses the CPU plugin of the project venv (or `PW_PJRT_PLUGIN`) with 4
 //! devices, and the venv's JAX.
 
+use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
 use pw_core::plan::{Plan, StepKind};
 use pw_runtime::{
     cache::Executables,
@@ -23,7 +24,6 @@ use pw_runtime::{
     pjrt::{Client, ClientOptions, Plugin},
     DType,
 };
-use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
 use std::{path::Path, process::Command, time::Duration, time::Instant};
 
 const NODES: usize = 1000;
@@ -48,9 +48,8 @@ fn lowered(text: &str, devices: i64) -> Plan {
         &mut Timings::default(),
     )
     .unwrap_or_else(|_| fail("lowering failed"));
-    pw_lowering::to_plan(&analysis).unwrap_or_else(|e| {
-        fail(e.first().map_or(String::new(), |e| e.error.to_string()))
-    })
+    pw_lowering::to_plan(&analysis)
+        .unwrap_or_else(|e| fail(e.first().map_or(String::new(), |e| e.error.to_string())))
 }
 
 fn chain_program(nodes: usize, alternate: bool) -> String {

@@ -16,8 +16,8 @@ use pw_dialect::legality::Stage;
 use pw_lowering::LowerToPhysical;
 use pw_passes::{
     assign_devices::AssignDevices, dce::Dce, fold_transfers::FoldTransfers,
-    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings,
-    schedule::Schedule, Options, Pass,
+    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule::Schedule,
+    Options, Pass,
 };
 
 /// The options of the `pw-lower` pipeline.

@@ -11,8 +11,8 @@ use crate::pipeline::{LowerOptions, Phase, Pipeline, Step, StepPass};
 use pw_lowering::{lower_to_physical, LowerToPhysical};
 use pw_passes::{
     assign_devices::AssignDevices, check_options, dce::Dce, fold_transfers::FoldTransfers,
-    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings,
-    schedule::Schedule, Options, Pass,
+    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule::Schedule,
+    Options, Pass,
 };
 
 /// How a registered pass is made.
@@ -139,7 +139,7 @@ pub fn find(name: &str) -> Option<&'static PassInfo> {
 /// (options: [`LowerOptions`]); anything else is one pass.
 pub fn pipeline(name: &str, options: &Options) -> Result<Pipeline, String> {
     if name == FULL_PIPELINE {
-        check_options(FULL_PIPELINE, options, &lower_to_physical::OPTIONS.to_vec())?;
+        check_options(FULL_PIPELINE, options, lower_to_physical::OPTIONS)?;
         return Ok(Pipeline::lower(&LowerOptions::from_options(options)?));
     }
     let info = find(name).ok_or_else(|| format!("unknown pass '{name}' (see --list-passes)"))?;

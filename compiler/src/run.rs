@@ -83,8 +83,13 @@ impl Timings {
 
 /// Verifies `module` (MLIR's verifier, then pw's): its analysis, or the
 /// errors emitted.
-fn verified<'c, 'a>(module: &'a Module<'c>, timings: &mut Timings) -> Result<Analysis<'c, 'a>, Failed> {
-    if !timings.time("MLIR verifier after each pass", || module.as_operation().verify()) {
+fn verified<'c, 'a>(
+    module: &'a Module<'c>,
+    timings: &mut Timings,
+) -> Result<Analysis<'c, 'a>, Failed> {
+    if !timings.time("MLIR verifier after each pass", || {
+        module.as_operation().verify()
+    }) {
         return Err(Failed);
     }
     timings.time("pw verifier after each pass", || {
@@ -136,11 +141,9 @@ pub fn run<'c, 'a>(
                     })?,
             }
             analysis = if options.verify_each {
-                verified(module, timings)
-                    .map_err(|failed| {
-                        Located::new(here, Error::InvalidAfter { pass: step.name }).emit();
-                        failed
-                    })?
+                verified(module, timings).inspect_err(|_| {
+                    Located::new(here, Error::InvalidAfter { pass: step.name }).emit();
+                })?
             } else {
                 Analysis::read(module).map_err(|errors| {
                     emit_all(&errors);
@@ -155,7 +158,11 @@ pub fn run<'c, 'a>(
                         verified: options.verify_each,
                     },
                 );
-                let _ = writeln!(out, "// -----// IR Dump After {} //----- //\n{text}", step.name);
+                let _ = writeln!(
+                    out,
+                    "// -----// IR Dump After {} //----- //\n{text}",
+                    step.name
+                );
             }
         }
         if let (Some(stage), true) = (phase.reaches, options.verify_each) {

@@ -63,9 +63,9 @@ impl MeshShape {
     /// Number of positions (devices) in the mesh; `None` if an axis size is
     /// below 1 or the product overflows.
     pub fn size(&self) -> Option<i64> {
-        self.axes
-            .iter()
-            .try_fold(1i64, |acc, (_, s)| (*s >= 1).then(|| acc.checked_mul(*s))?)
+        self.axes.iter().try_fold(1i64, |acc, (_, s)| {
+            (*s >= 1).then(|| acc.checked_mul(*s))?
+        })
     }
 
     /// The size, checked against [`MAX_MESH_DEVICES`].
@@ -340,7 +340,8 @@ impl Region {
         for d in 0..rank {
             let end = |o: i64, s: i64| o.checked_add(s);
             let lo = self.offsets[d].max(other.offsets[d]);
-            let hi = end(self.offsets[d], self.sizes[d])?.min(end(other.offsets[d], other.sizes[d])?);
+            let hi =
+                end(self.offsets[d], self.sizes[d])?.min(end(other.offsets[d], other.sizes[d])?);
             let both_empty = self.sizes[d] == 0 && other.sizes[d] == 0;
             if hi < lo || (hi == lo && !both_empty) {
                 return None;
@@ -349,5 +350,79 @@ impl Region {
             sizes.push(hi - lo);
         }
         Some(Region { offsets, sizes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mesh(axes: &[(&str, i64)]) -> MeshShape {
+        MeshShape::new(axes.iter().map(|(n, s)| (n.to_string(), *s)).collect())
+    }
+
+    #[test]
+    fn mesh_sizes_are_checked() {
+        assert_eq!(mesh(&[("x", 2), ("y", 3)]).size(), Some(6));
+        assert_eq!(mesh(&[]).size(), Some(1));
+        // 7 * 7905747460161236407 * 2 wraps to 2 in 64 bits.
+        assert_eq!(
+            mesh(&[("x", 7), ("y", 7905747460161236407), ("z", 2)]).size(),
+            None
+        );
+        assert_eq!(mesh(&[("x", 0)]).size(), None);
+        assert!(mesh(&[("x", MAX_MESH_DEVICES + 1)]).checked_size().is_err());
+    }
+
+    #[test]
+    fn tilings_match_layouts_without_materializing() {
+        let m = mesh(&[("x", 2), ("y", 3)]);
+        let sharding = Sharding {
+            dims: vec![vec!["y".into()], vec!["x".into()]],
+        };
+        let tiling = Tiling::new(&[6, 4], &sharding, &m).unwrap();
+        assert_eq!(tiling.shard_shape, [2, 2]);
+        let layout = tiling.layout();
+        assert_eq!(layout.offsets.len(), 6);
+        for p in 0..6 {
+            assert_eq!(tiling.offset(p), layout.offsets[p as usize]);
+        }
+        // A mesh of a billion devices is refused, not laid out.
+        let huge = mesh(&[("x", 1_000_000_000)]);
+        assert!(matches!(
+            Tiling::new(&[4], &Sharding::replicated(1), &huge),
+            Err(LayoutError::BadMesh { .. })
+        ));
+    }
+
+    #[test]
+    fn empty_boxes_meet_where_their_other_dimensions_overlap() {
+        let a = Region {
+            offsets: vec![0, 0],
+            sizes: vec![0, 4],
+        };
+        let b = Region {
+            offsets: vec![0, 2],
+            sizes: vec![0, 4],
+        };
+        assert_eq!(a.intersect(&b), None);
+        assert_eq!(
+            a.meet(&b),
+            Some(Region {
+                offsets: vec![0, 2],
+                sizes: vec![0, 2]
+            })
+        );
+        let far = Region {
+            offsets: vec![0, 9],
+            sizes: vec![0, 1],
+        };
+        assert_eq!(a.meet(&far), None);
+        // Offsets near i64::MAX do not overflow.
+        let edge = Region {
+            offsets: vec![i64::MAX, 0],
+            sizes: vec![1, 1],
+        };
+        assert_eq!(edge.meet(&a), None);
     }
 }

@@ -10,7 +10,10 @@
 //! The dialect reads and writes these types in MLIR form; the runtime and
 //! the workers use them without linking MLIR.
 
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod dtype;
 pub mod geometry;

@@ -117,7 +117,9 @@ impl Topology {
         if size > MAX_FILE_BYTES {
             return Err(TopologyError::Invalid {
                 path: shown,
-                message: format!("the file has {size} bytes; a topology has at most {MAX_FILE_BYTES}"),
+                message: format!(
+                    "the file has {size} bytes; a topology has at most {MAX_FILE_BYTES}"
+                ),
             });
         }
         let text = std::fs::read_to_string(path).map_err(io)?;

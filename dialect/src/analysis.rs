@@ -32,7 +32,6 @@ use pw_core::{
 use std::{
     cell::{OnceCell, RefCell},
     collections::HashMap,
-    ffi::c_void,
     hash::{BuildHasherDefault, Hasher},
     rc::Rc,
 };
@@ -88,7 +87,7 @@ impl ArrayProblem {
                 sharding: sharding.clone(),
                 ty: ty.to_owned(),
                 mesh: mesh.clone(),
-                error: error.clone(),
+                error: Box::new(error.clone()),
             },
             ArrayProblem::TooLarge => Error::ArrayTooLarge {
                 what,
@@ -121,9 +120,12 @@ impl Hasher for PointerHasher {
     }
 }
 
+/// A map hashed with [`PointerHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<PointerHasher>>;
+
 /// A map keyed by the address of an MLIR object (a value, type, attribute
 /// or op).
-pub type PointerMap<V> = HashMap<usize, V, BuildHasherDefault<PointerHasher>>;
+pub type PointerMap<V> = FastMap<usize, V>;
 
 type Table<V> = RefCell<PointerMap<V>>;
 
@@ -201,9 +203,7 @@ impl<'c, 'a> Analysis<'c, 'a> {
         'c: 'o,
     {
         let attr = op.attribute(ops::ATTR_IN_SHARDINGS).ok()?;
-        Some(cached(&self.in_shardings, attr, |a| {
-            ops::read_in_shardings(a).ok()
-        }))
+        Some(cached(&self.in_shardings, attr, ops::read_in_shardings))
     }
 
     /// The `pieces` of a piece op, decoded once per distinct attribute;
@@ -223,7 +223,7 @@ fn cached<'c, T>(
     attr: Attribute<'c>,
     decode: impl FnOnce(Attribute<'c>) -> Option<T>,
 ) -> Option<Rc<T>> {
-    let key = attr.to_raw().ptr as *const c_void as usize;
+    let key = attr.to_raw().ptr as usize;
     if let Some(known) = table.borrow().get(&key) {
         return known.clone();
     }

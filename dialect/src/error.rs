@@ -67,8 +67,8 @@ pub enum Error {
         what: &'static str,
         index: usize,
         ty: String,
-        mesh: MeshShape,
-        error: LayoutError,
+        mesh: Box<MeshShape>,
+        error: Box<LayoutError>,
     },
     #[error(
         "computation @{name} has mhlo.num_partitions = {value}; it must be between 1 and \
@@ -119,7 +119,7 @@ pub enum Error {
         sharding: Sharding,
         ty: String,
         mesh: String,
-        error: LayoutError,
+        error: Box<LayoutError>,
     },
     #[error("{what}: {ty} has more than 2^63 bytes")]
     ArrayTooLarge { what: String, ty: String },
@@ -183,7 +183,7 @@ pub enum Error {
         index: usize,
         sharding: Sharding,
         mesh: String,
-        error: LayoutError,
+        error: Box<LayoutError>,
     },
     #[error(
         "in_shardings #{index} is {declared} but computation @{computation} takes argument \
@@ -245,9 +245,7 @@ pub enum Error {
     PieceDestination { index: usize, device: i64 },
     #[error("piece #{index} reaches outside its source or destination shard")]
     PieceOutside { index: usize },
-    #[error(
-        "piece #{index} lands at a different position of the array than the one it reads"
-    )]
+    #[error("piece #{index} lands at a different position of the array than the one it reads")]
     PieceMisplaced { index: usize },
     #[error("piece #{index} is labelled {link} but goes from device {from} to {to}")]
     PieceLink {
@@ -280,9 +278,7 @@ pub enum Error {
     // Stages (see `crate::legality`).
     #[error("{what} is not placed and sharded yet ({remedy})")]
     NotPlaced { what: String, remedy: &'static str },
-    #[error(
-        "operand #{index} is {actual} but the call takes {expected} ({remedy})"
-    )]
+    #[error("operand #{index} is {actual} but the call takes {expected} ({remedy})")]
     OperandNotAsExpected {
         index: usize,
         actual: String,
@@ -292,7 +288,10 @@ pub enum Error {
     #[error("mesh @{mesh} is not bound to devices yet ({remedy})")]
     MeshNotBound { mesh: String, remedy: &'static str },
     #[error("{op} is left ({remedy})")]
-    MoveLeft { op: &'static str, remedy: &'static str },
+    MoveLeft {
+        op: &'static str,
+        remedy: &'static str,
+    },
     #[error("the program is not scheduled ({remedy})")]
     NotScheduled { remedy: &'static str },
 

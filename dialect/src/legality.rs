@@ -58,14 +58,14 @@ pub fn check<'c>(analysis: &Analysis<'c, '_>, stage: Stage) -> Vec<Diag<'c>> {
     let program = &analysis.program;
     let remedy = stage.remedy();
     let not_placed = |what: String| Error::NotPlaced { what, remedy };
-    let placed = |v: melior::ir::Value<'c, '_>| {
-        analysis
-            .value(v)
-            .is_ok_and(|info| info.tiling.is_some())
-    };
+    let placed =
+        |v: melior::ir::Value<'c, '_>| analysis.value(v).is_ok_and(|info| info.tiling.is_some());
     for (i, input) in program.inputs().into_iter().enumerate() {
         if !placed(input) {
-            errors.push(program.location(), not_placed(format!("program input #{i}")));
+            errors.push(
+                program.location(),
+                not_placed(format!("program input #{i}")),
+            );
         }
     }
     if stage >= Stage::Physical {
@@ -97,7 +97,13 @@ pub fn check<'c>(analysis: &Analysis<'c, '_>, stage: Stage) -> Vec<Diag<'c>> {
         }
         match kind {
             Some(k @ (OpKind::Transfer | OpKind::Reshard)) if stage >= Stage::Physical => {
-                errors.push(location, Error::MoveLeft { op: k.name(), remedy });
+                errors.push(
+                    location,
+                    Error::MoveLeft {
+                        op: k.name(),
+                        remedy,
+                    },
+                );
             }
             Some(OpKind::Call) => {
                 let mesh = ops::symbol_attr(&op, ops::ATTR_MESH).and_then(|m| program.mesh(&m));
@@ -111,11 +117,9 @@ pub fn check<'c>(analysis: &Analysis<'c, '_>, stage: Stage) -> Vec<Diag<'c>> {
                         continue;
                     };
                     let agrees = info.ty.mesh.as_deref() == Some(mesh.name.as_str())
-                        && info
-                            .ty
-                            .sharding
-                            .as_ref()
-                            .is_some_and(|s| significant(s, &mesh.shape) == significant(sharding, &mesh.shape));
+                        && info.ty.sharding.as_ref().is_some_and(|s| {
+                            significant(s, &mesh.shape) == significant(sharding, &mesh.shape)
+                        });
                     if !agrees {
                         let expected = info.ty.placed(Some(&mesh.name), Some(sharding.clone()));
                         errors.push(

@@ -181,20 +181,17 @@ pub fn integer_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> 
 }
 
 /// Reads `in_shardings` of a call: one sharding per operand. `None` when
-/// absent; `Some(Err(()))` when it is not a list of shardings.
-pub fn in_shardings<'c: 'a, 'a>(
-    op: &impl OperationLike<'c, 'a>,
-) -> Option<Result<Vec<Sharding>, ()>> {
+/// absent; `Some(None)` when it is not a list of shardings.
+pub fn in_shardings<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Option<Vec<Sharding>>> {
     let attr = op.attribute(ATTR_IN_SHARDINGS).ok()?;
     Some(read_in_shardings(attr))
 }
 
-/// The shardings of an `in_shardings` attribute.
-pub fn read_in_shardings(attr: Attribute) -> Result<Vec<Sharding>, ()> {
-    array_elements(attr)
-        .ok_or(())?
+/// The shardings of an `in_shardings` attribute, if it is a list of them.
+pub fn read_in_shardings(attr: Attribute) -> Option<Vec<Sharding>> {
+    array_elements(attr)?
         .into_iter()
-        .map(|s| crate::array_type::read_sharding(s).ok_or(()))
+        .map(crate::array_type::read_sharding)
         .collect()
 }
 

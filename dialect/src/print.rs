@@ -44,7 +44,10 @@ unsafe extern "C" fn append(text: MlirStringRef, data: *mut c_void) {
     unsafe {
         let out = &mut *(data as *mut Vec<u8>);
         if !text.data.is_null() && text.length > 0 {
-            out.extend_from_slice(std::slice::from_raw_parts(text.data as *const u8, text.length));
+            out.extend_from_slice(std::slice::from_raw_parts(
+                text.data as *const u8,
+                text.length,
+            ));
         }
     }
 }

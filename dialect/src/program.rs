@@ -7,6 +7,7 @@
 //!   module `jax.jit(f).lower(...)` produced, entry point `@main`;
 //! - exactly one `func.func @main`, the dataflow program itself.
 
+use crate::analysis::FastMap;
 use crate::{
     array_type::element_dtype,
     diag::Diag,
@@ -29,8 +30,7 @@ use pw_core::{
     geometry::{MeshShape, Sharding, Tiling, MAX_MESH_DEVICES},
     DType,
 };
-use crate::analysis::PointerHasher;
-use std::{collections::HashMap, hash::BuildHasherDefault};
+use std::collections::HashMap;
 
 /// A `pw.mesh` declaration.
 #[derive(Clone, Debug)]
@@ -46,7 +46,6 @@ pub struct Mesh<'c, 'a> {
     pub devices: Option<Vec<i64>>,
     pub op: OperationRef<'c, 'a>,
 }
-
 
 /// One tensor of a computation's entry signature.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,8 +157,8 @@ pub struct Program<'c, 'a> {
     pub computations: Vec<Computation<'c, 'a>>,
     /// The `func.func @main` holding the dataflow graph.
     pub entry: OperationRef<'c, 'a>,
-    mesh_index: HashMap<String, usize, BuildHasherDefault<PointerHasher>>,
-    computation_index: HashMap<String, usize, BuildHasherDefault<PointerHasher>>,
+    mesh_index: FastMap<String, usize>,
+    computation_index: FastMap<String, usize>,
 }
 
 impl<'c, 'a> Program<'c, 'a> {
@@ -207,10 +206,9 @@ impl<'c, 'a> Program<'c, 'a> {
             }
         };
         if let Some(entry) = entry {
-            let blocks = entry
-                .region(0)
-                .ok()
-                .map_or(0, |r| std::iter::successors(r.first_block(), |b| b.next_in_region()).count());
+            let blocks = entry.region(0).ok().map_or(0, |r| {
+                std::iter::successors(r.first_block(), |b| b.next_in_region()).count()
+            });
             if blocks != 1 {
                 errors.push(Diag::new(entry.location(), Error::EntryBlocks { blocks }));
             }
@@ -430,8 +428,8 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
                         what,
                         index: i,
                         ty: sig.text.clone(),
-                        mesh: shape.clone(),
-                        error,
+                        mesh: Box::new(shape.clone()),
+                        error: Box::new(error),
                     }));
                 }
             }

@@ -87,10 +87,7 @@ fn parse_raw(context: MlirContext, source: &str, source_name: &str) -> MlirModul
 /// pass; the error is located where a limit is crossed.
 pub fn screen<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<(), Diag<'c>> {
     let at = |line: usize, column: usize, error: Error| {
-        Diag::new(
-            Location::new(context, source_name, line, column),
-            error,
-        )
+        Diag::new(Location::new(context, source_name, line, column), error)
     };
     if source.len() > MAX_INPUT_BYTES {
         return Err(at(
@@ -162,7 +159,11 @@ pub fn screen<'c>(context: &'c Context, source: &str, source_name: &str) -> Resu
                 }
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(at(line, column, Error::NestingTooDeep { limit: MAX_NESTING }));
+                    return Err(at(
+                        line,
+                        column,
+                        Error::NestingTooDeep { limit: MAX_NESTING },
+                    ));
                 }
             }
             b')' | b']' | b'}' | b'>' => {

@@ -1,11 +1,7 @@
 //! Upstream MLIR passes (canonicalize, cse, symbol-dce, inline), run on a
 //! module held by shared reference, like pw's own passes.
 
-use melior::{
-    ir::Module,
-    pass::PassManager,
-    Context,
-};
+use melior::{ir::Module, pass::PassManager, Context};
 
 /// The upstream passes pw-opt offers, by pipeline name.
 pub const PASSES: &[&str] = &["canonicalize", "cse", "symbol-dce", "inline"];

@@ -39,15 +39,14 @@ use melior::{
 };
 use pw_core::{topology::Links, Topology};
 use pw_dialect::{
+    analysis::FastMap,
     edit,
     ops::{self, OpKind},
-    analysis::PointerHasher,
     Analysis, ArrayInfo, Located,
 };
 use pw_passes::{check_options, Options, Pass, PassFailure};
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
-    hash::BuildHasherDefault,
     rc::Rc,
 };
 
@@ -90,7 +89,8 @@ impl LowerToPhysical {
             return Err("kind= needs a device kind".into());
         }
         Ok(Self {
-            topology: Topology::local(devices, kind).map_err(|e| format!("devices={devices}: {e}"))?,
+            topology: Topology::local(devices, kind)
+                .map_err(|e| format!("devices={devices}: {e}"))?,
         })
     }
 }
@@ -175,9 +175,13 @@ fn placement<'i>(analysis: &'i Analysis, info: &'i ArrayInfo) -> Option<Placed<'
     })
 }
 
-/// The copy ops one move between two types becomes: each op's name and
-/// `pieces` attribute, and how many pieces they hold.
-type Planned<'c> = Rc<(Vec<(&'static str, Attribute<'c>)>, u64)>;
+/// The copy ops one move between two types becomes.
+struct Planned<'c> {
+    /// Each op's name and `pieces` attribute.
+    ops: Vec<(&'static str, Attribute<'c>)>,
+    /// How many pieces they hold.
+    pieces: u64,
+}
 
 /// The state of lowering one program's moves.
 struct Lowering<'p, 'c, 'a> {
@@ -188,7 +192,7 @@ struct Lowering<'p, 'c, 'a> {
     budget: u64,
     /// Plans by (source type, destination type): types are uniqued and a
     /// plan depends on nothing else, so each pair is planned once.
-    planned: HashMap<(usize, usize), Planned<'c>, BuildHasherDefault<PointerHasher>>,
+    planned: FastMap<(usize, usize), Rc<Planned<'c>>>,
 }
 
 impl<'c> Lowering<'_, 'c, '_> {
@@ -211,14 +215,14 @@ impl<'c> Lowering<'_, 'c, '_> {
                 planned
             }
         };
-        if planned.1 > self.budget {
+        if planned.pieces > self.budget {
             return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
         }
-        self.budget -= planned.1;
+        self.budget -= planned.pieces;
         let location = op.location();
         let build_failed = |op: &'static str, reason: String| LowerError::Build { op, reason };
-        let mut parts = Vec::with_capacity(planned.0.len());
-        for &(name, pieces) in &planned.0 {
+        let mut parts = Vec::with_capacity(planned.ops.len());
+        for &(name, pieces) in &planned.ops {
             let built = ops::build_piece_op(self.context, name, location, input, to_type, pieces)
                 .map_err(|e| build_failed(name, e.to_string()))?;
             let inserted = edit::insert_before(op, built)
@@ -241,13 +245,12 @@ impl<'c> Lowering<'_, 'c, '_> {
         &self,
         input: Value<'c, '_>,
         result: Value<'c, '_>,
-    ) -> Result<(Vec<(&'static str, Attribute<'c>)>, u64), LowerError> {
+    ) -> Result<Planned<'c>, LowerError> {
         let analysis = self.analysis;
         let (Ok(from), Ok(to)) = (analysis.value(input), analysis.value(result)) else {
             return Err(LowerError::NotPlaced);
         };
-        let (Some(src), Some(dst)) = (placement(analysis, &from), placement(analysis, &to))
-        else {
+        let (Some(src), Some(dst)) = (placement(analysis, &from), placement(analysis, &to)) else {
             return Err(LowerError::NotPlaced);
         };
         let count = transfer_plan::count(src.tiling, dst.tiling);
@@ -266,7 +269,7 @@ impl<'c> Lowering<'_, 'c, '_> {
                 (name, pw_dialect::pieces_attribute(self.context, &pieces))
             })
             .collect();
-        Ok((ops, count))
+        Ok(Planned { ops, pieces: count })
     }
 }
 

@@ -13,9 +13,9 @@ use crate::LowerError;
 use melior::ir::{block::BlockLike, operation::OperationLike, Value, ValueLike};
 use pw_core::plan::{Computation, MeshPlacement, Plan, Step, StepKind, ValueId, ValueInfo};
 use pw_dialect::{
+    analysis::PointerMap,
     legality::{self, Stage},
     ops::{self, OpKind},
-    analysis::PointerMap,
     print, Analysis, Located,
 };
 use std::collections::HashMap;

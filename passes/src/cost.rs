@@ -84,10 +84,7 @@ fn op_flops(op: &OperationRef) -> f64 {
     if !name.starts_with("stablehlo.") || op.result_count() == 0 {
         return 0.0;
     }
-    let out: f64 = op
-        .results()
-        .map(|r| elements(&shape_of(r.r#type())))
-        .sum();
+    let out: f64 = op.results().map(|r| elements(&shape_of(r.r#type()))).sum();
     match name.as_str() {
         "stablehlo.dot_general" => {
             let lhs = op
@@ -157,9 +154,7 @@ pub fn move_bytes(from: &ArrayInfo, to: &ArrayInfo) -> u64 {
         return to.bytes;
     };
     let element = to.ty.dtype.size_in_bytes() as u64;
-    let total = to
-        .shard_bytes()
-        .saturating_mul(dst.positions() as u64);
+    let total = to.shard_bytes().saturating_mul(dst.positions() as u64);
     let src = match &from.tiling {
         Some(src) if from.ty.mesh == to.ty.mesh && dst.positions() <= EXACT_POSITIONS => src,
         _ => return total,

@@ -22,12 +22,12 @@ use melior::{
     Context,
 };
 use pw_dialect::{
+    analysis::FastMap,
     edit,
     ops::{self, defining_op, OpKind},
-    analysis::PointerHasher,
     Analysis,
 };
-use std::{collections::HashMap, hash::BuildHasherDefault};
+use std::collections::HashMap;
 
 /// See the module documentation.
 pub struct FoldTransfers;
@@ -67,8 +67,7 @@ fn sweep<'c>(context: &'c Context, analysis: &Analysis<'c, '_>) -> Result<bool, 
 fn share(analysis: &Analysis) -> bool {
     let mut changed = false;
     // By (input, destination type).
-    let mut first: HashMap<(usize, usize), Value, BuildHasherDefault<PointerHasher>> =
-        HashMap::default();
+    let mut first: FastMap<(usize, usize), Value> = HashMap::default();
     for op in analysis.program.ops() {
         if !is_move(OpKind::of(&op)) {
             continue;

@@ -82,16 +82,17 @@ impl Pass for InsertTransfers {
                 } else {
                     ops::TRANSFER
                 };
-                let built = ops::build_move(context, name, location, value, &want).map_err(|e| {
-                    fail(
-                        location,
-                        PassError::Build {
-                            pass: PASS,
-                            op: name,
-                            reason: e.to_string(),
-                        },
-                    )
-                })?;
+                let built =
+                    ops::build_move(context, name, location, value, &want).map_err(|e| {
+                        fail(
+                            location,
+                            PassError::Build {
+                                pass: PASS,
+                                op: name,
+                                reason: e.to_string(),
+                            },
+                        )
+                    })?;
                 let moved = edit::insert_before(op, built)
                     .and_then(|m| m.result(0).ok())
                     .ok_or_else(|| {

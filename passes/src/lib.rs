@@ -69,7 +69,10 @@ pub trait Pass {
 }
 
 /// One error at `location`, as a failed pass returns it.
-pub fn fail<'c>(location: melior::ir::Location<'c>, error: impl Into<PassError>) -> PassFailure<'c> {
+pub fn fail<'c>(
+    location: melior::ir::Location<'c>,
+    error: impl Into<PassError>,
+) -> PassFailure<'c> {
     vec![Located::new(location, error.into())]
 }
 

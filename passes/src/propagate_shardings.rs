@@ -131,6 +131,6 @@ fn first_expectation(value: Value, mesh: Option<&str>) -> Option<Sharding> {
             return None;
         }
         let index = user.operands().position(|o| o == value)?;
-        ops::in_shardings(&user)?.ok()?.get(index).cloned()
+        ops::in_shardings(&user)??.get(index).cloned()
     })
 }

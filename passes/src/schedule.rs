@@ -19,9 +19,9 @@ use melior::{
     Context,
 };
 use pw_dialect::{
+    analysis::PointerMap,
     edit,
     ops::{self, OpKind},
-    analysis::PointerMap,
     Analysis,
 };
 use std::{
@@ -150,7 +150,9 @@ fn op_seconds<'c>(
         Some(OpKind::Transfer | OpKind::Reshard) => {
             let types = (
                 op.operand(0).ok().and_then(|v| analysis.value(v).ok()),
-                op.result(0).ok().and_then(|r| analysis.value(r.into()).ok()),
+                op.result(0)
+                    .ok()
+                    .and_then(|r| analysis.value(r.into()).ok()),
             );
             match types {
                 (Some(from), Some(to)) => {

@@ -45,7 +45,7 @@ pub fn read(path: impl AsRef<Path>) -> Result<HostArray> {
     let mut file = File::open(path).map_err(|e| npy_error(&name, e))?;
     let meta = file.metadata().map_err(|e| npy_error(&name, e))?;
     // A pipe or device has no length to check against: read what comes.
-    let size = meta.is_file().then(|| meta.len());
+    let size = meta.is_file().then_some(meta.len());
     read_sized(&mut file, size, &name)
 }
 
@@ -152,7 +152,9 @@ fn read_sized(reader: &mut dyn Read, size: Option<u64>, name: &str) -> Result<Ho
     if size.is_none() {
         let mut extra = [0u8; 1];
         if reader.read(&mut extra).map_err(io)? != 0 {
-            return Err(err("there are bytes after the data the header declares".into()));
+            return Err(err(
+                "there are bytes after the data the header declares".into()
+            ));
         }
     }
     let width = header.dtype.size_in_bytes();
@@ -219,7 +221,10 @@ fn parse_header(text: &str) -> Result<Header, String> {
         }
     }
     if !p.rest.trim().is_empty() {
-        return Err(format!("unexpected text after the dict: {:?}", clip(p.rest)));
+        return Err(format!(
+            "unexpected text after the dict: {:?}",
+            clip(p.rest)
+        ));
     }
     let descr = descr.ok_or("no 'descr' key")?;
     let (dtype, swap) = parse_descr(descr)?;
@@ -375,9 +380,9 @@ impl<'a> Lexer<'a> {
 /// Reverses the bytes of every `width`-byte element.
 fn swap_bytes(data: &mut [u8], width: usize) {
     match width {
-        2 => data
-            .chunks_exact_mut(2)
-            .for_each(|c| c.copy_from_slice(&u16::from_ne_bytes([c[0], c[1]]).swap_bytes().to_ne_bytes())),
+        2 => data.chunks_exact_mut(2).for_each(|c| {
+            c.copy_from_slice(&u16::from_ne_bytes([c[0], c[1]]).swap_bytes().to_ne_bytes())
+        }),
         4 => data.chunks_exact_mut(4).for_each(|c| {
             let v = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
             c.copy_from_slice(&v.swap_bytes().to_ne_bytes());
@@ -480,7 +485,10 @@ fn header_bytes(array: &HostArray) -> Vec<u8> {
         (2u8, 4)
     };
     let unpadded = MAGIC.len() + 2 + length_bytes + dict.len() + 1;
-    dict.extend(std::iter::repeat_n(' ', unpadded.next_multiple_of(64) - unpadded));
+    dict.extend(std::iter::repeat_n(
+        ' ',
+        unpadded.next_multiple_of(64) - unpadded,
+    ));
     dict.push('\n');
     let mut out = Vec::with_capacity(unpadded + 64);
     out.extend_from_slice(MAGIC);
@@ -502,9 +510,15 @@ mod tests {
         assert_eq!(h.shape, [3, 4]);
         assert_eq!(h.dtype, DType::F32);
         assert!(!h.fortran);
-        let h = parse_header("{\"shape\": (), \"fortran_order\": True, \"descr\": \">i8\"}").unwrap();
+        let h =
+            parse_header("{\"shape\": (), \"fortran_order\": True, \"descr\": \">i8\"}").unwrap();
         assert_eq!((h.shape.len(), h.fortran, h.dtype), (0, true, DType::I64));
-        assert_eq!(parse_header("{'descr':'|b1','fortran_order':False,'shape':(5,)}").unwrap().shape, [5]);
+        assert_eq!(
+            parse_header("{'descr':'|b1','fortran_order':False,'shape':(5,)}")
+                .unwrap()
+                .shape,
+            [5]
+        );
         for bad in [
             "",
             "{",

@@ -117,10 +117,7 @@ pub fn command() -> clap::Command {
             .action(ArgAction::Append)
             .help_heading("Passes (run in the order given)")
     };
-    let mut command = Cli::command().arg(pass_flag(
-        FULL_PIPELINE,
-        registry::FULL_PIPELINE_SUMMARY,
-    ));
+    let mut command = Cli::command().arg(pass_flag(FULL_PIPELINE, registry::FULL_PIPELINE_SUMMARY));
     for info in registry::REGISTRY {
         command = command.arg(pass_flag(info.argument, info.summary));
     }
@@ -141,7 +138,10 @@ fn pipeline_from_flags(matches: &ArgMatches) -> Result<Pipeline, String> {
     given.sort_by_key(|(i, _, _)| *i);
     let mut pipeline = Pipeline::default();
     for (_, name, options) in given {
-        pipeline.extend(registry::pipeline(name, &registry::parse_options(&options)?)?);
+        pipeline.extend(registry::pipeline(
+            name,
+            &registry::parse_options(&options)?,
+        )?);
     }
     Ok(pipeline)
 }

@@ -464,7 +464,10 @@ fn write_outputs(dir: &Path, outputs: &[HostArray]) -> Result<(), String> {
     for (i, (output, tmp)) in outputs.iter().zip(&tmps).enumerate() {
         if let Err(e) = npy::write(tmp, output) {
             undo(&tmps[..=i]);
-            return Err(format!("error: cannot write output #{i} to {}: {e}", tmp.display()));
+            return Err(format!(
+                "error: cannot write output #{i} to {}: {e}",
+                tmp.display()
+            ));
         }
     }
     for (i, (tmp, path)) in tmps.iter().zip(&finals).enumerate() {

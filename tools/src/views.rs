@@ -277,7 +277,10 @@ pub fn summary(analysis: &Analysis) -> Option<String> {
                 .entry(ops::symbol_attr(op, ops::ATTR_MESH).unwrap_or_default())
                 .or_default() += 1;
         }
-        let t = op.result(0).ok().and_then(|r| analysis.value(r.into()).ok());
+        let t = op
+            .result(0)
+            .ok()
+            .and_then(|r| analysis.value(r.into()).ok());
         match (kind, t) {
             (Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)), Some(t)) => {
                 piece_bytes(analysis, op, &t, &mut moved);
@@ -381,9 +384,16 @@ pub fn summary(analysis: &Analysis) -> Option<String> {
     Some(out)
 }
 
-fn schedule_row<'c>(analysis: &Analysis<'c, '_>, index: usize, op: &OperationRef<'c, '_>) -> Vec<String> {
+fn schedule_row<'c>(
+    analysis: &Analysis<'c, '_>,
+    index: usize,
+    op: &OperationRef<'c, '_>,
+) -> Vec<String> {
     let kind = OpKind::of(op);
-    let result = op.result(0).ok().and_then(|r| analysis.value(r.into()).ok());
+    let result = op
+        .result(0)
+        .ok()
+        .and_then(|r| analysis.value(r.into()).ok());
     let on = match kind {
         Some(OpKind::Call) => ops::symbol_attr(op, ops::ATTR_MESH).map(|m| format!("@{m}")),
         _ => result

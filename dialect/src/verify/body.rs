@@ -60,9 +60,12 @@ pub(super) fn body<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
         }
         let location = op.location();
         let Some(kind) = OpKind::of(&op) else {
-            checker.error(location, Error::ForeignOp {
-                op: ops::op_name(&op),
-            });
+            checker.error(
+                location,
+                Error::ForeignOp {
+                    op: ops::op_name(&op),
+                },
+            );
             continue;
         };
         if kind == OpKind::Return {
@@ -162,8 +165,19 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
         let Some(computation) = program.computation(&callee) else {
             return self.error(location, Error::UnknownComputation { callee });
         };
-        let arity_ok = self.signature(location, computation, "argument", operands, &computation.inputs)
-            & self.signature(location, computation, "result", results, &computation.outputs);
+        let arity_ok = self.signature(
+            location,
+            computation,
+            "argument",
+            operands,
+            &computation.inputs,
+        ) & self.signature(
+            location,
+            computation,
+            "result",
+            results,
+            &computation.outputs,
+        );
         let mesh_name = ops::symbol_attr(&op, ops::ATTR_MESH);
         let on = |m: &Option<String>| {
             m.as_ref()
@@ -219,7 +233,7 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
                                 index: i,
                                 sharding: sharding.clone(),
                                 mesh: mesh_name.clone(),
-                                error,
+                                error: Box::new(error),
                             },
                         );
                     } else if significant(sharding, &mesh.shape) != *want {
@@ -265,7 +279,10 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
                         .map(|s| computation.sharding_on(s, &mesh.shape))
                         .collect()
                 };
-                Ok(Rc::new((on(&computation.inputs)?, on(&computation.outputs)?)))
+                Ok(Rc::new((
+                    on(&computation.inputs)?,
+                    on(&computation.outputs)?,
+                )))
             })
             .clone()
     }

@@ -7,7 +7,7 @@
 //! same way over and over cost one hash lookup each.
 
 use crate::{
-    analysis::{Analysis, ArrayInfo, PointerHasher},
+    analysis::{Analysis, ArrayInfo, FastMap},
     diag::Errors,
     error::Error,
     ops::{self, defining_op, OpKind, Users},
@@ -17,13 +17,13 @@ use melior::ir::{
     AttributeLike, TypeLike, ValueLike,
 };
 use pw_core::{geometry::Region, Link, Piece};
-use std::{collections::HashMap, hash::BuildHasherDefault};
+use std::collections::HashMap;
 
 /// The checks of piece ops and assemblies, with their memory.
 pub(super) struct Physical<'p, 'c, 'a> {
     analysis: &'p Analysis<'c, 'a>,
     /// Verdicts per (kind, pieces, source type, destination type).
-    verdicts: HashMap<(OpKind, usize, usize, usize), Result<(), Error>, BuildHasherDefault<PointerHasher>>,
+    verdicts: FastMap<(OpKind, usize, usize, usize), Result<(), Error>>,
     /// Per bound mesh, the position of each of its devices.
     positions: HashMap<String, HashMap<i64, i64>>,
 }
@@ -122,7 +122,10 @@ impl<'p, 'c, 'a> Physical<'p, 'c, 'a> {
         to: &ArrayInfo,
     ) -> Result<(), Error> {
         let name = kind.name();
-        let pieces = self.analysis.pieces(op).ok_or(Error::NoPieces { op: name })?;
+        let pieces = self
+            .analysis
+            .pieces(op)
+            .ok_or(Error::NoPieces { op: name })?;
         if pieces.is_empty() {
             return Err(Error::NoPieces { op: name });
         }
@@ -135,9 +138,8 @@ impl<'p, 'c, 'a> Physical<'p, 'c, 'a> {
         for (index, piece) in pieces.iter().enumerate() {
             check_piece(index, piece, rank, &src, &dst)?;
         }
-        let whole = |p: &Piece| {
-            p.sizes == dst.tiling.shard_shape && p.dst_offsets.iter().all(|&o| o == 0)
-        };
+        let whole =
+            |p: &Piece| p.sizes == dst.tiling.shard_shape && p.dst_offsets.iter().all(|&o| o == 0);
         match kind {
             OpKind::Copy if pieces.len() != 1 || !whole(&pieces[0]) => Err(Error::CopyShape),
             OpKind::Scatter => {
@@ -178,8 +180,8 @@ impl<'p, 'c, 'a> Physical<'p, 'c, 'a> {
         let result_type = op.result(0).map_or(0, |r| r.r#type().to_raw().ptr as usize);
         let mut filled: HashMap<i64, usize> = HashMap::new();
         for (index, part) in op.operands().enumerate() {
-            let producer = defining_op(part)
-                .filter(|p| OpKind::of(p).is_some_and(OpKind::is_piece_op));
+            let producer =
+                defining_op(part).filter(|p| OpKind::of(p).is_some_and(OpKind::is_piece_op));
             let Some(producer) = producer else {
                 return errors.push(location, Error::AssemblePart { index });
             };
@@ -291,9 +293,7 @@ fn check_piece(
 /// found by a sweep along the dimension with the most distinct offsets,
 /// comparing only boxes whose extents along it overlap.
 fn tiles(pieces: &[Piece], shape: &[i64]) -> bool {
-    let total = shape
-        .iter()
-        .try_fold(1i64, |acc, &d| acc.checked_mul(d));
+    let total = shape.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d));
     let sum = pieces.iter().try_fold(0i64, |acc, p| {
         Region {
             offsets: p.dst_offsets.clone(),

@@ -3,8 +3,8 @@
 //! them), the lowered program parsing back unchanged, and idempotence.
 
 use crate::common::pw_opt;
-use pw_tests::repo_root;
 use pw_compiler::{LowerOptions, Pipeline};
+use pw_tests::repo_root;
 
 fn examples() -> Vec<(String, String)> {
     ["pipeline", "rl_step", "partially_placed"]

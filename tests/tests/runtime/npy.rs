@@ -157,9 +157,18 @@ fn npy_refusal(path: &std::path::Path) -> String {
 #[test]
 fn nested_headers_are_refused_in_linear_time() {
     for (name, header) in [
-        ("nested_lists.npy", format!("{{'descr': {}'<f4'", "[".repeat(60))),
-        ("nested_dicts.npy", format!("{{'descr': {}", "{'a':".repeat(40))),
-        ("nested_mixed.npy", format!("{{'descr': {}", "([{".repeat(30))),
+        (
+            "nested_lists.npy",
+            format!("{{'descr': {}'<f4'", "[".repeat(60)),
+        ),
+        (
+            "nested_dicts.npy",
+            format!("{{'descr': {}", "{'a':".repeat(40)),
+        ),
+        (
+            "nested_mixed.npy",
+            format!("{{'descr': {}", "([{".repeat(30)),
+        ),
     ] {
         let reason = npy_refusal(&npy_file(name, &header, b""));
         assert!(reason.contains("bad header"), "{name}: {reason}");
