@@ -75,6 +75,16 @@ pub enum Error {
          {MAX_MESH_DEVICES}"
     )]
     BadPartitions { name: String, value: i64 },
+    #[error(
+        "computation @{name} is compiled for {partitions} partition(s) but its mesh {mesh} has \
+         {devices} device(s): no mesh fits it"
+    )]
+    PartitionsOfMesh {
+        name: String,
+        partitions: i64,
+        mesh: Box<MeshShape>,
+        devices: i64,
+    },
 
     // Meshes.
     #[error("mesh @{mesh} has {names} axis names but {sizes} sizes")]

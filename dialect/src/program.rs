@@ -416,6 +416,15 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
         _ => return Err(fail(Error::SeveralSdyMeshes { name })),
     };
     if let Some(shape) = &mesh {
+        let devices = shape.size().unwrap_or(0);
+        if devices != num_partitions {
+            return Err(fail(Error::PartitionsOfMesh {
+                name,
+                partitions: num_partitions,
+                mesh: Box::new(shape.clone()),
+                devices,
+            }));
+        }
         for (what, sigs) in [("argument", &inputs), ("result", &outputs)] {
             for (i, sig) in sigs.iter().enumerate() {
                 let Some(sharding) = &sig.sharding else {

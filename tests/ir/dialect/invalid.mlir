@@ -952,3 +952,21 @@ module attributes {t.x = array<index: 0>} {
     return
   }
 }
+
+// -----
+
+// Tests that a computation's partition count is its Shardy mesh's size (a
+// computation that fits no mesh once made pw-assign-devices declare one the
+// verifier then refused). Found by fuzzing.
+module {
+  // expected-error@+1 {{computation @f is compiled for 4 partition(s) but its mesh ["x"=2] has 2 device(s): no mesh fits it}}
+  module @f attributes {mhlo.num_partitions = 4 : i32} {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<4xf32> {
+      return %a : tensor<4xf32>
+    }
+  }
+  func.func @main() {
+    return
+  }
+}
