@@ -2,13 +2,15 @@
 //! options ([`pipeline`]), the registry of every pass by name for
 //! `pw-opt`'s flags and textual pipelines ([`registry`]), and the runner
 //! that verifies after each pass, hands the verifier's analysis to the next
-//! one and checks each phase's stage ([`run`]). pw-opt and pw-run both
-//! lower through it.
+//! one and checks each phase's stage ([`run`]); and the way from a parsed
+//! program at any stage to the plan the runtime executes ([`plan`]).
+//! pw-opt and pw-run both lower through it.
 
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod pipeline;
+pub mod plan;
 pub mod registry;
 pub mod run;
 

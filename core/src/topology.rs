@@ -191,11 +191,6 @@ impl Topology {
         Ok(())
     }
 
-    /// The island holding `device`.
-    pub fn island_of(&self, device: i64) -> Option<&Island> {
-        self.islands.iter().find(|i| i.devices.contains(&device))
-    }
-
     /// Which island holds each device, for classifying many links.
     pub fn links(&self) -> Links {
         Links {

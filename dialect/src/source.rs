@@ -85,7 +85,7 @@ fn parse_raw(context: MlirContext, source: &str, source_name: &str) -> MlirModul
 
 /// Checks the text against the limits of the module documentation, in one
 /// pass; the error is located where a limit is crossed.
-pub fn screen<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<(), Diag<'c>> {
+fn screen<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<(), Diag<'c>> {
     let at = |line: usize, column: usize, error: Error| {
         Diag::new(Location::new(context, source_name, line, column), error)
     };

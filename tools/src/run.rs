@@ -11,9 +11,8 @@ use crate::{
     opt::write_atomically,
 };
 use clap::Parser;
-use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
+use pw_compiler::LowerOptions;
 use pw_core::plan::{Plan, StepKind};
-use pw_dialect::legality::{self, Stage};
 use pw_runtime::{
     cache::{DiskCache, Executables},
     exec::{self, resources::Resources, trace, Executor, Prepared, RunReport},
@@ -27,7 +26,6 @@ use std::{
     fmt::Write as _,
     io::{Read, Write},
     path::{Path, PathBuf},
-    time::Instant,
 };
 
 /// Command line of pw-run.
@@ -288,47 +286,29 @@ fn prepare_plan(
 ) -> Result<Plan, String> {
     let module = pw_dialect::parse_source(context, text, name)
         .ok_or_else(|| "error: the program does not parse".to_owned())?;
-    let analysis = pw_dialect::verify::verify(&module).map_err(|errors| {
-        pw_dialect::diag::emit_all(&errors);
-        "error: the program is not valid".to_owned()
-    })?;
-    let analysis = if legality::check(&analysis, Stage::Physical).is_empty() {
-        analysis
-    } else {
-        drop(analysis);
-        let (topology, description) = match &cli.topology {
-            Some(path) => (
-                pw_core::Topology::load(path).map_err(|e| format!("error: {e}"))?,
-                format!("topology {}", path.display()),
-            ),
-            None => (
-                resources.topology(),
-                format!(
-                    "one island of {} {} devices",
-                    resources.devices.len(),
-                    resources.kind
-                ),
-            ),
+    let description = match &cli.topology {
+        Some(path) => format!("topology {}", path.display()),
+        None => format!(
+            "one island of {} {} devices",
+            resources.devices.len(),
+            resources.kind
+        ),
+    };
+    let (plan, took) = pw_compiler::plan::plan(context, &module, || {
+        let topology = match &cli.topology {
+            Some(path) => pw_core::Topology::load(path).map_err(|e| e.to_string())?,
+            None => resources.topology(),
         };
-        let started = Instant::now();
-        let analysis = pw_compiler::run(
-            context,
-            &module,
-            &Pipeline::lower(&LowerOptions { topology }),
-            &mut RunOptions::default(),
-            &mut Timings::default(),
-        )
-        .map_err(|_| "error: lowering failed".to_owned())?;
+        Ok(LowerOptions { topology })
+    })
+    .map_err(|e| format!("error: {e}"))?;
+    if let Some(took) = took {
         summary.lowered_here = Some(format!(
             "{description} in {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
+            took.as_secs_f64() * 1e3
         ));
-        analysis
-    };
-    pw_lowering::to_plan(&analysis).map_err(|errors| {
-        pw_dialect::diag::emit_all(&errors);
-        "error: the program cannot run".to_owned()
-    })
+    }
+    Ok(plan)
 }
 
 fn read_inputs(cli: &Cli, plan: &Plan) -> Result<Vec<HostArray>, String> {
@@ -369,42 +349,47 @@ fn same_shape(host: &[usize], want: &[i64]) -> bool {
     host.len() == want.len() && host.iter().zip(want).all(|(&h, &w)| h as i64 == w)
 }
 
-/// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans;
-/// at most [`MAX_RANDOM_BYTES`] in all, checked before any is made.
-fn random_inputs(plan: &Plan, seed: u64) -> Result<Vec<HostArray>, String> {
+/// The shapes of random inputs of these (dtype, shape, description)s,
+/// after checking that they hold at most [`MAX_RANDOM_BYTES`] in all.
+fn random_shapes<'v>(
+    inputs: impl Iterator<Item = (DType, &'v [i64], String)>,
+) -> Result<Vec<Vec<usize>>, String> {
     let mut total = 0u64;
-    let mut shapes = Vec::with_capacity(plan.inputs.len());
-    for (i, &id) in plan.inputs.iter().enumerate() {
-        let value = &plan.values[id];
-        let shape: Option<Vec<usize>> = value
-            .shape
-            .iter()
-            .map(|&d| usize::try_from(d).ok())
-            .collect();
-        let bytes = shape
+    let mut shapes = Vec::new();
+    for (i, (dtype, shape, describe)) in inputs.enumerate() {
+        let dims: Option<Vec<usize>> = shape.iter().map(|&d| usize::try_from(d).ok()).collect();
+        let within = dims
             .as_ref()
             .and_then(|s| {
-                s.iter()
-                    .try_fold(value.dtype.size_in_bytes() as u64, |acc, &d| {
-                        acc.checked_mul(d as u64)
-                    })
+                s.iter().try_fold(dtype.size_in_bytes() as u64, |acc, &d| {
+                    acc.checked_mul(d as u64)
+                })
             })
             .and_then(|b| total.checked_add(b))
             .filter(|&t| t <= MAX_RANDOM_BYTES);
-        match (shape, bytes) {
-            (Some(shape), Some(t)) => {
+        match (dims, within) {
+            (Some(dims), Some(t)) => {
                 total = t;
-                shapes.push(shape);
+                shapes.push(dims);
             }
             _ => {
                 return Err(format!(
-                    "error: input #{i} is {}: --random-inputs makes at most {} GiB of inputs",
-                    value.describe(),
-                    MAX_RANDOM_BYTES >> 30
-                ))
+                "error: input #{i} is {describe}: --random-inputs makes at most {} GiB of inputs",
+                MAX_RANDOM_BYTES >> 30
+            ))
             }
         }
     }
+    Ok(shapes)
+}
+
+/// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans;
+/// at most [`MAX_RANDOM_BYTES`] in all, checked before any is made.
+fn random_inputs(plan: &Plan, seed: u64) -> Result<Vec<HostArray>, String> {
+    let shapes = random_shapes(plan.inputs.iter().map(|&id| {
+        let v = &plan.values[id];
+        (v.dtype, v.shape.as_slice(), v.describe())
+    }))?;
     let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);

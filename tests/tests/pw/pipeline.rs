@@ -181,3 +181,24 @@ fn views() {
         insta::assert_snapshot!(format!("{name}__dot"), dot);
     }
 }
+
+/// Reading a program into a plan leaves it as it was (the reader once
+/// stripped pw's attributes from the computations it printed).
+#[test]
+fn reading_a_plan_changes_nothing() {
+    use melior::ir::operation::OperationLike;
+    for (name, text) in examples() {
+        let lowered = opt(&["--pw-lower"], &text);
+        let context = pw_dialect::new_context();
+        let module = pw_dialect::parse_source(&context, &lowered, &name).expect("parses");
+        let before = module.as_operation().to_string();
+        let analysis = pw_dialect::verify::verify(&module).expect("valid");
+        let plan = pw_lowering::to_plan(&analysis).expect("plan");
+        assert!(plan
+            .computations
+            .iter()
+            .all(|c| !c.text.contains("pw.num_partitions")));
+        drop(analysis);
+        assert_eq!(module.as_operation().to_string(), before, "{name}");
+    }
+}
