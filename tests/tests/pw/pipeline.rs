@@ -186,7 +186,6 @@ fn views() {
 /// stripped pw's attributes from the computations it printed).
 #[test]
 fn reading_a_plan_changes_nothing() {
-    use melior::ir::operation::OperationLike;
     for (name, text) in examples() {
         let lowered = opt(&["--pw-lower"], &text);
         let context = pw_dialect::new_context();
