@@ -45,6 +45,8 @@ pub struct ArrayInfo {
     /// How the array is cut on its mesh, once placed and sharded on a
     /// mesh the program declares.
     pub tiling: Option<Tiling>,
+    /// Whether the program declares its mesh (true when unplaced).
+    pub mesh_declared: bool,
 }
 
 impl ArrayInfo {
@@ -190,7 +192,12 @@ impl<'c, 'a> Analysis<'c, 'a> {
             ),
             _ => None,
         };
-        Ok(ArrayInfo { ty, bytes, tiling })
+        Ok(ArrayInfo {
+            mesh_declared: ty.mesh.is_none() || mesh.is_some(),
+            ty,
+            bytes,
+            tiling,
+        })
     }
 
     /// The `in_shardings` of a call, decoded once per distinct attribute:

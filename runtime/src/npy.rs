@@ -19,7 +19,10 @@
 //! known to hold that many (a header cannot make the reader allocate more
 //! than the file's size). Reading and writing move the element bytes in
 //! bulk: one read or write of the whole payload, byte swapping in place only
-//! for the other byte order.
+//! for the other byte order. Like NumPy, a large read buffer is backed by
+//! transparent huge pages where the kernel offers them (`madvise`), which
+//! spares a page fault per 4 KiB of it, and a file's blocks are reserved
+//! before its data is written (`fallocate`).
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -54,6 +57,10 @@ pub fn write(path: impl AsRef<Path>, array: &HostArray) -> Result<()> {
     let path = path.as_ref();
     let name = path.display().to_string();
     let mut file = File::create(path).map_err(|e| npy_error(&name, e))?;
+    os::reserve(
+        &file,
+        (header_bytes(array).len() + array.bytes().len()) as u64,
+    );
     write_to(&mut file, array, &name)
 }
 
@@ -139,6 +146,7 @@ fn read_sized(reader: &mut dyn Read, size: Option<u64>, name: &str) -> Result<Ho
         // The file size bounded the allocation above.
         data.try_reserve_exact(bytes)
             .map_err(|e| err(format!("cannot allocate {bytes} bytes: {e}")))?;
+        os::advise_huge_pages(&mut data);
     }
     let read = reader
         .take(bytes as u64)
@@ -497,6 +505,69 @@ fn header_bytes(array: &HostArray) -> Vec<u8> {
     out.extend_from_slice(&len.to_le_bytes()[..length_bytes]);
     out.extend_from_slice(dict.as_bytes());
     out
+}
+
+/// The operating-system calls of this module: hints, whose failure changes
+/// nothing.
+#[allow(unsafe_code)]
+mod os {
+    use std::fs::File;
+
+    /// Reserves `bytes` of disk for `file` before they are written (NumPy
+    /// does the same), without changing its length.
+    pub(super) fn reserve(file: &File, bytes: u64) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            extern "C" {
+                fn fallocate(fd: i32, mode: i32, offset: i64, len: i64) -> i32;
+            }
+            const FALLOC_FL_KEEP_SIZE: i32 = 1;
+            if let Ok(len) = i64::try_from(bytes) {
+                // SAFETY: the descriptor is open for as long as `file`
+                // lives; fallocate reads no memory of ours.
+                unsafe {
+                    fallocate(file.as_raw_fd(), FALLOC_FL_KEEP_SIZE, 0, len);
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (file, bytes);
+    }
+
+    /// Asks the kernel to back the spare capacity of `buffer` with huge
+    /// pages (NumPy does the same for arrays of 4 MiB and more); a hint,
+    /// whose failure changes nothing.
+    pub(super) fn advise_huge_pages(buffer: &mut Vec<u8>) {
+        const MIN_BYTES: usize = 4 << 20;
+        if buffer.capacity() < MIN_BYTES {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            extern "C" {
+                fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+            }
+            const MADV_HUGEPAGE: i32 = 14;
+            const PAGE: usize = 4096;
+            let start = buffer.as_mut_ptr() as usize;
+            let aligned = start.next_multiple_of(PAGE);
+            let end = start + buffer.capacity();
+            if aligned < end {
+                // SAFETY: [aligned, end) lies inside the buffer's allocation,
+                // which outlives the call; advice never changes its contents.
+                unsafe {
+                    madvise(
+                        aligned as *mut std::ffi::c_void,
+                        end - aligned,
+                        MADV_HUGEPAGE,
+                    );
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = buffer;
+    }
 }
 
 #[cfg(test)]

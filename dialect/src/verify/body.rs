@@ -3,7 +3,7 @@
 
 use super::physical::Physical;
 use crate::{
-    analysis::{Analysis, ArrayInfo},
+    analysis::{Analysis, ArrayInfo, FastMap},
     diag::Errors,
     error::Error,
     ops::{self, OpKind},
@@ -11,7 +11,7 @@ use crate::{
 };
 use melior::ir::{
     operation::{OperationLike, OperationRef},
-    Location, ValueLike,
+    AttributeLike, Location, TypeLike, ValueLike,
 };
 use pw_core::geometry::{Sharding, Tiling};
 use std::{collections::HashMap, rc::Rc};
@@ -23,13 +23,11 @@ pub(super) fn body<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
     let check = |value: melior::ir::Value<'c, '_>, what: &dyn Fn() -> String| -> Option<Error> {
         match analysis.value(value) {
             Err(problem) => Some(problem.at(&what(), &value.r#type().to_string())),
-            Ok(info) => match &info.ty.mesh {
-                Some(mesh) if program.mesh(mesh).is_none() => Some(Error::UnknownMesh {
-                    what: what(),
-                    mesh: mesh.clone(),
-                }),
-                _ => None,
-            },
+            Ok(info) if !info.mesh_declared => Some(Error::UnknownMesh {
+                what: what(),
+                mesh: info.ty.mesh.clone().unwrap_or_default(),
+            }),
+            Ok(_) => None,
         }
     };
     // Values whose type failed phase 3: ops reading them are not checked.
@@ -52,6 +50,7 @@ pub(super) fn body<'c>(analysis: &Analysis<'c, '_>, errors: &mut Errors<'c>) {
         analysis,
         errors,
         expected: HashMap::new(),
+        calls: FastMap::default(),
         physical: Physical::new(analysis),
     };
     for &op in analysis.ops() {
@@ -95,6 +94,8 @@ struct Checker<'v, 'p, 'c, 'a> {
     errors: &'v mut Errors<'c>,
     /// Per (computation, mesh), what the computation expects there.
     expected: HashMap<(String, String), Expected>,
+    /// The errors of each distinct call (see `op`).
+    calls: FastMap<Vec<usize>, Rc<Vec<Error>>>,
     physical: Physical<'p, 'c, 'a>,
 }
 
@@ -109,14 +110,38 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
         let analysis = self.analysis;
         let info = |v: Option<melior::ir::Value<'c, '_>>| v.and_then(|v| analysis.value(v).ok());
         if kind == OpKind::Call {
-            let read = |values: Vec<melior::ir::Value<'c, '_>>| -> Option<Vec<Rc<ArrayInfo>>> {
-                values.into_iter().map(|v| analysis.value(v).ok()).collect()
+            // The rules read nothing but these attributes and types, all
+            // uniqued: each distinct combination is judged once.
+            let mut key = vec![
+                attribute_key(&op, ops::ATTR_CALLEE),
+                attribute_key(&op, ops::ATTR_MESH),
+                attribute_key(&op, ops::ATTR_IN_SHARDINGS),
+                op.operand_count(),
+            ];
+            key.extend(op.operands().map(|v| v.r#type().to_raw().ptr as usize));
+            key.extend(op.results().map(|r| r.r#type().to_raw().ptr as usize));
+            let verdict = match self.calls.get(&key) {
+                Some(verdict) => verdict.clone(),
+                None => {
+                    let read =
+                        |values: Vec<melior::ir::Value<'c, '_>>| -> Option<Vec<Rc<ArrayInfo>>> {
+                            values.into_iter().map(|v| analysis.value(v).ok()).collect()
+                        };
+                    let verdict = match (
+                        read(op.operands().collect()),
+                        read(op.results().map(Into::into).collect()),
+                    ) {
+                        (Some(operands), Some(results)) => {
+                            Rc::new(self.judge_call(op, &operands, &results))
+                        }
+                        _ => Rc::new(Vec::new()),
+                    };
+                    self.calls.insert(key, verdict.clone());
+                    verdict
+                }
             };
-            if let (Some(operands), Some(results)) = (
-                read(op.operands().collect()),
-                read(op.results().map(Into::into).collect()),
-            ) {
-                self.call(op, &operands, &results);
+            for error in verdict.iter() {
+                self.error(location, error.clone());
             }
             return;
         }
@@ -151,28 +176,30 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
         }
     }
 
-    fn call(
+    /// The rules of a call (see the verifier's module doc).
+    fn judge_call(
         &mut self,
         op: OperationRef<'c, 'a>,
         operands: &[Rc<ArrayInfo>],
         results: &[Rc<ArrayInfo>],
-    ) {
-        let location = op.location();
+    ) -> Vec<Error> {
+        let mut errors = Vec::new();
         let program = &self.analysis.program;
         let Some(callee) = ops::symbol_attr(&op, ops::ATTR_CALLEE) else {
-            return;
+            return errors;
         };
         let Some(computation) = program.computation(&callee) else {
-            return self.error(location, Error::UnknownComputation { callee });
+            errors.push(Error::UnknownComputation { callee });
+            return errors;
         };
-        let arity_ok = self.signature(
-            location,
+        let arity_ok = signature(
+            &mut errors,
             computation,
             "argument",
             operands,
             &computation.inputs,
-        ) & self.signature(
-            location,
+        ) & signature(
+            &mut errors,
             computation,
             "result",
             results,
@@ -185,67 +212,65 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
         };
         for (i, r) in results.iter().enumerate() {
             if r.ty.mesh != mesh_name {
-                self.error(
-                    location,
-                    Error::ResultPlacement {
-                        index: i,
-                        result: on(&r.ty.mesh),
-                        call: on(&mesh_name),
-                    },
-                );
+                errors.push(Error::ResultPlacement {
+                    index: i,
+                    result: on(&r.ty.mesh),
+                    call: on(&mesh_name),
+                });
             }
         }
         let shardings = self.analysis.in_shardings(&op);
         let Some(mesh_name) = mesh_name else {
             if shardings.is_some() {
-                self.error(location, Error::UnplacedInShardings);
+                errors.push(Error::UnplacedInShardings);
             }
-            return;
+            return errors;
         };
         let Some(mesh) = program.mesh(&mesh_name) else {
-            return self.error(location, Error::CallOnUnknownMesh { mesh: mesh_name });
+            errors.push(Error::CallOnUnknownMesh { mesh: mesh_name });
+            return errors;
         };
-        if !self.fits(location, computation, mesh) || !arity_ok {
-            return;
+        if let Err(error) = fits(computation, mesh) {
+            errors.push(error);
+            return errors;
+        }
+        if !arity_ok {
+            return errors;
         }
         let expected = match self.expected(computation, mesh) {
             Ok(expected) => expected,
-            Err(error) => return self.error(location, error),
+            Err(error) => {
+                errors.push(error);
+                return errors;
+            }
         };
         match shardings {
             None => {}
-            Some(None) => self.error(location, Error::MalformedInShardings),
-            Some(Some(shardings)) if shardings.len() != operands.len() => self.error(
-                location,
-                Error::InShardingsCount {
+            Some(None) => errors.push(Error::MalformedInShardings),
+            Some(Some(shardings)) if shardings.len() != operands.len() => {
+                errors.push(Error::InShardingsCount {
                     entries: shardings.len(),
                     operands: operands.len(),
-                },
-            ),
+                })
+            }
             Some(Some(shardings)) => {
                 for (i, ((sharding, operand), want)) in
                     shardings.iter().zip(operands).zip(&expected.0).enumerate()
                 {
                     if let Err(error) = Tiling::new(&operand.ty.shape, sharding, &mesh.shape) {
-                        self.error(
-                            location,
-                            Error::InShardingMisfit {
-                                index: i,
-                                sharding: sharding.clone(),
-                                mesh: mesh_name.clone(),
-                                error: Box::new(error),
-                            },
-                        );
+                        errors.push(Error::InShardingMisfit {
+                            index: i,
+                            sharding: sharding.clone(),
+                            mesh: mesh_name.clone(),
+                            error: Box::new(error),
+                        });
                     } else if significant(sharding, &mesh.shape) != *want {
-                        self.error(
-                            location,
-                            Error::InShardingDisagrees {
-                                index: i,
-                                declared: sharding.clone(),
-                                computation: computation.name.clone(),
-                                expected: want.clone(),
-                            },
-                        );
+                        errors.push(Error::InShardingDisagrees {
+                            index: i,
+                            declared: sharding.clone(),
+                            computation: computation.name.clone(),
+                            expected: want.clone(),
+                        });
                     }
                 }
             }
@@ -253,18 +278,16 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
         for (i, (result, want)) in results.iter().zip(&expected.1).enumerate() {
             if let Some(sharding) = &result.ty.sharding {
                 if significant(sharding, &mesh.shape) != *want {
-                    self.error(
-                        location,
-                        Error::ResultShardingDisagrees {
-                            index: i,
-                            declared: sharding.clone(),
-                            computation: computation.name.clone(),
-                            produced: want.clone(),
-                        },
-                    );
+                    errors.push(Error::ResultShardingDisagrees {
+                        index: i,
+                        declared: sharding.clone(),
+                        computation: computation.name.clone(),
+                        produced: want.clone(),
+                    });
                 }
             }
         }
+        errors
     }
 
     /// What `computation` expects on `mesh` (which it fits), computed once
@@ -285,68 +308,6 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
                 )))
             })
             .clone()
-    }
-
-    /// Checks arity, shapes and dtypes; false when the arity is wrong.
-    fn signature(
-        &mut self,
-        location: Location<'c>,
-        computation: &Computation,
-        what: &'static str,
-        actual: &[Rc<ArrayInfo>],
-        expected: &[crate::program::TensorSig],
-    ) -> bool {
-        if actual.len() != expected.len() {
-            self.error(
-                location,
-                Error::Arity {
-                    computation: computation.name.clone(),
-                    what,
-                    expected: expected.len(),
-                    actual: actual.len(),
-                },
-            );
-            return false;
-        }
-        for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-            if a.ty.shape != e.shape || Some(a.ty.dtype) != e.dtype {
-                self.error(
-                    location,
-                    Error::SignatureMismatch {
-                        what,
-                        index: i,
-                        actual: a.ty.tensor_string(),
-                        computation: computation.name.clone(),
-                        expected: e.text.clone(),
-                    },
-                );
-            }
-        }
-        true
-    }
-
-    /// Whether `computation` can run on `mesh` (reported when not).
-    fn fits(&mut self, location: Location<'c>, computation: &Computation, mesh: &Mesh) -> bool {
-        let error = match computation.fits(&mesh.shape) {
-            Ok(()) => return true,
-            Err(Misfit::Partitions {
-                partitions,
-                devices,
-            }) => Error::Partitions {
-                computation: computation.name.clone(),
-                partitions,
-                mesh: mesh.name.clone(),
-                devices,
-            },
-            Err(Misfit::Axes { lowered_for }) => Error::Axes {
-                computation: computation.name.clone(),
-                lowered_for,
-                mesh: mesh.name.clone(),
-                shape: mesh.shape.clone(),
-            },
-        };
-        self.error(location, error);
-        false
     }
 
     fn move_op(&mut self, location: Location<'c>, kind: OpKind, from: &ArrayInfo, to: &ArrayInfo) {
@@ -371,4 +332,62 @@ impl<'c, 'a> Checker<'_, '_, 'c, 'a> {
             _ => {}
         }
     }
+}
+
+/// Checks arity, shapes and dtypes; false when the arity is wrong.
+fn signature(
+    errors: &mut Vec<Error>,
+    computation: &Computation,
+    what: &'static str,
+    actual: &[Rc<ArrayInfo>],
+    expected: &[crate::program::TensorSig],
+) -> bool {
+    if actual.len() != expected.len() {
+        errors.push(Error::Arity {
+            computation: computation.name.clone(),
+            what,
+            expected: expected.len(),
+            actual: actual.len(),
+        });
+        return false;
+    }
+    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
+        if a.ty.shape != e.shape || Some(a.ty.dtype) != e.dtype {
+            errors.push(Error::SignatureMismatch {
+                what,
+                index: i,
+                actual: a.ty.tensor_string(),
+                computation: computation.name.clone(),
+                expected: e.text.clone(),
+            });
+        }
+    }
+    true
+}
+
+/// Whether `computation` can run on `mesh`, or why not.
+fn fits(computation: &Computation, mesh: &Mesh) -> Result<(), Error> {
+    match computation.fits(&mesh.shape) {
+        Ok(()) => Ok(()),
+        Err(Misfit::Partitions {
+            partitions,
+            devices,
+        }) => Err(Error::Partitions {
+            computation: computation.name.clone(),
+            partitions,
+            mesh: mesh.name.clone(),
+            devices,
+        }),
+        Err(Misfit::Axes { lowered_for }) => Err(Error::Axes {
+            computation: computation.name.clone(),
+            lowered_for,
+            mesh: mesh.name.clone(),
+            shape: mesh.shape.clone(),
+        }),
+    }
+}
+
+/// The address of an op's attribute, or 0 when it has none.
+fn attribute_key<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> usize {
+    op.attribute(name).map_or(0, |a| a.to_raw().ptr as usize)
 }

@@ -17,7 +17,7 @@ use melior::ir::{
     AttributeLike, TypeLike, ValueLike,
 };
 use pw_core::{geometry::Region, Link, Piece};
-use std::collections::HashMap;
+use std::{collections::HashMap, rc::Rc};
 
 /// The checks of piece ops and assemblies, with their memory.
 pub(super) struct Physical<'p, 'c, 'a> {
@@ -26,6 +26,8 @@ pub(super) struct Physical<'p, 'c, 'a> {
     verdicts: FastMap<(OpKind, usize, usize, usize), Result<(), Error>>,
     /// Per bound mesh, the position of each of its devices.
     positions: HashMap<String, HashMap<i64, i64>>,
+    /// The errors of each distinct assembly (see `assemble`).
+    assemblies: FastMap<Vec<usize>, Rc<Vec<Error>>>,
 }
 
 /// One side of a copy: its shards and the devices holding them.
@@ -40,6 +42,7 @@ impl<'p, 'c, 'a> Physical<'p, 'c, 'a> {
             analysis,
             verdicts: HashMap::default(),
             positions: HashMap::new(),
+            assemblies: FastMap::default(),
         }
     }
 
@@ -173,24 +176,58 @@ impl<'p, 'c, 'a> Physical<'p, 'c, 'a> {
         to: &ArrayInfo,
         errors: &mut Errors<'c>,
     ) {
-        let location = op.location();
-        if let Err(error) = self.bind(to, "destination") {
-            return errors.push(location, error);
-        }
+        // The rules read the result type and, per part, its type and its
+        // producer's kind and pieces: each distinct combination is judged
+        // once.
         let result_type = op.result(0).map_or(0, |r| r.r#type().to_raw().ptr as usize);
-        let mut filled: HashMap<i64, usize> = HashMap::new();
-        for (index, part) in op.operands().enumerate() {
+        let mut key = vec![result_type];
+        let mut parts = Vec::with_capacity(op.operand_count());
+        for part in op.operands() {
             let producer =
                 defining_op(part).filter(|p| OpKind::of(p).is_some_and(OpKind::is_piece_op));
+            let part_type = part.r#type().to_raw().ptr as usize;
+            key.push(part_type);
+            key.push(producer.map_or(0, |p| {
+                p.attribute(ops::ATTR_PIECES)
+                    .map_or(1, |a| a.to_raw().ptr as usize)
+            }));
+            parts.push((part_type, producer));
+        }
+        let verdict = match self.assemblies.get(&key) {
+            Some(verdict) => verdict.clone(),
+            None => {
+                let verdict = Rc::new(self.judge_assemble(result_type, &parts, to));
+                self.assemblies.insert(key, verdict.clone());
+                verdict
+            }
+        };
+        for error in verdict.iter() {
+            errors.push(op.location(), error.clone());
+        }
+    }
+
+    /// The rules of an assembly into `to` (of type `result_type`) of parts
+    /// of the given types, made by the given ops (`None`: not a piece op).
+    fn judge_assemble(
+        &mut self,
+        result_type: usize,
+        parts: &[(usize, Option<OperationRef<'c, 'a>>)],
+        to: &ArrayInfo,
+    ) -> Vec<Error> {
+        if let Err(error) = self.bind(to, "destination") {
+            return vec![error];
+        }
+        let mut filled: HashMap<i64, usize> = HashMap::new();
+        for (index, (part_type, producer)) in parts.iter().enumerate() {
             let Some(producer) = producer else {
-                return errors.push(location, Error::AssemblePart { index });
+                return vec![Error::AssemblePart { index }];
             };
-            if part.r#type().to_raw().ptr as usize != result_type {
-                return errors.push(location, Error::AssemblePartType { index });
+            if *part_type != result_type {
+                return vec![Error::AssemblePartType { index }];
             }
             let mut shards: Vec<i64> = self
                 .analysis
-                .pieces(&producer)
+                .pieces(producer)
                 .map(|p| p.iter().map(|p| p.dst_device).collect())
                 .unwrap_or_default();
             shards.sort_unstable();
@@ -206,15 +243,16 @@ impl<'p, 'c, 'a> Physical<'p, 'c, 'a> {
             .and_then(|m| self.analysis.program.mesh(m))
             .and_then(|m| m.devices.as_ref())
         else {
-            return;
+            return Vec::new();
         };
-        for &device in devices {
-            match filled.get(&device).copied().unwrap_or(0) {
-                1 => {}
-                0 => errors.push(location, Error::AssembleEmpty { device }),
-                times => errors.push(location, Error::AssembleTwice { device, times }),
-            }
-        }
+        devices
+            .iter()
+            .filter_map(|&device| match filled.get(&device).copied().unwrap_or(0) {
+                1 => None,
+                0 => Some(Error::AssembleEmpty { device }),
+                times => Some(Error::AssembleTwice { device, times }),
+            })
+            .collect()
     }
 }
 
