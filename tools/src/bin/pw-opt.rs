@@ -1,5 +1,7 @@
 //! pw-opt: see `pw_tools::opt`.
 
+#![forbid(unsafe_code)]
+
 fn main() {
     // A bug must still end as a one-line error and exit code 1, never as a
     // panic message with a backtrace.
@@ -12,7 +14,9 @@ fn main() {
         let stderr = &mut std::io::stderr().lock();
         // The process exits right after: the OS frees the program faster.
         let mut args: Vec<_> = std::env::args_os().collect();
-        args.insert(1.min(args.len()), "--disable-free".into());
+        if !args.iter().any(|a| a == "--disable-free") {
+            args.insert(1.min(args.len()), "--disable-free".into());
+        }
         pw_tools::opt::main(args, stdin, stdout, stderr)
     })
     .unwrap_or(1);
