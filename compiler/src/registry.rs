@@ -12,7 +12,7 @@ use pw_lowering::{lower_to_physical, LowerToPhysical};
 use pw_passes::{
     assign_devices::AssignDevices, check_options, dce::Dce, fold_transfers::FoldTransfers,
     insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule::Schedule,
-    Options, Pass,
+    OptionList, Options, Pass,
 };
 
 /// How a registered pass is made.
@@ -28,7 +28,7 @@ pub struct PassInfo {
     pub argument: &'static str,
     pub summary: &'static str,
     /// `name=value` options, as `--list-passes` shows them.
-    pub options: &'static [(&'static str, &'static str)],
+    pub options: OptionList,
     pub make: Make,
 }
 
@@ -40,16 +40,6 @@ fn plain<P: Pass + 'static>(
     check_options(name, options, &[])?;
     Ok(Box::new(pass))
 }
-
-/// The options of `pw-lower-to-physical` (and so of `pw-lower`).
-const LOWER_OPTIONS: &[(&str, &str)] = &[
-    ("topology", "TOML or JSON file of islands and devices"),
-    ("devices", "devices of the default local island (default 8)"),
-    (
-        "kind",
-        "device kind of the default local island (default cpu)",
-    ),
-];
 
 /// Every pass pw-opt knows, pw's in pipeline order.
 pub const REGISTRY: &[PassInfo] = &[
@@ -86,7 +76,7 @@ pub const REGISTRY: &[PassInfo] = &[
     PassInfo {
         argument: "pw-lower-to-physical",
         summary: "bind meshes to devices; turn moves into per-shard copies",
-        options: LOWER_OPTIONS,
+        options: lower_to_physical::OPTIONS,
         make: Make::Pw(|o| Ok(Box::new(LowerToPhysical::from_options(o)?) as Box<dyn Pass>)),
     },
     PassInfo {
@@ -128,7 +118,7 @@ pub const FULL_PIPELINE: &str = "pw-lower";
 pub const FULL_PIPELINE_SUMMARY: &str = "the full lowering pipeline: the place phase (assign, shardings, transfers, fold, dce), lower, schedule; takes pw-lower-to-physical's options";
 
 /// The options `pw-lower` takes.
-pub const FULL_PIPELINE_OPTIONS: &[(&str, &str)] = LOWER_OPTIONS;
+pub const FULL_PIPELINE_OPTIONS: OptionList = lower_to_physical::OPTIONS;
 
 /// Looks a pass up by name.
 pub fn find(name: &str) -> Option<&'static PassInfo> {

@@ -70,17 +70,8 @@ impl OpKind {
 
     /// The kind of `op`, read without allocating.
     pub fn of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Self> {
-        Some(match name_bytes(op) {
-            b"pw.call" => OpKind::Call,
-            b"pw.transfer" => OpKind::Transfer,
-            b"pw.reshard" => OpKind::Reshard,
-            b"pw.copy" => OpKind::Copy,
-            b"pw.scatter" => OpKind::Scatter,
-            b"pw.gather" => OpKind::Gather,
-            b"pw.assemble" => OpKind::Assemble,
-            b"func.return" => OpKind::Return,
-            _ => return None,
-        })
+        let name = name_bytes(op);
+        Self::ALL.into_iter().find(|k| k.name().as_bytes() == name)
     }
 
     pub fn from_name(name: &str) -> Option<Self> {

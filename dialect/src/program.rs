@@ -113,24 +113,19 @@ impl Computation<'_, '_> {
         let Some(declared) = &sig.sharding else {
             return Ok(Sharding::replicated(sig.shape.len()));
         };
-        let dims = declared
+        if let Some(axis) = declared
             .dims
             .iter()
-            .map(|axes| {
-                axes.iter()
-                    .filter(|a| mesh.axis_size(a) != Some(1))
-                    .map(|a| match mesh.axis_size(a) {
-                        Some(_) => Ok(a.clone()),
-                        None => Err(Error::ComputationAxis {
-                            computation: self.name.clone(),
-                            axis: a.clone(),
-                            mesh: mesh.clone(),
-                        }),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Sharding { dims })
+            .flatten()
+            .find(|a| mesh.axis_size(a).is_none())
+        {
+            return Err(Error::ComputationAxis {
+                computation: self.name.clone(),
+                axis: axis.clone(),
+                mesh: mesh.clone(),
+            });
+        }
+        Ok(significant(declared, mesh))
     }
 }
 

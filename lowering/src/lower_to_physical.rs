@@ -44,7 +44,7 @@ use pw_dialect::{
     ops::{self, OpKind},
     Analysis, ArrayInfo, Located,
 };
-use pw_passes::{check_options, Options, Pass, PassFailure};
+use pw_passes::{check_options, OptionList, Options, Pass, PassFailure};
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     rc::Rc,
@@ -56,7 +56,14 @@ pub struct LowerToPhysical {
 }
 
 /// The options `pw-lower-to-physical` accepts.
-pub const OPTIONS: &[&str] = &["topology", "devices", "kind"];
+pub const OPTIONS: OptionList = &[
+    ("topology", "TOML or JSON file of islands and devices"),
+    ("devices", "devices of the default local island (default 8)"),
+    (
+        "kind",
+        "device kind of the default local island (default cpu)",
+    ),
+];
 
 /// Devices of the default local island.
 pub const DEFAULT_DEVICES: i64 = 8;

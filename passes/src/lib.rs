@@ -76,15 +76,18 @@ pub fn fail<'c>(
     vec![Located::new(location, error.into())]
 }
 
+/// The options a pass takes: `(name, help)` pairs.
+pub type OptionList = &'static [(&'static str, &'static str)];
+
 /// Fails a pass when `options` holds names it does not know.
-pub fn check_options(pass: &str, options: &Options, known: &[&str]) -> Result<(), String> {
-    match options.keys().find(|k| !known.contains(&k.as_str())) {
+pub fn check_options(pass: &str, options: &Options, known: OptionList) -> Result<(), String> {
+    match options.keys().find(|k| !known.iter().any(|(n, _)| n == k)) {
         Some(unknown) => Err(format!(
             "unknown option '{unknown}' of {pass} (known: {})",
             if known.is_empty() {
                 "none".to_owned()
             } else {
-                known.join(", ")
+                known.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
             }
         )),
         None => Ok(()),
