@@ -300,7 +300,7 @@ fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
         .unwrap_or_else(|e| fail(e));
     let topology = || {
         Ok((
-            pw_core::Topology::local(devices as i64, "cpu"),
+            pw_core::Topology::local(devices as i64, "cpu")?,
             String::new(),
         ))
     };

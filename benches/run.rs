@@ -16,6 +16,7 @@
 //! devices, and the venv's JAX.
 
 use pw_benches::{chain_program, fail, pipeline_program};
+use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
 use pw_core::plan::{Plan, StepKind};
 use pw_runtime::{
     cache::Executables,
@@ -24,7 +25,6 @@ use pw_runtime::{
     pjrt::{Client, ClientOptions, Plugin},
     DType,
 };
-use pw_tools::pipeline::{self, Timings};
 use std::{path::Path, process::Command, time::Duration, time::Instant};
 
 const NODES: usize = 1000;
@@ -33,20 +33,19 @@ const RUNS: usize = 7;
 /// Lowers program text onto devices `0..devices` (one island) into a plan.
 fn lowered(text: &str, devices: i64) -> Plan {
     let context = pw_dialect::new_context();
-    let mut module = pw_dialect::parse_source(&context, text, "bench")
+    let module = pw_dialect::parse_source(&context, text, "bench")
         .unwrap_or_else(|| fail("program does not parse"));
-    let steps =
-        pipeline::lowering(pw_core::Topology::local(devices, "cpu")).unwrap_or_else(|e| fail(e));
-    pipeline::run(
+    let topology = pw_core::Topology::local(devices, "cpu").unwrap_or_else(|e| fail(e));
+    let analysis = pw_compiler::run(
         &context,
-        &mut module,
-        &steps,
-        None,
-        false,
+        &module,
+        &Pipeline::lower(&LowerOptions { topology }),
+        &mut RunOptions::default(),
         &mut Timings::default(),
     )
     .unwrap_or_else(|_| fail("lowering failed"));
-    pw_lowering::to_plan(&module).unwrap_or_else(|e| fail(e))
+    pw_lowering::to_plan(&analysis)
+        .unwrap_or_else(|e| fail(e.first().map_or(String::new(), |e| e.error.to_string())))
 }
 
 fn random_inputs(plan: &Plan) -> Vec<HostArray> {

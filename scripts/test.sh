@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of pw on a fresh Debian 12 machine (as root): installs what
 # is missing (scripts/setup.sh), builds, then runs the Rust tests, the Python
-# front end's tests, and the format and lint checks.
+# front end's tests, a bounded run of every fuzz target, and the format and
+# lint checks.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,8 +24,12 @@ if [[ -d frontend/python/tests ]]; then
   "$PW_VENV/bin/python" -m pytest -q frontend/python/tests
 fi
 
+step "fuzz targets, 15 s each (scripts/fuzz.sh)"
+bash scripts/fuzz.sh --seconds "${PW_FUZZ_SECONDS:-15}"
+
 step "format and lint"
 cargo fmt --all --check
+cargo fmt --all --check --manifest-path fuzz/Cargo.toml
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "all tests passed"

@@ -44,6 +44,11 @@ impl fmt::Display for Sharding {
     }
 }
 
+/// The most devices one mesh may have. Meshes come from untrusted files:
+/// a mesh's size bounds what is computed per mesh position, so it is
+/// checked against this before anything is.
+pub const MAX_MESH_DEVICES: i64 = 1 << 16;
+
 /// Named mesh axes with their sizes, major to minor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct MeshShape {
@@ -55,9 +60,19 @@ impl MeshShape {
         Self { axes }
     }
 
-    /// Number of positions (devices) in the mesh.
-    pub fn size(&self) -> i64 {
-        self.axes.iter().map(|(_, s)| *s).product()
+    /// Number of positions (devices) in the mesh; `None` if an axis size is
+    /// below 1 or the product overflows.
+    pub fn size(&self) -> Option<i64> {
+        self.axes.iter().try_fold(1i64, |acc, (_, s)| {
+            (*s >= 1).then(|| acc.checked_mul(*s))?
+        })
+    }
+
+    /// The size, checked against [`MAX_MESH_DEVICES`].
+    pub fn checked_size(&self) -> Result<i64, LayoutError> {
+        self.size()
+            .filter(|&n| n <= MAX_MESH_DEVICES)
+            .ok_or_else(|| LayoutError::BadMesh { mesh: self.clone() })
     }
 
     pub fn axis_size(&self, name: &str) -> Option<i64> {
@@ -73,6 +88,7 @@ impl MeshShape {
         let mut rest = position;
         let mut coords = vec![0; self.axes.len()];
         for (i, (_, size)) in self.axes.iter().enumerate().rev() {
+            let size = (*size).max(1);
             coords[i] = rest % size;
             rest /= size;
         }
@@ -109,20 +125,31 @@ pub enum LayoutError {
         parts: i64,
         axes: Vec<String>,
     },
+    #[error("mesh {mesh} has an axis below size 1 or more than {MAX_MESH_DEVICES} devices")]
+    BadMesh { mesh: MeshShape },
+    #[error("dimension {dim} has negative size {size}")]
+    NegativeDimension { dim: usize, size: i64 },
 }
 
-/// The boxes of an array that the positions of a mesh hold.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Layout {
+/// How a sharding cuts an array on a mesh, without materializing the mesh
+/// positions: the shard shape, and for each dimension the mesh axes (major
+/// to minor) that split it. [`Tiling::offset`] gives any position's box.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tiling {
     /// Shape of every shard.
     pub shard_shape: Vec<i64>,
-    /// For each mesh position, the offset of its shard in the global array.
-    pub offsets: Vec<Vec<i64>>,
+    /// The mesh's axis sizes.
+    mesh_axes: Vec<i64>,
+    /// Per array dimension, the indices of the mesh axes that split it.
+    dim_axes: Vec<Vec<usize>>,
+    /// The mesh's size (at most [`MAX_MESH_DEVICES`]).
+    positions: i64,
 }
 
-impl Layout {
-    /// Lays `shape` out on `mesh` as `sharding` says.
+impl Tiling {
+    /// How `shape` is cut on `mesh` as `sharding` says.
     pub fn new(shape: &[i64], sharding: &Sharding, mesh: &MeshShape) -> Result<Self, LayoutError> {
+        let positions = mesh.checked_size()?;
         if sharding.dims.len() != shape.len() {
             return Err(LayoutError::RankMismatch {
                 sharding: sharding.dims.len(),
@@ -133,8 +160,12 @@ impl Layout {
         let mut dim_axes = Vec::with_capacity(shape.len());
         let mut shard_shape = Vec::with_capacity(shape.len());
         for (dim, (axes, &size)) in sharding.dims.iter().zip(shape).enumerate() {
+            if size < 0 {
+                return Err(LayoutError::NegativeDimension { dim, size });
+            }
             let mut indices = Vec::with_capacity(axes.len());
-            let mut parts = 1;
+            // At most the mesh's size: no overflow.
+            let mut parts = 1i64;
             for axis in axes {
                 let index = mesh
                     .axis_index(axis)
@@ -149,7 +180,7 @@ impl Layout {
                 parts *= mesh.axes[index].1;
                 indices.push(index);
             }
-            if parts == 0 || size % parts != 0 {
+            if size % parts != 0 {
                 return Err(LayoutError::NotDivisible {
                     dim,
                     size,
@@ -160,25 +191,79 @@ impl Layout {
             shard_shape.push(size / parts);
             dim_axes.push(indices);
         }
-        let offsets = (0..mesh.size())
-            .map(|position| {
-                let coords = mesh.coords(position);
-                dim_axes
-                    .iter()
-                    .zip(&shard_shape)
-                    .map(|(axes, extent)| {
-                        let tile = axes
-                            .iter()
-                            .fold(0, |acc, &a| acc * mesh.axes[a].1 + coords[a]);
-                        tile * extent
-                    })
-                    .collect()
-            })
-            .collect();
         Ok(Self {
             shard_shape,
-            offsets,
+            mesh_axes: mesh.axes.iter().map(|(_, s)| *s).collect(),
+            dim_axes,
+            positions,
         })
+    }
+
+    /// Number of mesh positions.
+    pub fn positions(&self) -> i64 {
+        self.positions
+    }
+
+    /// The offset in the global array of the shard mesh position
+    /// `position` holds.
+    pub fn offset(&self, position: i64) -> Vec<i64> {
+        let mut rest = position;
+        let mut coords = vec![0; self.mesh_axes.len()];
+        for (i, size) in self.mesh_axes.iter().enumerate().rev() {
+            coords[i] = rest % size;
+            rest /= size;
+        }
+        self.dim_axes
+            .iter()
+            .zip(&self.shard_shape)
+            .map(|(axes, extent)| {
+                // tile < parts and extent = size / parts: no overflow.
+                let tile = axes
+                    .iter()
+                    .fold(0, |acc, &a| acc * self.mesh_axes[a] + coords[a]);
+                tile * extent
+            })
+            .collect()
+    }
+
+    /// The box mesh position `position` holds.
+    pub fn region(&self, position: i64) -> Region {
+        Region {
+            offsets: self.offset(position),
+            sizes: self.shard_shape.clone(),
+        }
+    }
+
+    /// Elements in one shard (no larger than the array, whose element
+    /// count the caller has checked).
+    pub fn shard_elements(&self) -> Option<i64> {
+        self.shard_shape
+            .iter()
+            .try_fold(1i64, |acc, &d| acc.checked_mul(d))
+    }
+
+    /// Every position's offset, materialized.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            shard_shape: self.shard_shape.clone(),
+            offsets: (0..self.positions).map(|p| self.offset(p)).collect(),
+        }
+    }
+}
+
+/// The boxes of an array that the positions of a mesh hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Shape of every shard.
+    pub shard_shape: Vec<i64>,
+    /// For each mesh position, the offset of its shard in the global array.
+    pub offsets: Vec<Vec<i64>>,
+}
+
+impl Layout {
+    /// Lays `shape` out on `mesh` as `sharding` says (see [`Tiling`]).
+    pub fn new(shape: &[i64], sharding: &Sharding, mesh: &MeshShape) -> Result<Self, LayoutError> {
+        Tiling::new(shape, sharding, mesh).map(|t| t.layout())
     }
 
     /// Elements in one shard.
@@ -203,8 +288,18 @@ impl Region {
         }
     }
 
+    /// Elements in the box (callers bound the sizes; see
+    /// [`Region::checked_elements`] for untrusted boxes).
     pub fn elements(&self) -> i64 {
         self.sizes.iter().product()
+    }
+
+    /// Elements in the box; `None` if a size is negative or the product
+    /// overflows.
+    pub fn checked_elements(&self) -> Option<i64> {
+        self.sizes
+            .iter()
+            .try_fold(1i64, |acc, &d| (d >= 0).then(|| acc.checked_mul(d))?)
     }
 
     /// Whether the box lies inside an array of `shape` (same rank, no
@@ -225,19 +320,109 @@ impl Region {
         self.intersect(other).is_some()
     }
 
-    /// The overlap of two boxes, if any.
+    /// The overlap of two boxes of the same rank, if they share an
+    /// element.
     pub fn intersect(&self, other: &Region) -> Option<Region> {
-        let mut offsets = Vec::with_capacity(self.offsets.len());
-        let mut sizes = Vec::with_capacity(self.offsets.len());
-        for d in 0..self.offsets.len() {
+        self.meet(other).filter(|r| r.sizes.iter().all(|&s| s > 0))
+    }
+
+    /// The overlap of two boxes of the same rank, where a dimension in
+    /// which both are empty at the same offset counts as overlapping with
+    /// size 0: boxes of a zero-size array meet where their non-empty
+    /// dimensions overlap. `None` when they are apart (or of other ranks).
+    pub fn meet(&self, other: &Region) -> Option<Region> {
+        let rank = self.offsets.len();
+        if [self.sizes.len(), other.offsets.len(), other.sizes.len()] != [rank; 3] {
+            return None;
+        }
+        let mut offsets = Vec::with_capacity(rank);
+        let mut sizes = Vec::with_capacity(rank);
+        for d in 0..rank {
+            let end = |o: i64, s: i64| o.checked_add(s);
             let lo = self.offsets[d].max(other.offsets[d]);
-            let hi = (self.offsets[d] + self.sizes[d]).min(other.offsets[d] + other.sizes[d]);
-            if hi <= lo {
+            let hi =
+                end(self.offsets[d], self.sizes[d])?.min(end(other.offsets[d], other.sizes[d])?);
+            let both_empty = self.sizes[d] == 0 && other.sizes[d] == 0;
+            if hi < lo || (hi == lo && !both_empty) {
                 return None;
             }
             offsets.push(lo);
             sizes.push(hi - lo);
         }
         Some(Region { offsets, sizes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mesh(axes: &[(&str, i64)]) -> MeshShape {
+        MeshShape::new(axes.iter().map(|(n, s)| (n.to_string(), *s)).collect())
+    }
+
+    #[test]
+    fn mesh_sizes_are_checked() {
+        assert_eq!(mesh(&[("x", 2), ("y", 3)]).size(), Some(6));
+        assert_eq!(mesh(&[]).size(), Some(1));
+        // 7 * 7905747460161236407 * 2 wraps to 2 in 64 bits.
+        assert_eq!(
+            mesh(&[("x", 7), ("y", 7905747460161236407), ("z", 2)]).size(),
+            None
+        );
+        assert_eq!(mesh(&[("x", 0)]).size(), None);
+        assert!(mesh(&[("x", MAX_MESH_DEVICES + 1)]).checked_size().is_err());
+    }
+
+    #[test]
+    fn tilings_match_layouts_without_materializing() {
+        let m = mesh(&[("x", 2), ("y", 3)]);
+        let sharding = Sharding {
+            dims: vec![vec!["y".into()], vec!["x".into()]],
+        };
+        let tiling = Tiling::new(&[6, 4], &sharding, &m).unwrap();
+        assert_eq!(tiling.shard_shape, [2, 2]);
+        let layout = tiling.layout();
+        assert_eq!(layout.offsets.len(), 6);
+        for p in 0..6 {
+            assert_eq!(tiling.offset(p), layout.offsets[p as usize]);
+        }
+        // A mesh of a billion devices is refused, not laid out.
+        let huge = mesh(&[("x", 1_000_000_000)]);
+        assert!(matches!(
+            Tiling::new(&[4], &Sharding::replicated(1), &huge),
+            Err(LayoutError::BadMesh { .. })
+        ));
+    }
+
+    #[test]
+    fn empty_boxes_meet_where_their_other_dimensions_overlap() {
+        let a = Region {
+            offsets: vec![0, 0],
+            sizes: vec![0, 4],
+        };
+        let b = Region {
+            offsets: vec![0, 2],
+            sizes: vec![0, 4],
+        };
+        assert_eq!(a.intersect(&b), None);
+        assert_eq!(
+            a.meet(&b),
+            Some(Region {
+                offsets: vec![0, 2],
+                sizes: vec![0, 2]
+            })
+        );
+        let far = Region {
+            offsets: vec![0, 9],
+            sizes: vec![0, 1],
+        };
+        assert_eq!(a.meet(&far), None);
+        // Offsets near i64::MAX do not overflow.
+        let edge = Region {
+            offsets: vec![i64::MAX, 0],
+            sizes: vec![1, 1],
+        };
+        assert_eq!(edge.meet(&a), None);
     }
 }

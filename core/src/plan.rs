@@ -420,6 +420,11 @@ fn check_values(values: &[ValueInfo]) -> Result<(), PlanError> {
         if v.devices.is_empty() {
             return Err(bad(format!("{} has no device", what())));
         }
+        // The whole array is assembled on the host for outputs: its size too.
+        v.shape
+            .iter()
+            .try_fold(v.dtype.size_in_bytes() as i64, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| bad(format!("{}: the array's size overflows", what())))?;
         let mut elements: i64 = 1;
         for &d in &v.layout.shard_shape {
             elements = elements
@@ -663,5 +668,11 @@ mod tests {
         plan.check().unwrap();
         plan.values[0].layout.offsets[1] = vec![3];
         assert!(plan.check().is_err());
+        // A plan from the network whose array is too big to assemble on
+        // the host, though its shards are small.
+        let mut huge = value(vec![0, 1], true);
+        huge.shape = vec![i64::MAX / 2];
+        plan.values = vec![huge];
+        assert!(plan.check().unwrap_err().0.contains("size overflows"));
     }
 }

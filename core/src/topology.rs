@@ -27,7 +27,14 @@
 //! island is one host.
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::{collections::HashMap, path::Path};
+
+/// The most devices a topology may have, all islands together.
+pub const MAX_DEVICES: usize = crate::geometry::MAX_MESH_DEVICES as usize;
+
+/// The largest topology file read (a topology of [`MAX_DEVICES`] devices
+/// takes well under this).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// One island: devices of one kind on a shared interconnect.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,32 +88,55 @@ pub enum TopologyError {
 }
 
 impl Topology {
-    /// One island, `local`, of `count` devices of `kind`, ids from 0.
-    pub fn local(count: i64, kind: &str) -> Self {
-        Self {
+    /// One island, `local`, of `count` devices of `kind`, ids from 0; at
+    /// least one and at most [`MAX_DEVICES`].
+    pub fn local(count: i64, kind: &str) -> Result<Self, String> {
+        if count < 1 || count > MAX_DEVICES as i64 {
+            return Err(format!(
+                "a local island has 1 to {MAX_DEVICES} devices, not {count}"
+            ));
+        }
+        Ok(Self {
             islands: vec![Island {
                 name: "local".into(),
                 kind: kind.into(),
                 devices: (0..count).collect(),
                 hosts: Vec::new(),
             }],
-        }
+        })
     }
 
     /// Reads a topology file (JSON if it ends in `.json`, else TOML).
     pub fn load(path: &Path) -> Result<Self, TopologyError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
+        let io = |source| TopologyError::Io {
             path: shown.clone(),
             source,
-        })?;
-        let topology: Topology = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(&text).map_err(|e| TopologyError::Syntax {
+        };
+        let size = std::fs::metadata(path).map_err(io)?.len();
+        if size > MAX_FILE_BYTES {
+            return Err(TopologyError::Invalid {
+                path: shown,
+                message: format!(
+                    "the file has {size} bytes; a topology has at most {MAX_FILE_BYTES}"
+                ),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(io)?;
+        Self::parse(&text, path.extension().is_some_and(|e| e == "json"), &shown)
+    }
+
+    /// Parses a topology from text (JSON or TOML) and validates it; `shown`
+    /// names the source in errors.
+    pub fn parse(text: &str, json: bool, shown: &str) -> Result<Self, TopologyError> {
+        let shown = shown.to_owned();
+        let topology: Topology = if json {
+            serde_json::from_str(text).map_err(|e| TopologyError::Syntax {
                 path: shown.clone(),
                 message: e.to_string(),
             })?
         } else {
-            toml::from_str(&text).map_err(|e| TopologyError::Syntax {
+            toml::from_str(text).map_err(|e| TopologyError::Syntax {
                 path: shown.clone(),
                 message: e.to_string(),
             })?
@@ -124,6 +154,12 @@ impl Topology {
     pub fn validate(&self) -> Result<(), String> {
         if self.islands.is_empty() {
             return Err("a topology needs at least one island".into());
+        }
+        let total = self.islands.iter().map(|i| i.devices.len()).sum::<usize>();
+        if total > MAX_DEVICES {
+            return Err(format!(
+                "the topology has {total} devices; at most {MAX_DEVICES} are supported"
+            ));
         }
         let mut seen = std::collections::HashSet::new();
         let mut names = std::collections::HashSet::new();
@@ -155,16 +191,31 @@ impl Topology {
         Ok(())
     }
 
-    /// The island holding `device`.
-    pub fn island_of(&self, device: i64) -> Option<&Island> {
-        self.islands.iter().find(|i| i.devices.contains(&device))
+    /// Which island holds each device, for classifying many links.
+    pub fn links(&self) -> Links {
+        Links {
+            island: self
+                .islands
+                .iter()
+                .enumerate()
+                .flat_map(|(i, island)| island.devices.iter().map(move |&d| (d, i)))
+                .collect(),
+        }
     }
+}
 
+/// Classifies links between the devices of a topology in constant time.
+#[derive(Clone, Debug)]
+pub struct Links {
+    island: HashMap<i64, usize>,
+}
+
+impl Links {
     /// The link between two devices.
     pub fn link(&self, from: i64, to: i64) -> crate::Link {
         if from == to {
             crate::Link::SameDevice
-        } else if self.island_of(from).map(|i| &i.name) == self.island_of(to).map(|i| &i.name) {
+        } else if self.island.get(&from) == self.island.get(&to) {
             crate::Link::IntraIsland
         } else {
             crate::Link::CrossIsland

@@ -27,6 +27,14 @@ MLIR_CAPI_EXPORTED MlirModule pwParseSourceString(MlirContext ctx,
 /// pw's diagnostics are located at the op already.
 MLIR_CAPI_EXPORTED void pwContextQuietDiagnostics(MlirContext ctx);
 
+/// Prints `op` into one buffer, then hands the whole text to `callback`
+/// once (MLIR's own print calls back per token). `assumeVerified` skips the
+/// verification MLIR otherwise runs before printing.
+MLIR_CAPI_EXPORTED void pwOperationPrint(MlirOperation op, bool generic,
+                                         bool assumeVerified,
+                                         MlirStringCallback callback,
+                                         void *userData);
+
 /// Severity codes of pwEmitDiagnostic.
 enum PwSeverity { PwError = 0, PwWarning = 1, PwRemark = 2 };
 

@@ -16,6 +16,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "PwCAPI.h"
@@ -86,21 +87,6 @@ static ParseResult parseSharding(AsmParser &parser, ArrayAttr &sharding) {
   return success();
 }
 
-static void printSharding(AsmPrinter &printer, ArrayAttr sharding) {
-  printer << '[';
-  llvm::interleaveComma(sharding, printer, [&](Attribute dim) {
-    printer << '{';
-    if (auto axes = llvm::dyn_cast<ArrayAttr>(dim))
-      llvm::interleaveComma(axes, printer, [&](Attribute axis) {
-        if (auto name = llvm::dyn_cast<StringAttr>(axis))
-          printer.printString(name.getValue());
-        else
-          printer.printAttribute(axis);
-      });
-    printer << '}';
-  });
-  printer << ']';
-}
 
 //===----------------------------------------------------------------------===//
 // !pw.array<8x16xf32[, @mesh[, [{"x"}, {}]]]>
@@ -137,20 +123,73 @@ Type ArrayType::parse(AsmParser &parser) {
       mesh, sharding);
 }
 
-void ArrayType::print(AsmPrinter &printer) const {
-  printer << '<';
-  for (int64_t dim : getTensor().getShape())
-    printer << dim << 'x';
-  printer << getTensor().getElementType();
-  if (getMesh()) {
-    printer << ", ";
-    printer.printSymbolName(getMesh().getValue());
-    if (getSharding()) {
-      printer << ", ";
-      printSharding(printer, getSharding());
-    }
+// Printing one program prints each of its (uniqued) types and pieces many
+// times: while pwOperationPrint runs, their text is made once and reused.
+namespace {
+thread_local llvm::DenseMap<const void *, std::string> *printed = nullptr;
+
+// MLIR's own rule for symbol names printed without quotes.
+bool isBareIdentifier(StringRef name) {
+  if (name.empty() || (!llvm::isAlpha(name[0]) && name[0] != '_'))
+    return false;
+  return llvm::all_of(name.drop_front(), [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
+  });
+}
+
+void printQuoted(raw_ostream &os, StringRef text) {
+  os << '"';
+  llvm::printEscapedString(text, os);
+  os << '"';
+}
+
+// Prints `text()` once per object while a print is running.
+template <typename Render>
+void printOnce(raw_ostream &os, const void *key, Render render) {
+  if (!printed) {
+    render(os);
+    return;
   }
-  printer << '>';
+  auto [it, inserted] = printed->try_emplace(key);
+  if (inserted) {
+    llvm::raw_string_ostream text(it->second);
+    render(text);
+  }
+  os << it->second;
+}
+} // namespace
+
+void ArrayType::print(AsmPrinter &printer) const {
+  printOnce(printer.getStream(), getAsOpaquePointer(), [&](raw_ostream &os) {
+    os << '<';
+    for (int64_t dim : getTensor().getShape())
+      os << dim << 'x';
+    getTensor().getElementType().print(os);
+    if (getMesh()) {
+      os << ", @";
+      StringRef name = getMesh().getValue();
+      if (isBareIdentifier(name))
+        os << name;
+      else
+        printQuoted(os, name);
+      if (getSharding()) {
+        os << ", [";
+        llvm::interleaveComma(getSharding(), os, [&](Attribute dim) {
+          os << '{';
+          if (auto axes = llvm::dyn_cast<ArrayAttr>(dim))
+            llvm::interleaveComma(axes, os, [&](Attribute axis) {
+              if (auto name = llvm::dyn_cast<StringAttr>(axis))
+                printQuoted(os, name.getValue());
+              else
+                axis.print(os);
+            });
+          os << '}';
+        });
+        os << ']';
+      }
+    }
+    os << '>';
+  });
 }
 
 LogicalResult
@@ -193,11 +232,6 @@ static ParseResult parseIndexList(AsmParser &parser,
       });
 }
 
-static void printIndexList(AsmPrinter &printer, ArrayRef<int64_t> values) {
-  printer << '[';
-  llvm::interleaveComma(values, printer);
-  printer << ']';
-}
 
 static bool isLink(StringRef link) {
   return link == "same_device" || link == "intra_island" ||
@@ -221,13 +255,20 @@ Attribute PieceAttr::parse(AsmParser &parser, Type) {
 }
 
 void PieceAttr::print(AsmPrinter &printer) const {
-  printer << '<' << getSrcDevice() << ' ';
-  printIndexList(printer, getSrcOffsets());
-  printer << " -> " << getDstDevice() << ' ';
-  printIndexList(printer, getDstOffsets());
-  printer << " size ";
-  printIndexList(printer, getSizes());
-  printer << ' ' << getLink() << '>';
+  printOnce(printer.getStream(), getAsOpaquePointer(), [&](raw_ostream &os) {
+    auto list = [&](ArrayRef<int64_t> values) {
+      os << '[';
+      llvm::interleaveComma(values, os);
+      os << ']';
+    };
+    os << '<' << getSrcDevice() << ' ';
+    list(getSrcOffsets());
+    os << " -> " << getDstDevice() << ' ';
+    list(getDstOffsets());
+    os << " size ";
+    list(getSizes());
+    os << ' ' << getLink() << '>';
+  });
 }
 
 LogicalResult PieceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -240,8 +281,8 @@ LogicalResult PieceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "piece offsets and sizes must have the same rank";
   if (llvm::any_of(srcOffsets, [](int64_t v) { return v < 0; }) ||
       llvm::any_of(dstOffsets, [](int64_t v) { return v < 0; }) ||
-      llvm::any_of(sizes, [](int64_t v) { return v <= 0; }))
-    return emitError() << "piece offsets must be >= 0 and sizes > 0";
+      llvm::any_of(sizes, [](int64_t v) { return v < 0; }))
+    return emitError() << "piece offsets and sizes must be >= 0";
   if (!isLink(link))
     return emitError() << "unknown link '" << link
                        << "' (expected same_device, intra_island or "
@@ -311,6 +352,23 @@ MlirModule pwParseSourceString(MlirContext ctx, MlirStringRef source,
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(unwrap(source), config, unwrap(sourceName));
   return wrap(module.release());
+}
+
+void pwOperationPrint(MlirOperation op, bool generic, bool assumeVerified,
+                      MlirStringCallback callback, void *userData) {
+  OpPrintingFlags flags;
+  if (generic)
+    flags.printGenericOpForm();
+  if (assumeVerified)
+    flags.assumeVerified();
+  llvm::DenseMap<const void *, std::string> cache;
+  pw::printed = &cache;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  unwrap(op)->print(os, flags);
+  os.flush();
+  pw::printed = nullptr;
+  callback(mlirStringRefCreate(text.data(), text.size()), userData);
 }
 
 void pwContextQuietDiagnostics(MlirContext ctx) {

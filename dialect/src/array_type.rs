@@ -57,7 +57,9 @@ impl ArrayType {
                 TypeError::UnsupportedElement(Type::from_raw(element).to_string())
             })?;
             let mesh = optional(ffi::pwArrayTypeGetMesh(raw)).and_then(crate::ops::symbol_value);
-            let sharding = optional(ffi::pwArrayTypeGetSharding(raw)).map(read_sharding);
+            // The type's own verifier checked the sharding's structure.
+            let sharding = optional(ffi::pwArrayTypeGetSharding(raw))
+                .map(|a| read_sharding(a).unwrap_or_default());
             Ok(Self {
                 shape,
                 dtype,
@@ -93,14 +95,18 @@ impl ArrayType {
         }
     }
 
-    /// Elements of the logical array.
-    pub fn elements(&self) -> i64 {
-        self.shape.iter().product()
+    /// Elements of the logical array; `None` if the count overflows.
+    pub fn elements(&self) -> Option<i64> {
+        self.shape
+            .iter()
+            .try_fold(1i64, |acc, &d| (d >= 0).then(|| acc.checked_mul(d))?)
     }
 
-    /// Bytes of the logical array.
-    pub fn bytes(&self) -> u64 {
-        self.elements() as u64 * self.dtype.size_in_bytes() as u64
+    /// Bytes of the logical array; `None` past `i64::MAX`.
+    pub fn bytes(&self) -> Option<u64> {
+        self.elements()?
+            .checked_mul(self.dtype.size_in_bytes() as i64)
+            .map(|b| b as u64)
     }
 
     /// Whether both describe arrays of the same shape and element type.
@@ -130,26 +136,42 @@ impl ArrayType {
     }
 }
 
+/// The type as pw prints it: `!pw.array<8x16xf32, @m, [{"x"}, {}]>`.
+impl std::fmt::Display for ArrayType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("!pw.array<")?;
+        for d in &self.shape {
+            write!(f, "{d}x")?;
+        }
+        f.write_str(self.dtype.mlir_name())?;
+        if let Some(mesh) = &self.mesh {
+            write!(f, ", @{mesh}")?;
+            if let Some(sharding) = &self.sharding {
+                write!(f, ", {sharding}")?;
+            }
+        }
+        f.write_str(">")
+    }
+}
+
 fn optional<'c>(raw: MlirAttribute) -> Option<Attribute<'c>> {
     // SAFETY: a non-null attribute handle from the C API is valid.
     unsafe { (!raw.ptr.is_null()).then(|| Attribute::from_raw(raw)) }
 }
 
-/// Reads `[["x"], []]` (as stored) into a sharding; malformed entries are
-/// skipped, as the type verifier already rejected them.
-pub fn read_sharding(attr: Attribute) -> Sharding {
-    let dims = crate::ops::array_elements(attr)
-        .unwrap_or_default()
+/// Reads `[["x"], []]` (as stored) into a sharding; `None` unless it is
+/// an array of arrays of strings.
+pub fn read_sharding(attr: Attribute) -> Option<Sharding> {
+    let dims = crate::ops::array_elements(attr)?
         .into_iter()
         .map(|dim| {
-            crate::ops::array_elements(dim)
-                .unwrap_or_default()
+            crate::ops::array_elements(dim)?
                 .into_iter()
-                .filter_map(crate::ops::string_value)
+                .map(crate::ops::string_value)
                 .collect()
         })
-        .collect();
-    Sharding { dims }
+        .collect::<Option<_>>()?;
+    Some(Sharding { dims })
 }
 
 /// The stored form of a sharding: an array of arrays of axis names.

@@ -20,6 +20,7 @@ pub fn new_context() -> Context {
     context.append_dialect_registry(&registry);
     context.load_all_available_dialects();
     context.set_allow_unregistered_dialects(true);
+
     // SAFETY: the context is live.
     unsafe { ffi::pwContextQuietDiagnostics(context.to_raw()) };
     context

@@ -1,8 +1,8 @@
 //! Declarations of the dialect's C API (`cpp/PwCAPI.h`), compiled by build.rs.
 
 use mlir_sys::{
-    MlirAttribute, MlirContext, MlirDialectHandle, MlirLocation, MlirModule, MlirStringRef,
-    MlirType,
+    MlirAttribute, MlirContext, MlirDialectHandle, MlirLocation, MlirModule, MlirOperation,
+    MlirStringCallback, MlirStringRef, MlirType,
 };
 
 /// `PwError` of `PwSeverity` in PwCAPI.h.
@@ -17,6 +17,13 @@ extern "C" {
         source_name: MlirStringRef,
     ) -> MlirModule;
     pub fn pwContextQuietDiagnostics(ctx: MlirContext);
+    pub fn pwOperationPrint(
+        op: MlirOperation,
+        generic: bool,
+        assume_verified: bool,
+        callback: MlirStringCallback,
+        user_data: *mut std::ffi::c_void,
+    );
     pub fn pwEmitDiagnostic(
         loc: MlirLocation,
         severity: i32,

@@ -5,25 +5,40 @@
 //! module), each edge is a logical, possibly sharded array
 //! (`!pw.array`). The dialect's ops and types are defined in ODS
 //! (`cpp/PwDialect.td`) and compiled into the binary; this crate loads them,
-//! reads and builds them from Rust, and verifies whole programs.
+//! parses ([`source`]) and prints ([`print`]) programs, reads them
+//! ([`program`], [`analysis`]), verifies them ([`verify`]), says which
+//! stage of lowering they are at ([`legality`]) and edits them for the
+//! passes ([`edit`]).
+//!
+//! Every raw MLIR handle pw touches is touched here: the passes, lowering
+//! and the tools use this crate's safe functions and contain no `unsafe`.
 //!
 //! The reference of every op, type and attribute is `docs/dialect.md`.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod analysis;
 mod array_type;
 mod context;
 pub mod diag;
+pub mod edit;
+pub mod error;
 mod ffi;
+pub mod legality;
 pub mod ops;
 mod piece;
+pub mod print;
 pub mod program;
 pub mod sdy;
-mod source;
+pub mod source;
+pub mod upstream;
 pub mod verify;
 
+pub use analysis::{Analysis, ArrayInfo};
 pub use array_type::{read_sharding, sharding_attribute, ArrayType, TypeError};
 pub use context::new_context;
+pub use diag::{Diag, Located};
+pub use error::Error;
 pub use piece::{piece_attribute, pieces_attribute, read_piece, read_pieces};
 pub use program::{Computation, Mesh, Program};
 pub use source::parse_source;

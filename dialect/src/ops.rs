@@ -6,11 +6,11 @@ use melior::{
         attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
         operation::OperationRef,
         operation::{OperationBuilder, OperationLike},
-        Attribute, Identifier, Location, Operation, Value, ValueLike,
+        Attribute, Identifier, Location, Operation, Type, Value, ValueLike,
     },
     Context,
 };
-use pw_core::{geometry::Sharding, Piece};
+use pw_core::geometry::Sharding;
 
 pub const MESH: &str = "pw.mesh";
 pub const CALL: &str = "pw.call";
@@ -56,22 +56,26 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// Every kind.
+    pub const ALL: [OpKind; 8] = [
+        OpKind::Call,
+        OpKind::Transfer,
+        OpKind::Reshard,
+        OpKind::Copy,
+        OpKind::Scatter,
+        OpKind::Gather,
+        OpKind::Assemble,
+        OpKind::Return,
+    ];
+
+    /// The kind of `op`, read without allocating.
     pub fn of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Self> {
-        Self::from_name(&op_name(op))
+        let name = name_bytes(op);
+        Self::ALL.into_iter().find(|k| k.name().as_bytes() == name)
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            CALL => OpKind::Call,
-            TRANSFER => OpKind::Transfer,
-            RESHARD => OpKind::Reshard,
-            COPY => OpKind::Copy,
-            SCATTER => OpKind::Scatter,
-            GATHER => OpKind::Gather,
-            ASSEMBLE => OpKind::Assemble,
-            RETURN => OpKind::Return,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|k| k.name() == name)
     }
 
     /// The op's name (`pw.call`, ...; `func.return` for the terminator).
@@ -96,7 +100,20 @@ impl OpKind {
 
 /// The op's name as a plain string.
 pub fn op_name<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> String {
-    string_ref(op.name().as_string_ref().to_raw())
+    String::from_utf8_lossy(name_bytes(op)).into_owned()
+}
+
+/// The op's name, borrowed from the context.
+fn name_bytes<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> &'c [u8] {
+    // SAFETY: an op's name is an identifier owned by the context, which
+    // outlives 'c; a non-null string points at `length` bytes.
+    unsafe {
+        let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(op.to_raw()));
+        if name.data.is_null() {
+            return &[];
+        }
+        std::slice::from_raw_parts(name.data as *const u8, name.length)
+    }
 }
 
 pub fn string_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> Option<String> {
@@ -154,15 +171,19 @@ pub fn integer_attr<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, name: &str) -> 
         .map(|i| i.value())
 }
 
-/// Reads `in_shardings` of a call: one sharding per operand.
-pub fn in_shardings<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Vec<Sharding>> {
-    let elements = array_elements(op.attribute(ATTR_IN_SHARDINGS).ok()?)?;
-    Some(
-        elements
-            .into_iter()
-            .map(crate::array_type::read_sharding)
-            .collect(),
-    )
+/// Reads `in_shardings` of a call: one sharding per operand. `None` when
+/// absent; `Some(None)` when it is not a list of shardings.
+pub fn in_shardings<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Option<Vec<Sharding>>> {
+    let attr = op.attribute(ATTR_IN_SHARDINGS).ok()?;
+    Some(read_in_shardings(attr))
+}
+
+/// The shardings of an `in_shardings` attribute, if it is a list of them.
+pub fn read_in_shardings(attr: Attribute) -> Option<Vec<Sharding>> {
+    array_elements(attr)?
+        .into_iter()
+        .map(crate::array_type::read_sharding)
+        .collect()
 }
 
 pub fn in_shardings_attribute<'c>(context: &'c Context, shardings: &[Sharding]) -> Attribute<'c> {
@@ -191,35 +212,33 @@ pub fn build_move<'c>(
         .build()
 }
 
-/// `pw.copy`/`pw.scatter`/`pw.gather` of `input` moving `pieces`.
+/// `pw.copy`/`pw.scatter`/`pw.gather` of `input` moving `pieces` (an
+/// array of `#pw.piece`, see [`crate::pieces_attribute`]) into an array of
+/// type `to`.
 pub fn build_piece_op<'c>(
     context: &'c Context,
     name: &str,
     location: Location<'c>,
     input: Value<'c, '_>,
-    to: &ArrayType,
-    pieces: &[Piece],
+    to: Type<'c>,
+    pieces: Attribute<'c>,
 ) -> Result<Operation<'c>, melior::Error> {
     OperationBuilder::new(name, location)
         .add_operands(&[input])
-        .add_attributes(&[(
-            Identifier::new(context, ATTR_PIECES),
-            crate::piece::pieces_attribute(context, pieces),
-        )])
-        .add_results(&[to.to_mlir(context)])
+        .add_attributes(&[(Identifier::new(context, ATTR_PIECES), pieces)])
+        .add_results(&[to])
         .build()
 }
 
 /// `pw.assemble` of `parts` into one array of type `to`.
 pub fn build_assemble<'c>(
-    context: &'c Context,
     location: Location<'c>,
     parts: &[Value<'c, '_>],
-    to: &ArrayType,
+    to: Type<'c>,
 ) -> Result<Operation<'c>, melior::Error> {
     OperationBuilder::new(ASSEMBLE, location)
         .add_operands(parts)
-        .add_results(&[to.to_mlir(context)])
+        .add_results(&[to])
         .build()
 }
 
@@ -248,18 +267,45 @@ pub fn array_elements(attr: Attribute<'_>) -> Option<Vec<Attribute<'_>>> {
 /// Every op using `value` (once per use), newest use first (MLIR's use
 /// list order).
 pub fn users<'c, 'a>(value: Value<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
-    let mut users = Vec::new();
-    // SAFETY: walks the value's use list; owners are live ops of the module.
-    unsafe {
-        let mut operand = mlir_sys::mlirValueGetFirstUse(value.to_raw());
-        while !mlir_sys::mlirOpOperandIsNull(operand) {
-            users.push(OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(
-                operand,
-            )));
-            operand = mlir_sys::mlirOpOperandGetNextUse(operand);
+    Users::of(value).collect()
+}
+
+/// Whether `value` has a use.
+pub fn has_users(value: Value) -> bool {
+    Users::of(value).next().is_some()
+}
+
+/// The ops using a value, one per use, walking its use list.
+pub struct Users<'c, 'a> {
+    operand: mlir_sys::MlirOpOperand,
+    _value: std::marker::PhantomData<Value<'c, 'a>>,
+}
+
+impl<'c, 'a> Users<'c, 'a> {
+    pub fn of(value: Value<'c, 'a>) -> Self {
+        Self {
+            // SAFETY: the value is live.
+            operand: unsafe { mlir_sys::mlirValueGetFirstUse(value.to_raw()) },
+            _value: std::marker::PhantomData,
         }
     }
-    users
+}
+
+impl<'c: 'a, 'a> Iterator for Users<'c, 'a> {
+    type Item = OperationRef<'c, 'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // SAFETY: walks the value's use list; owners are live ops of the
+        // module (the list is not edited while it is walked).
+        unsafe {
+            if mlir_sys::mlirOpOperandIsNull(self.operand) {
+                return None;
+            }
+            let owner = OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(self.operand));
+            self.operand = mlir_sys::mlirOpOperandGetNextUse(self.operand);
+            Some(owner)
+        }
+    }
 }
 
 /// The users of `value` in block order. (Ordering costs a renumbering of
@@ -284,14 +330,4 @@ pub fn defining_op<'c, 'a>(value: Value<'c, 'a>) -> Option<OperationRef<'c, 'a>>
     melior::ir::operation::OperationResult::try_from(value)
         .ok()
         .map(|r| r.owner())
-}
-
-/// Removes a discardable attribute from an op, if present.
-pub fn remove_attribute(op: OperationRef<'_, '_>, name: &str) {
-    use melior::ir::operation::OperationMutLike;
-    // SAFETY: the op is live; removing an attribute does not move it.
-    unsafe {
-        let mut op = melior::ir::operation::OperationRefMut::from_raw(op.to_raw());
-        let _ = op.remove_attribute(name);
-    }
 }

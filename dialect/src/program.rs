@@ -7,9 +7,11 @@
 //!   module `jax.jit(f).lower(...)` produced, entry point `@main`;
 //! - exactly one `func.func @main`, the dataflow program itself.
 
+use crate::analysis::FastMap;
 use crate::{
     array_type::element_dtype,
     diag::Diag,
+    error::Error,
     ops::{self, op_name},
     sdy,
 };
@@ -25,7 +27,7 @@ use mlir_sys::{
     mlirTypeIsARankedTensor,
 };
 use pw_core::{
-    geometry::{Layout, MeshShape, Sharding},
+    geometry::{MeshShape, Sharding, Tiling, MAX_MESH_DEVICES},
     DType,
 };
 use std::collections::HashMap;
@@ -35,17 +37,14 @@ use std::collections::HashMap;
 pub struct Mesh<'c, 'a> {
     pub name: String,
     pub shape: MeshShape,
+    /// Devices the axes need; 0 when the axes are invalid (the verifier
+    /// reports them, so a verified program's meshes have their size).
+    pub size: i64,
     pub kind: Option<String>,
     pub same_island_as: Option<String>,
     /// Physical device ids, row-major over the axes, once lowered.
     pub devices: Option<Vec<i64>>,
     pub op: OperationRef<'c, 'a>,
-}
-
-impl Mesh<'_, '_> {
-    pub fn size(&self) -> i64 {
-        self.shape.size()
-    }
 }
 
 /// One tensor of a computation's entry signature.
@@ -86,10 +85,11 @@ impl Computation<'_, '_> {
     /// devices as it has partitions, and, if it was lowered for a Shardy
     /// mesh, the same axes (size-1 axes aside) in the same order.
     pub fn fits(&self, mesh: &MeshShape) -> Result<(), Misfit> {
-        if mesh.size() != self.num_partitions {
+        let devices = mesh.size().unwrap_or(0);
+        if devices != self.num_partitions {
             return Err(Misfit::Partitions {
                 partitions: self.num_partitions,
-                devices: mesh.size(),
+                devices,
             });
         }
         if let Some(own) = &self.mesh {
@@ -104,6 +104,46 @@ impl Computation<'_, '_> {
         }
         Ok(())
     }
+
+    /// The sharding `sig` (one of the computation's inputs or outputs)
+    /// declares, on a pw mesh of `mesh`'s shape the computation fits: axes
+    /// map by name, size-1 axes split nothing and are dropped; nothing
+    /// declared is replicated.
+    pub fn sharding_on(&self, sig: &TensorSig, mesh: &MeshShape) -> Result<Sharding, Error> {
+        let Some(declared) = &sig.sharding else {
+            return Ok(Sharding::replicated(sig.shape.len()));
+        };
+        if let Some(axis) = declared
+            .dims
+            .iter()
+            .flatten()
+            .find(|a| mesh.axis_size(a).is_none())
+        {
+            return Err(Error::ComputationAxis {
+                computation: self.name.clone(),
+                axis: axis.clone(),
+                mesh: mesh.clone(),
+            });
+        }
+        Ok(significant(declared, mesh))
+    }
+}
+
+/// `sharding` without the axes of size 1 on `mesh` (they split nothing):
+/// two shardings lay an array out alike exactly when these agree.
+pub fn significant(sharding: &Sharding, mesh: &MeshShape) -> Sharding {
+    Sharding {
+        dims: sharding
+            .dims
+            .iter()
+            .map(|axes| {
+                axes.iter()
+                    .filter(|a| mesh.axis_size(a) != Some(1))
+                    .cloned()
+                    .collect()
+            })
+            .collect(),
+    }
 }
 
 /// The whole program.
@@ -112,8 +152,8 @@ pub struct Program<'c, 'a> {
     pub computations: Vec<Computation<'c, 'a>>,
     /// The `func.func @main` holding the dataflow graph.
     pub entry: OperationRef<'c, 'a>,
-    mesh_index: HashMap<String, usize>,
-    computation_index: HashMap<String, usize>,
+    mesh_index: FastMap<String, usize>,
+    computation_index: FastMap<String, usize>,
 }
 
 impl<'c, 'a> Program<'c, 'a> {
@@ -134,12 +174,11 @@ impl<'c, 'a> Program<'c, 'a> {
                     Err(e) => errors.push(e),
                 },
                 ops::FUNC => entries.push(op),
-                other => errors.push(Diag::error(
+                other => errors.push(Diag::new(
                     op.location(),
-                    format!(
-                        "'{other}' cannot appear at the top level of a pw program \
-                         (expected pw.mesh, a computation module or func.func @main)"
-                    ),
+                    Error::ForeignTopLevel {
+                        op: other.to_owned(),
+                    },
                 )),
             }
         }
@@ -148,10 +187,7 @@ impl<'c, 'a> Program<'c, 'a> {
                 Some(*entry)
             }
             [] => {
-                errors.push(Diag::error(
-                    module_op.location(),
-                    "not a pw program: no func.func @main",
-                ));
+                errors.push(Diag::new(module_op.location(), Error::NoEntry));
                 None
             }
             [first, ..] => {
@@ -160,13 +196,18 @@ impl<'c, 'a> Program<'c, 'a> {
                     .find(|e| ops::string_attr(*e, ops::ATTR_SYM_NAME).as_deref() != Some("main"))
                     .or(entries.get(1))
                     .map_or(first.location(), |e| e.location());
-                errors.push(Diag::error(
-                    location,
-                    "a pw program has exactly one function, func.func @main",
-                ));
+                errors.push(Diag::new(location, Error::SeveralFunctions));
                 None
             }
         };
+        if let Some(entry) = entry {
+            let blocks = entry.region(0).ok().map_or(0, |r| {
+                std::iter::successors(r.first_block(), |b| b.next_in_region()).count()
+            });
+            if blocks != 1 {
+                errors.push(Diag::new(entry.location(), Error::EntryBlocks { blocks }));
+            }
+        }
         match entry {
             Some(entry) if errors.is_empty() => {
                 let mesh_index = meshes
@@ -234,16 +275,11 @@ impl<'c, 'a> Program<'c, 'a> {
 }
 
 fn read_mesh<'c, 'a>(op: OperationRef<'c, 'a>) -> Mesh<'c, 'a> {
-    let names: Vec<String> = op
-        .attribute(ops::ATTR_AXIS_NAMES)
-        .ok()
-        .and_then(ops::array_elements)
-        .map(|a| a.into_iter().filter_map(ops::string_value).collect())
-        .unwrap_or_default();
-    let sizes = ops::i64_array_attr(&op, ops::ATTR_AXIS_SIZES).unwrap_or_default();
+    let shape = mesh_shape(op);
     Mesh {
         name: ops::string_attr(&op, ops::ATTR_SYM_NAME).unwrap_or_default(),
-        shape: MeshShape::new(names.into_iter().zip(sizes).collect()),
+        size: shape.checked_size().unwrap_or(0),
+        shape,
         kind: ops::string_attr(&op, ops::ATTR_KIND),
         same_island_as: ops::symbol_attr(&op, ops::ATTR_SAME_ISLAND_AS),
         devices: ops::i64_array_attr(&op, ops::ATTR_DEVICES),
@@ -251,18 +287,35 @@ fn read_mesh<'c, 'a>(op: OperationRef<'c, 'a>) -> Mesh<'c, 'a> {
     }
 }
 
+fn mesh_shape(op: OperationRef) -> MeshShape {
+    let names: Vec<String> = op
+        .attribute(ops::ATTR_AXIS_NAMES)
+        .ok()
+        .and_then(ops::array_elements)
+        .map(|a| a.into_iter().filter_map(ops::string_value).collect())
+        .unwrap_or_default();
+    let sizes = ops::i64_array_attr(&op, ops::ATTR_AXIS_SIZES).unwrap_or_default();
+    MeshShape::new(names.into_iter().zip(sizes).collect())
+}
+
 fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 'a>, Diag<'c>> {
     let location = op.location();
-    let name = ops::string_attr(&op, ops::ATTR_SYM_NAME)
-        .ok_or_else(|| Diag::error(location, "a computation module needs a name (module @name)"))?;
+    let fail = |error: Error| Diag::new(location, error);
+    let name = ops::string_attr(&op, ops::ATTR_SYM_NAME).ok_or(fail(Error::UnnamedComputation))?;
     let num_partitions = ops::integer_attr(&op, "mhlo.num_partitions").unwrap_or(1);
+    if !(1..=MAX_MESH_DEVICES).contains(&num_partitions) {
+        return Err(fail(Error::BadPartitions {
+            name,
+            value: num_partitions,
+        }));
+    }
     let mut sdy_meshes = HashMap::new();
     let mut main = None;
     let body = op
         .region(0)
         .ok()
         .and_then(|r| r.first_block())
-        .ok_or_else(|| Diag::error(location, format!("computation @{name} has no body")))?;
+        .ok_or_else(|| fail(Error::ComputationWithoutBody { name: name.clone() }))?;
     let mut next = body.first_operation();
     while let Some(inner) = next {
         next = inner.next_in_block();
@@ -273,9 +326,12 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
                     .attribute("mesh")
                     .map(|a| a.to_string())
                     .unwrap_or_default();
-                let shape = sdy::parse_mesh(&text).map_err(|e| {
-                    Diag::error(inner.location(), format!("cannot read sdy.mesh: {e}"))
-                })?;
+                let shape = sdy::parse_mesh(&text)
+                    .and_then(|shape| match shape.checked_size() {
+                        Ok(_) => Ok(shape),
+                        Err(e) => Err(e.to_string()),
+                    })
+                    .map_err(|reason| Diag::new(inner.location(), Error::BadSdyMesh { reason }))?;
                 sdy_meshes.insert(mesh_name, shape);
             }
             ops::FUNC
@@ -286,41 +342,40 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
             _ => {}
         }
     }
-    let main = main.ok_or_else(|| {
-        Diag::error(
-            location,
-            format!("computation @{name} has no entry function @main"),
-        )
-    })?;
+    let main = main.ok_or_else(|| fail(Error::ComputationWithoutMain { name: name.clone() }))?;
+    let at_main = |error: Error| Diag::new(main.location(), error);
     let function = main
         .attribute(ops::ATTR_FUNCTION_TYPE)
         .ok()
         .and_then(|a| TypeAttribute::try_from(a).ok())
         .and_then(|t| FunctionType::try_from(t.value()).ok())
-        .ok_or_else(|| Diag::error(main.location(), "entry function has no function_type"))?;
+        .ok_or_else(|| at_main(Error::NoFunctionType))?;
     let arg_attrs = main.attribute("arg_attrs").ok();
     let res_attrs = main.attribute("res_attrs").ok();
     let mut mesh_names = Vec::new();
-    let mut read_sigs = |count: usize,
-                         get: &dyn Fn(usize) -> Option<Type<'c>>,
+    let mut read_sigs = |types: Vec<Type<'c>>,
                          attrs: Option<melior::ir::Attribute<'c>>,
-                         what: &str|
+                         what: &'static str|
      -> Result<Vec<TensorSig>, Diag<'c>> {
-        (0..count)
-            .map(|i| {
-                let t = get(i).ok_or_else(|| Diag::error(main.location(), "bad function type"))?;
+        types
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
                 let mut sig = tensor_sig(t).ok_or_else(|| {
-                    Diag::error(
-                        main.location(),
-                        format!("{what} #{i} of computation @{name} is {t}, not a ranked tensor"),
-                    )
+                    at_main(Error::NotRankedTensor {
+                        what,
+                        index: i,
+                        name: name.clone(),
+                        ty: t.to_string(),
+                    })
                 })?;
                 if let Some(text) = sharding_text(attrs, i) {
-                    let parsed = sdy::parse_sharding(&text).map_err(|e| {
-                        Diag::error(
-                            main.location(),
-                            format!("cannot read the sharding of {what} #{i}: {e}"),
-                        )
+                    let parsed = sdy::parse_sharding(&text).map_err(|reason| {
+                        at_main(Error::BadSdySharding {
+                            what,
+                            index: i,
+                            reason,
+                        })
                     })?;
                     mesh_names.push(parsed.mesh);
                     sig.sharding = Some(parsed.sharding);
@@ -330,14 +385,16 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
             .collect()
     };
     let inputs = read_sigs(
-        function.input_count(),
-        &|i| function.input(i).ok(),
+        (0..function.input_count())
+            .filter_map(|i| function.input(i).ok())
+            .collect(),
         arg_attrs,
         "argument",
     )?;
     let outputs = read_sigs(
-        function.result_count(),
-        &|i| function.result(i).ok(),
+        (0..function.result_count())
+            .filter_map(|i| function.result(i).ok())
+            .collect(),
         res_attrs,
         "result",
     )?;
@@ -346,31 +403,38 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
     let mesh = match mesh_names.as_slice() {
         [] => None,
         [one] => Some(sdy_meshes.get(one).cloned().ok_or_else(|| {
-            Diag::error(
-                location,
-                format!("computation @{name} refers to an undeclared sdy mesh @{one}"),
-            )
+            fail(Error::UndeclaredSdyMesh {
+                name: name.clone(),
+                mesh: one.clone(),
+            })
         })?),
-        _ => {
-            return Err(Diag::error(
-                location,
-                format!(
-                    "computation @{name} uses several sdy meshes; pw needs one per computation"
-                ),
-            ))
-        }
+        _ => return Err(fail(Error::SeveralSdyMeshes { name })),
     };
     if let Some(shape) = &mesh {
+        let devices = shape.size().unwrap_or(0);
+        if devices != num_partitions {
+            return Err(fail(Error::PartitionsOfMesh {
+                name,
+                partitions: num_partitions,
+                mesh: Box::new(shape.clone()),
+                devices,
+            }));
+        }
         for (what, sigs) in [("argument", &inputs), ("result", &outputs)] {
             for (i, sig) in sigs.iter().enumerate() {
                 let Some(sharding) = &sig.sharding else {
                     continue;
                 };
-                if let Err(e) = Layout::new(&sig.shape, sharding, shape) {
-                    return Err(Diag::error(
-                        location,
-                        format!("computation @{name}: the sharding {sharding} of {what} #{i} ({}) does not fit its mesh {shape}: {e}", sig.text),
-                    ));
+                if let Err(error) = Tiling::new(&sig.shape, sharding, shape) {
+                    return Err(fail(Error::SignatureShardingMisfit {
+                        name,
+                        sharding: sharding.clone(),
+                        what,
+                        index: i,
+                        ty: sig.text.clone(),
+                        mesh: Box::new(shape.clone()),
+                        error: Box::new(error),
+                    }));
                 }
             }
         }

@@ -1,28 +1,224 @@
 //! Parsing program text.
+//!
+//! MLIR's parser is recursive descent and trusts its input: nesting of
+//! brackets (attributes, types, dictionaries, regions) costs it stack at
+//! every level, and a few inputs crash it outright. So text is screened in
+//! one linear pass before MLIR sees it ([`screen`]): nesting is bounded
+//! ([`MAX_NESTING`]), as are affine expressions (parsed recursively per
+//! term), and constructs known to crash MLIR are refused, each with a
+//! located error. The parse itself runs on a thread with a large stack
+//! ([`PARSE_STACK_BYTES`]), so what the screen allows parses with room to
+//! spare; everything after parsing (verifiers, passes, printing) recurses at
+//! most as deep as the nesting, which the caller's stack holds.
 
-use crate::ffi;
-use melior::{ir::Module, Context, StringRef};
+use crate::{diag::Diag, error::Error, ffi};
+use melior::{
+    ir::{Location, Module},
+    Context, StringRef,
+};
+use mlir_sys::{MlirContext, MlirModule};
+
+/// The deepest nesting of `(`, `[`, `{` and `<` accepted. JAX's programs
+/// nest a few dozen levels at most.
+pub const MAX_NESTING: usize = 256;
+
+/// The most operators one affine expression may have.
+pub const MAX_AFFINE_TERMS: usize = 1024;
+
+/// The largest input accepted.
+pub const MAX_INPUT_BYTES: usize = 1 << 30;
+
+/// The stack of the parsing thread (reserved, not committed, memory).
+pub const PARSE_STACK_BYTES: usize = 256 << 20;
 
 /// Parses `source` into a module whose locations name `source_name`.
 ///
 /// Top-level ops without an enclosing `module` are wrapped in one, as
-/// mlir-opt does. On failure the parser's errors have gone to the context's
-/// diagnostic handlers and `None` is returned. Parsing also runs MLIR's own
-/// verifier (op structure, SSA dominance, symbol uniqueness).
+/// mlir-opt does. On failure the errors (the screen's, or the parser's)
+/// have gone to the context's diagnostic handlers and `None` is returned.
+/// Parsing also runs MLIR's own verifier (op structure, SSA dominance,
+/// symbol uniqueness).
 pub fn parse_source<'c>(
     context: &'c Context,
     source: &str,
     source_name: &str,
 ) -> Option<Module<'c>> {
+    if let Err(diag) = screen(context, source, source_name) {
+        diag.emit();
+        return None;
+    }
+    /// Raw handles cross to the parsing thread and back; the calling thread
+    /// waits for it, so the context is never used by both at once.
+    struct Raw<T>(T);
+    // SAFETY: see above: exactly one thread uses the handle at a time.
+    unsafe impl<T> Send for Raw<T> {}
+    let raw_context = Raw(context.to_raw());
+    let parsed = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("pw-parse".into())
+            .stack_size(PARSE_STACK_BYTES)
+            .spawn_scoped(scope, move || {
+                let raw_context = raw_context;
+                Raw(parse_raw(raw_context.0, source, source_name))
+            })
+            .ok()
+            .map(|handle| handle.join())
+    });
+    let raw = match parsed {
+        Some(Ok(raw)) => raw.0,
+        // No thread (out of resources): parse here, within the screen's
+        // limits.
+        None => parse_raw(context.to_raw(), source, source_name),
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+    };
+    // SAFETY: the module was created in `context`; null maps to None.
+    unsafe { Module::from_option_raw(raw) }
+}
+
+fn parse_raw(context: MlirContext, source: &str, source_name: &str) -> MlirModule {
     let source = StringRef::new(source);
     let name = StringRef::new(source_name);
-    // SAFETY: the context is live; the strings outlive the call; a null
-    // module is mapped to None.
-    unsafe {
-        Module::from_option_raw(ffi::pwParseSourceString(
-            context.to_raw(),
-            source.to_raw(),
-            name.to_raw(),
-        ))
+    // SAFETY: the context is live and used by this thread alone while it
+    // parses; the strings outlive the call.
+    unsafe { ffi::pwParseSourceString(context, source.to_raw(), name.to_raw()) }
+}
+
+/// Checks the text against the limits of the module documentation, in one
+/// pass; the error is located where a limit is crossed.
+fn screen<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<(), Diag<'c>> {
+    let at = |line: usize, column: usize, error: Error| {
+        Diag::new(Location::new(context, source_name, line, column), error)
+    };
+    if source.len() > MAX_INPUT_BYTES {
+        return Err(at(
+            1,
+            1,
+            Error::InputTooLarge {
+                bytes: source.len(),
+                limit: MAX_INPUT_BYTES,
+            },
+        ));
     }
+    let bytes = source.as_bytes();
+    let (mut line, mut line_start) = (1usize, 0usize);
+    let mut depth = 0usize;
+    // The depth at which the innermost affine map or set opened, and the
+    // operators seen in it so far.
+    let mut affine: Option<(usize, usize)> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let column = i - line_start + 1;
+        match bytes[i] {
+            b'\n' => {
+                line += 1;
+                line_start = i + 1;
+            }
+            b'"' => {
+                // A string: skip to its end, escapes included.
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    } else if bytes[i] == b'\n' {
+                        line += 1;
+                        line_start = i + 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'-' | b'<' if matches!(bytes.get(i + 1), Some(b'>' | b'=')) => {
+                // `->`, `<=`, `>=` are not brackets.
+                i += 2;
+                continue;
+            }
+            b'>' if bytes.get(i + 1) == Some(&b'=') => {
+                i += 2;
+                continue;
+            }
+            c @ (b'(' | b'[' | b'{' | b'<') => {
+                if c == b'<' {
+                    let word = word_before(bytes, i);
+                    if word == b"array" && word_after(bytes, i + 1) == b"index" {
+                        return Err(at(
+                            line,
+                            column,
+                            Error::UnparsableConstruct {
+                                construct: "a dense array of index elements (array<index: ...>)",
+                            },
+                        ));
+                    }
+                    if affine.is_none() && (word == b"affine_map" || word == b"affine_set") {
+                        affine = Some((depth, 0));
+                    }
+                }
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(at(
+                        line,
+                        column,
+                        Error::NestingTooDeep { limit: MAX_NESTING },
+                    ));
+                }
+            }
+            b')' | b']' | b'}' | b'>' => {
+                depth = depth.saturating_sub(1);
+                if affine.is_some_and(|(open, _)| depth <= open) {
+                    affine = None;
+                }
+            }
+            b'+' | b'-' | b'*' => {
+                if let Some((_, terms)) = affine.as_mut() {
+                    *terms += 1;
+                    if *terms > MAX_AFFINE_TERMS {
+                        return Err(at(
+                            line,
+                            column,
+                            Error::UnparsableConstruct {
+                                construct: "an affine expression of more than 1024 operators",
+                            },
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'$'
+}
+
+/// The identifier ending just before `end` (spaces between allowed).
+fn word_before(bytes: &[u8], end: usize) -> &[u8] {
+    let mut stop = end;
+    while stop > 0 && bytes[stop - 1].is_ascii_whitespace() {
+        stop -= 1;
+    }
+    let mut start = stop;
+    while start > 0 && is_word(bytes[start - 1]) {
+        start -= 1;
+    }
+    &bytes[start..stop]
+}
+
+/// The identifier starting at `start` (spaces before it allowed).
+fn word_after(bytes: &[u8], start: usize) -> &[u8] {
+    let mut begin = start;
+    while begin < bytes.len() && bytes[begin].is_ascii_whitespace() {
+        begin += 1;
+    }
+    let mut end = begin;
+    while end < bytes.len() && is_word(bytes[end]) {
+        end += 1;
+    }
+    &bytes[begin..end]
 }

@@ -25,25 +25,30 @@
 
 use crate::{
     allocate::{allocate, Request},
-    transfer_plan::{group, plan, CopyOp, Placed},
+    transfer_plan::{self, group, plan, CopyOp, Placed},
+    LowerError,
 };
 use melior::{
     ir::{
         attribute::{ArrayAttribute, IntegerAttribute},
         operation::{OperationLike, OperationRef},
         r#type::IntegerType,
-        Attribute, Module, Value,
+        Attribute, Location, Module, TypeLike, Value, ValueLike,
     },
     Context,
 };
-use pw_core::{geometry::Layout, Topology};
+use pw_core::{topology::Links, Topology};
 use pw_dialect::{
-    diag::Diag,
+    analysis::FastMap,
+    edit,
     ops::{self, OpKind},
-    ArrayType, Program,
+    Analysis, ArrayInfo, Located,
 };
-use pw_passes::{check_options, edit, read_program, Options, Pass, PassFailed};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use pw_passes::{check_options, OptionList, Options, Pass, PassFailure};
+use std::{
+    collections::{BTreeMap, BTreeSet, HashMap},
+    rc::Rc,
+};
 
 /// See the module documentation.
 pub struct LowerToPhysical {
@@ -51,10 +56,22 @@ pub struct LowerToPhysical {
 }
 
 /// The options `pw-lower-to-physical` accepts.
-pub const OPTIONS: &[&str] = &["topology", "devices", "kind"];
+pub const OPTIONS: OptionList = &[
+    ("topology", "TOML or JSON file of islands and devices"),
+    ("devices", "devices of the default local island (default 8)"),
+    (
+        "kind",
+        "device kind of the default local island (default cpu)",
+    ),
+];
 
 /// Devices of the default local island.
 pub const DEFAULT_DEVICES: i64 = 8;
+
+/// The most pieces the copies of one physical program may have: lowering
+/// stops before planning more (a few hundred bytes of program can ask for
+/// billions).
+pub const MAX_PIECES: u64 = 1 << 24;
 
 impl LowerToPhysical {
     /// Builds the pass from its command-line options.
@@ -71,16 +88,22 @@ impl LowerToPhysical {
         let devices = match options.get("devices") {
             Some(n) => n
                 .parse::<i64>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| format!("devices={n} is not a positive number"))?,
+                .map_err(|_| format!("devices={n} is not a number"))?,
             None => DEFAULT_DEVICES,
         };
         let kind = options.get("kind").map_or("cpu", String::as_str);
+        if kind.is_empty() {
+            return Err("kind= needs a device kind".into());
+        }
         Ok(Self {
-            topology: Topology::local(devices, kind),
+            topology: Topology::local(devices, kind)
+                .map_err(|e| format!("devices={devices}: {e}"))?,
         })
     }
+}
+
+fn failure(location: Location<'_>, error: LowerError) -> PassFailure<'_> {
+    vec![Located::new(location, error.into())]
 }
 
 impl Pass for LowerToPhysical {
@@ -88,32 +111,47 @@ impl Pass for LowerToPhysical {
         "pw-lower-to-physical"
     }
 
-    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        let program = read_program(module)?;
-        bind_meshes(context, &program, &self.topology)?;
+    fn run<'c>(
+        &self,
+        context: &'c Context,
+        module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        bind_meshes(context, analysis, &self.topology)?;
         // The meshes changed: read the program again to see their devices.
-        let program = read_program(module)?;
-        for op in program.ops() {
+        let analysis = Analysis::read(module)
+            .map_err(|d| d.into_iter().map(|d| d.map(Into::into)).collect::<Vec<_>>())?;
+        let mut lowering = Lowering {
+            context,
+            analysis: &analysis,
+            links: self.topology.links(),
+            budget: MAX_PIECES,
+            planned: HashMap::default(),
+        };
+        for &op in analysis.ops() {
             if matches!(OpKind::of(&op), Some(OpKind::Transfer | OpKind::Reshard)) {
-                lower_move(context, &program, &self.topology, op)?;
+                lowering
+                    .lower_move(op)
+                    .map_err(|e| failure(op.location(), e))?;
             }
         }
-        set_compile_parameters(context, &program);
+        set_compile_parameters(context, &analysis);
         Ok(())
     }
 }
 
 fn bind_meshes<'c>(
     context: &'c Context,
-    program: &Program<'c, '_>,
+    analysis: &Analysis<'c, '_>,
     topology: &Topology,
-) -> Result<(), PassFailed> {
+) -> Result<(), PassFailure<'c>> {
+    let program = &analysis.program;
     let requests: Vec<Request> = program
         .meshes
         .iter()
         .map(|m| Request {
             name: m.name.clone(),
-            size: m.size(),
+            size: m.size,
             kind: m.kind.clone(),
             same_island_as: m.same_island_as.clone(),
             fixed: m.devices.clone(),
@@ -123,95 +161,129 @@ fn bind_meshes<'c>(
         let location = program
             .mesh(&unmet.mesh)
             .map_or(program.location(), |m| m.op.location());
-        Diag::error(location, unmet.message).emit();
-        PassFailed
+        failure(location, LowerError::Allocation(unmet.message))
     })?;
     for mesh in &program.meshes {
         if mesh.devices.is_none() {
             if let Some(devices) = bound.get(&mesh.name) {
-                let mut op = mesh.op;
-                edit::set_attribute(&mut op, ops::ATTR_DEVICES, ops::dense_i64(context, devices));
+                edit::set_attribute(mesh.op, ops::ATTR_DEVICES, ops::dense_i64(context, devices));
             }
         }
     }
     Ok(())
 }
 
-/// A placed array's layout and devices.
-fn placement(program: &Program, t: &ArrayType) -> Option<(Layout, Vec<i64>)> {
-    let mesh = program.mesh(t.mesh.as_deref()?)?;
-    let layout = Layout::new(&t.shape, t.sharding.as_ref()?, &mesh.shape).ok()?;
-    Some((layout, mesh.devices.clone()?))
+/// A placed array's tiling and devices, on a bound mesh.
+fn placement<'i>(analysis: &'i Analysis, info: &'i ArrayInfo) -> Option<Placed<'i>> {
+    let mesh = analysis.program.mesh(info.ty.mesh.as_deref()?)?;
+    Some(Placed {
+        tiling: info.tiling.as_ref()?,
+        devices: mesh.devices.as_deref()?,
+    })
 }
 
-fn lower_move<'c>(
+/// The copy ops one move between two types becomes.
+struct Planned<'c> {
+    /// Each op's name and `pieces` attribute.
+    ops: Vec<(&'static str, Attribute<'c>)>,
+    /// How many pieces they hold.
+    pieces: u64,
+}
+
+/// The state of lowering one program's moves.
+struct Lowering<'p, 'c, 'a> {
     context: &'c Context,
-    program: &Program<'c, '_>,
-    topology: &Topology,
-    op: OperationRef<'c, '_>,
-) -> Result<(), PassFailed> {
-    let fail = |message: &str| {
-        Diag::error(op.location(), message).emit();
-        PassFailed
-    };
-    let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
-        return Err(fail("malformed move"));
-    };
-    let result: Value = result.into();
-    let (Some(from), Some(to)) = (edit::array_type(input), edit::array_type(result)) else {
-        return Err(fail("a move between non-array types"));
-    };
-    let (Some((src_layout, src_devices)), Some((dst_layout, dst_devices))) =
-        (placement(program, &from), placement(program, &to))
-    else {
-        return Err(fail(
-            "lowering needs placed, sharded arrays on bound meshes",
-        ));
-    };
-    let shards = plan(
-        Placed {
-            layout: &src_layout,
-            devices: &src_devices,
-        },
-        Placed {
-            layout: &dst_layout,
-            devices: &dst_devices,
-        },
-        |a, b| topology.link(a, b),
-    );
-    let mut parts = Vec::new();
-    for copy in group(shards) {
-        let (name, pieces) = match copy {
-            CopyOp::Copy(piece) => (ops::COPY, vec![piece]),
-            CopyOp::Scatter(pieces) => (ops::SCATTER, pieces),
-            CopyOp::Gather(pieces) => (ops::GATHER, pieces),
+    analysis: &'p Analysis<'c, 'a>,
+    links: Links,
+    /// Pieces still allowed (see [`MAX_PIECES`]).
+    budget: u64,
+    /// Plans by (source type, destination type): types are uniqued and a
+    /// plan depends on nothing else, so each pair is planned once.
+    planned: FastMap<(usize, usize), Rc<Planned<'c>>>,
+}
+
+impl<'c> Lowering<'_, 'c, '_> {
+    fn lower_move(&mut self, op: OperationRef<'c, '_>) -> Result<(), LowerError> {
+        let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
+            return Err(LowerError::NotPlaced);
         };
-        let built = ops::build_piece_op(context, name, op.location(), input, &to, &pieces)
-            .map_err(|_| fail("cannot build a copy"))?;
-        let inserted =
-            edit::insert_before(op, built).ok_or_else(|| fail("move outside a block"))?;
-        parts.push(
-            inserted
-                .result(0)
-                .map_err(|_| fail("copy without result"))?
-                .into(),
+        let result: Value = result.into();
+        // The copies and their assembly all have the move's result type.
+        let to_type = result.r#type();
+        let key = (
+            input.r#type().to_raw().ptr as usize,
+            to_type.to_raw().ptr as usize,
         );
+        let planned = match self.planned.get(&key) {
+            Some(planned) => planned.clone(),
+            None => {
+                let planned = Rc::new(self.plan_move(input, result)?);
+                self.planned.insert(key, planned.clone());
+                planned
+            }
+        };
+        if planned.pieces > self.budget {
+            return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
+        }
+        self.budget -= planned.pieces;
+        let location = op.location();
+        let build_failed = |op: &'static str, reason: String| LowerError::Build { op, reason };
+        let mut parts = Vec::with_capacity(planned.ops.len());
+        for &(name, pieces) in &planned.ops {
+            let built = ops::build_piece_op(self.context, name, location, input, to_type, pieces)
+                .map_err(|e| build_failed(name, e.to_string()))?;
+            let inserted = edit::insert_before(op, built)
+                .and_then(|i| i.result(0).ok())
+                .ok_or_else(|| build_failed(name, "the move is outside a block".into()))?;
+            parts.push(inserted.into());
+        }
+        let assemble = ops::build_assemble(location, &parts, to_type)
+            .map_err(|e| build_failed(ops::ASSEMBLE, e.to_string()))?;
+        let assembled = edit::insert_before(op, assemble)
+            .and_then(|a| a.result(0).ok())
+            .ok_or_else(|| build_failed(ops::ASSEMBLE, "the move is outside a block".into()))?;
+        edit::replace_all_uses(result, assembled.into());
+        edit::erase(op);
+        Ok(())
     }
-    let assemble = ops::build_assemble(context, op.location(), &parts, &to)
-        .map_err(|_| fail("cannot build pw.assemble"))?;
-    let assembled =
-        edit::insert_before(op, assemble).ok_or_else(|| fail("move outside a block"))?;
-    let assembled = assembled
-        .result(0)
-        .map_err(|_| fail("pw.assemble without result"))?;
-    edit::replace_all_uses(result, assembled.into());
-    edit::erase(op);
-    Ok(())
+
+    /// Plans a move from `input`'s type to `result`'s, within the budget.
+    fn plan_move(
+        &self,
+        input: Value<'c, '_>,
+        result: Value<'c, '_>,
+    ) -> Result<Planned<'c>, LowerError> {
+        let analysis = self.analysis;
+        let (Ok(from), Ok(to)) = (analysis.value(input), analysis.value(result)) else {
+            return Err(LowerError::NotPlaced);
+        };
+        let (Some(src), Some(dst)) = (placement(analysis, &from), placement(analysis, &to)) else {
+            return Err(LowerError::NotPlaced);
+        };
+        let count = transfer_plan::count(src.tiling, dst.tiling);
+        if count > self.budget {
+            return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
+        }
+        let shards = plan(src, dst, |a, b| self.links.link(a, b));
+        let ops = group(shards)
+            .into_iter()
+            .map(|copy| {
+                let (name, pieces) = match copy {
+                    CopyOp::Copy(piece) => (ops::COPY, vec![piece]),
+                    CopyOp::Scatter(pieces) => (ops::SCATTER, pieces),
+                    CopyOp::Gather(pieces) => (ops::GATHER, pieces),
+                };
+                (name, pw_dialect::pieces_attribute(self.context, &pieces))
+            })
+            .collect();
+        Ok(Planned { ops, pieces: count })
+    }
 }
 
 /// Records, on every computation, its partition count and the device lists
 /// of the meshes it runs on.
-fn set_compile_parameters<'c>(context: &'c Context, program: &Program<'c, '_>) {
+fn set_compile_parameters<'c>(context: &'c Context, analysis: &Analysis<'c, '_>) {
+    let program = &analysis.program;
     let mut assignments: HashMap<String, BTreeSet<Vec<i64>>> = HashMap::new();
     for op in program.ops() {
         if OpKind::of(&op) != Some(OpKind::Call) {
@@ -231,9 +303,8 @@ fn set_compile_parameters<'c>(context: &'c Context, program: &Program<'c, '_>) {
             continue;
         };
         let lists: Vec<Attribute> = sets.iter().map(|d| ops::dense_i64(context, d)).collect();
-        let mut module = computation.op;
         edit::set_attribute(
-            &mut module,
+            computation.op,
             ops::ATTR_NUM_PARTITIONS,
             IntegerAttribute::new(
                 IntegerType::new(context, 64).into(),
@@ -242,7 +313,7 @@ fn set_compile_parameters<'c>(context: &'c Context, program: &Program<'c, '_>) {
             .into(),
         );
         edit::set_attribute(
-            &mut module,
+            computation.op,
             ops::ATTR_DEVICE_ASSIGNMENTS,
             ArrayAttribute::new(context, &lists).into(),
         );

@@ -1,36 +1,65 @@
 //! Reads a physical pw program into a [`Plan`], the plain data the runtime
 //! executes (`pw_core::plan`).
 //!
-//! The program must be lowered: every mesh bound to devices, every value
-//! placed and sharded, no `pw.transfer`/`pw.reshard` left. The body's order
-//! is the schedule.
+//! The program must be verified and physical ([`Stage::Physical`]: every
+//! mesh bound to devices, every value placed and sharded, every call
+//! operand in the layout its computation takes, no `pw.transfer` or
+//! `pw.reshard` left); the reader checks that first, with the one check of
+//! `pw_dialect::legality`. The body's order is the schedule. Reading never
+//! changes the program: each computation's text is printed from a copy
+//! without pw's annotations.
 
-use melior::ir::{
-    block::BlockLike,
-    operation::{OperationLike, OperationPrintingFlags},
-    Module, Value, ValueLike,
-};
-use pw_core::{
-    geometry::Layout,
-    plan::{Computation, MeshPlacement, Plan, PlanError, Step, StepKind, ValueId, ValueInfo},
-};
+use crate::LowerError;
+use melior::ir::{block::BlockLike, operation::OperationLike, Value, ValueLike};
+use pw_core::plan::{Computation, MeshPlacement, Plan, Step, StepKind, ValueId, ValueInfo};
 use pw_dialect::{
+    analysis::PointerMap,
+    legality::{self, Stage},
     ops::{self, OpKind},
-    read_pieces, ArrayType, Program,
+    print, Analysis, Located,
 };
 use std::collections::HashMap;
 
-/// Reads a physical program (see the module doc).
-pub fn to_plan(module: &Module) -> Result<Plan, PlanError> {
-    let program = Program::read(module).map_err(|d| {
-        PlanError(
-            d.first()
-                .map_or("not a pw program".into(), |d| d.message.clone()),
-        )
-    })?;
-    let body = program
-        .body()
-        .ok_or_else(|| PlanError("@main has no body".into()))?;
+/// The most shards (values times their devices) a plan may hold: every
+/// shard has an entry in the plan, so this bounds its memory.
+pub const MAX_PLAN_SHARDS: u64 = 1 << 26;
+
+/// The errors of reading a plan, each at its op.
+pub type PlanFailure<'c> = Vec<Located<'c, LowerError>>;
+
+/// Reads a verified physical program (see the module doc).
+pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>> {
+    let program = &analysis.program;
+    let not_physical = legality::check(analysis, Stage::Physical);
+    if !not_physical.is_empty() {
+        return Err(not_physical
+            .into_iter()
+            .map(|d| d.map(LowerError::from))
+            .collect());
+    }
+    let here = |error: LowerError| vec![Located::new(program.location(), error)];
+    let body = program.body().ok_or_else(|| here(LowerError::NotPlaced))?;
+    // Every value is an op result or an input, placed on a bound mesh.
+    let mut shards = 0u64;
+    let mut count = |v: Value<'c, '_>| {
+        let positions = analysis
+            .value(v)
+            .ok()
+            .and_then(|i| i.tiling.as_ref().map(|t| t.positions()))
+            .unwrap_or(0);
+        shards = shards.saturating_add(positions as u64);
+    };
+    program.inputs().into_iter().for_each(&mut count);
+    for op in analysis.ops() {
+        op.results().for_each(|r| count(r.into()));
+    }
+    if shards > MAX_PLAN_SHARDS {
+        return Err(here(LowerError::PlanTooLarge {
+            shards,
+            limit: MAX_PLAN_SHARDS,
+        }));
+    }
+
     let mut plan = Plan {
         computations: Vec::new(),
         values: Vec::new(),
@@ -47,68 +76,54 @@ pub fn to_plan(module: &Module) -> Result<Plan, PlanError> {
             })
             .collect(),
     };
-    let mut ids: HashMap<*const std::ffi::c_void, ValueId> = HashMap::new();
-    let add = |plan: &mut Plan, ids: &mut HashMap<_, _>, v: Value| -> Result<ValueId, PlanError> {
-        let t = ArrayType::read(v.r#type()).map_err(|e| PlanError(e.to_string()))?;
-        plan.values.push(value_info(&program, &t)?);
-        ids.insert(v.to_raw().ptr, plan.values.len() - 1);
-        Ok(plan.values.len() - 1)
+    let mut ids: PointerMap<ValueId> = PointerMap::default();
+    let add = |plan: &mut Plan, ids: &mut PointerMap<ValueId>, v: Value<'c, '_>| {
+        plan.values.push(value_info(analysis, v)?);
+        ids.insert(v.to_raw().ptr as usize, plan.values.len() - 1);
+        Some(plan.values.len() - 1)
     };
+    let unknown = || here(LowerError::NotPlaced);
     for i in 0..body.argument_count() {
-        let arg = body.argument(i).map_err(|e| PlanError(e.to_string()))?;
-        let id = add(&mut plan, &mut ids, arg.into())?;
+        let arg = body.argument(i).map_err(|_| unknown())?;
+        let id = add(&mut plan, &mut ids, arg.into()).ok_or_else(unknown)?;
         plan.inputs.push(id);
     }
     let mut computation_ids: HashMap<String, usize> = HashMap::new();
-    for (index, op) in program.ops().into_iter().enumerate() {
+    for (index, &op) in analysis.ops().iter().enumerate() {
         let kind = OpKind::of(&op);
-        if kind == Some(OpKind::Return) {
-            for v in op.operands() {
-                plan.outputs.push(
-                    *ids.get(&v.to_raw().ptr)
-                        .ok_or_else(|| PlanError("output of unknown value".into()))?,
-                );
-            }
-            continue;
-        }
         let operands: Vec<ValueId> = op
             .operands()
-            .map(|v| {
-                ids.get(&v.to_raw().ptr)
-                    .copied()
-                    .ok_or_else(|| PlanError("use of an unknown value".into()))
-            })
-            .collect::<Result<_, _>>()?;
+            .map(|v| ids.get(&(v.to_raw().ptr as usize)).copied())
+            .collect::<Option<_>>()
+            .ok_or_else(unknown)?;
+        if kind == Some(OpKind::Return) {
+            plan.outputs = operands;
+            continue;
+        }
         let results: Vec<ValueId> = op
             .results()
             .map(|r| add(&mut plan, &mut ids, r.into()))
-            .collect::<Result<_, _>>()?;
+            .collect::<Option<_>>()
+            .ok_or_else(unknown)?;
         let (kind, label, devices) = match kind {
             Some(OpKind::Call) => {
                 let callee = ops::symbol_attr(&op, ops::ATTR_CALLEE).unwrap_or_default();
-                let mesh = ops::symbol_attr(&op, ops::ATTR_MESH).ok_or_else(|| {
-                    PlanError(format!(
-                        "call of @{callee} is not placed; lower the program first"
-                    ))
-                })?;
+                let mesh = ops::symbol_attr(&op, ops::ATTR_MESH).unwrap_or_default();
                 let devices = program
                     .mesh(&mesh)
                     .and_then(|m| m.devices.clone())
-                    .ok_or_else(|| {
-                        PlanError(format!(
-                            "mesh @{mesh} has no devices; lower the program first"
-                        ))
-                    })?;
+                    .ok_or_else(unknown)?;
                 let computation = match computation_ids.get(&callee) {
                     Some(&c) => c,
                     None => {
-                        let c = program
-                            .computation(&callee)
-                            .ok_or_else(|| PlanError(format!("unknown computation @{callee}")))?;
+                        let c = program.computation(&callee).ok_or_else(unknown)?;
                         plan.computations.push(Computation {
                             name: callee.clone(),
-                            text: computation_text(c),
-                            num_partitions: c.num_partitions.max(1) as usize,
+                            text: print::print_without(
+                                c.op,
+                                &[ops::ATTR_NUM_PARTITIONS, ops::ATTR_DEVICE_ASSIGNMENTS],
+                            ),
+                            num_partitions: c.num_partitions as usize,
                         });
                         computation_ids.insert(callee.clone(), plan.computations.len() - 1);
                         plan.computations.len() - 1
@@ -125,49 +140,43 @@ pub fn to_plan(module: &Module) -> Result<Plan, PlanError> {
                 )
             }
             Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)) => {
-                let pieces = op
-                    .attribute(ops::ATTR_PIECES)
-                    .ok()
-                    .and_then(read_pieces)
-                    .unwrap_or_default();
+                let pieces = analysis.pieces(&op).ok_or_else(unknown)?.to_vec();
                 let mut devices: Vec<i64> = pieces
                     .iter()
                     .flat_map(|p| [p.src_device, p.dst_device])
                     .collect();
                 devices.sort_unstable();
                 devices.dedup();
-                let name = k.name();
                 let flows: Vec<String> = pieces
                     .iter()
                     .map(|p| format!("{}->{}", p.src_device, p.dst_device))
                     .collect();
+                let (Some(&input), Some(&output)) = (operands.first(), results.first()) else {
+                    return Err(unknown());
+                };
                 (
                     StepKind::Copy {
-                        input: operands[0],
-                        output: results[0],
+                        input,
+                        output,
                         pieces,
                     },
-                    format!("#{index} {name} {}", flows.join(" ")),
+                    format!("#{index} {} {}", k.name(), flows.join(" ")),
                     devices,
                 )
             }
             Some(OpKind::Assemble) => {
-                let devices = plan.values[results[0]].devices.clone();
+                let output = *results.first().ok_or_else(unknown)?;
                 (
                     StepKind::Assemble {
                         parts: operands,
-                        output: results[0],
+                        output,
                     },
                     format!("#{index} pw.assemble"),
-                    devices,
+                    plan.values[output].devices.clone(),
                 )
             }
-            _ => {
-                return Err(PlanError(format!(
-                    "'{}' cannot run: lower the program first (pw-opt --pw-lower)",
-                    ops::op_name(&op)
-                )))
-            }
+            // Transfers and reshards are not physical (checked above).
+            _ => return Err(unknown()),
         };
         plan.steps.push(Step {
             kind,
@@ -177,51 +186,21 @@ pub fn to_plan(module: &Module) -> Result<Plan, PlanError> {
         });
     }
     plan.compute_frees();
-    plan.check()?;
+    plan.check().map_err(|e| here(e.into()))?;
     Ok(plan)
 }
 
-fn value_info(program: &Program, t: &ArrayType) -> Result<ValueInfo, PlanError> {
-    let mesh_name = t.mesh.clone().ok_or_else(|| {
-        PlanError(format!(
-            "{} is not placed; lower the program first",
-            t.tensor_string()
-        ))
-    })?;
-    let mesh = program
-        .mesh(&mesh_name)
-        .ok_or_else(|| PlanError(format!("unknown mesh @{mesh_name}")))?;
-    let devices = mesh.devices.clone().ok_or_else(|| {
-        PlanError(format!(
-            "mesh @{mesh_name} has no devices; lower the program first"
-        ))
-    })?;
-    let sharding = t.sharding.clone().ok_or_else(|| {
-        PlanError(format!(
-            "{} on @{mesh_name} has no sharding; lower the program first",
-            t.tensor_string()
-        ))
-    })?;
-    let layout =
-        Layout::new(&t.shape, &sharding, &mesh.shape).map_err(|e| PlanError(e.to_string()))?;
-    Ok(ValueInfo {
-        dtype: t.dtype,
-        shape: t.shape.clone(),
+/// The plan's description of a placed value on a bound mesh.
+fn value_info<'c>(analysis: &Analysis<'c, '_>, v: Value<'c, '_>) -> Option<ValueInfo> {
+    let info = analysis.value(v).ok()?;
+    let mesh_name = info.ty.mesh.clone()?;
+    let devices = analysis.program.mesh(&mesh_name)?.devices.clone()?;
+    Some(ValueInfo {
+        dtype: info.ty.dtype,
+        shape: info.ty.shape.clone(),
         mesh: mesh_name,
         devices,
-        layout,
-        sharding: sharding.to_string(),
+        layout: info.tiling.as_ref()?.layout(),
+        sharding: info.ty.sharding.as_ref()?.to_string(),
     })
-}
-
-/// The computation's module as PJRT gets it: pw's annotations removed, the
-/// rest as JAX produced it.
-fn computation_text(computation: &pw_dialect::Computation) -> String {
-    for attr in [ops::ATTR_NUM_PARTITIONS, ops::ATTR_DEVICE_ASSIGNMENTS] {
-        ops::remove_attribute(computation.op, attr);
-    }
-    computation
-        .op
-        .to_string_with_flags(OperationPrintingFlags::new().print_generic_operation_form())
-        .unwrap_or_else(|_| computation.op.to_string())
 }

@@ -9,44 +9,80 @@
 //!
 //! Source tiles partition the array (replicas hold equal tiles), so their
 //! intersections with a destination shard partition that shard: each
-//! element is received once by construction.
+//! element is received once by construction. The tiles meeting a shard are
+//! found per dimension (tiles are a grid), so planning costs time in
+//! proportion to the pieces planned, which [`count`] gives beforehand. An
+//! array with no elements still gets one (empty) piece per tile meeting
+//! each destination shard, so every destination shard is written.
 
 use pw_core::{
-    geometry::{Layout, Region},
+    geometry::{Region, Tiling},
     Link, Piece,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-/// A layout on concrete devices (`devices[p]` holds position `p`'s shard).
+/// A tiling on concrete devices (`devices[p]` holds position `p`'s shard).
 #[derive(Clone, Copy, Debug)]
 pub struct Placed<'a> {
-    pub layout: &'a Layout,
+    pub tiling: &'a Tiling,
     pub devices: &'a [i64],
+}
+
+/// Per dimension of a destination shard at `offsets`, the source tile
+/// starts (multiples of the source shard size) its extent meets.
+fn tile_starts(src: &Tiling, offsets: &[i64], sizes: &[i64]) -> Vec<Vec<i64>> {
+    src.shard_shape
+        .iter()
+        .zip(offsets.iter().zip(sizes))
+        .map(|(&step, (&o, &n))| {
+            if step == 0 || n == 0 {
+                // An empty dimension: the one tile start of an empty array.
+                return vec![o - o % step.max(1)];
+            }
+            let first = o / step;
+            let last = (o + n - 1) / step;
+            (first..=last).map(|k| k * step).collect()
+        })
+        .collect()
+}
+
+/// How many pieces [`plan`] makes, without making them (saturating).
+pub fn count(src: &Tiling, dst: &Tiling) -> u64 {
+    (0..dst.positions())
+        .map(|q| {
+            tile_starts(src, &dst.offset(q), &dst.shard_shape)
+                .iter()
+                .map(|starts| starts.len() as u64)
+                .fold(1u64, u64::saturating_mul)
+        })
+        .fold(0, u64::saturating_add)
 }
 
 /// The pieces moving `src` to `dst`, grouped by destination shard (in
 /// destination position order); `link` classifies a device pair.
 pub fn plan(src: Placed, dst: Placed, link: impl Fn(i64, i64) -> Link) -> Vec<Vec<Piece>> {
-    // Tiles in offset order, each with its replicas in position order.
-    let mut tiles: BTreeMap<&Vec<i64>, Vec<i64>> = BTreeMap::new();
-    for (p, offsets) in src.layout.offsets.iter().enumerate() {
-        tiles.entry(offsets).or_default().push(src.devices[p]);
+    // Each tile, by its offsets, with its replicas in position order.
+    let mut tiles: HashMap<Vec<i64>, Vec<i64>> = HashMap::new();
+    for (p, &device) in src.devices.iter().enumerate() {
+        tiles
+            .entry(src.tiling.offset(p as i64))
+            .or_default()
+            .push(device);
     }
     let mut sent: HashMap<i64, i64> = HashMap::new();
     let mut shards = Vec::with_capacity(dst.devices.len());
-    for (q, dst_offsets) in dst.layout.offsets.iter().enumerate() {
-        let target = dst.devices[q];
-        let shard = Region {
-            offsets: dst_offsets.clone(),
-            sizes: dst.layout.shard_shape.clone(),
-        };
+    for (q, &target) in dst.devices.iter().enumerate() {
+        let shard = dst.tiling.region(q as i64);
         let mut pieces = Vec::new();
-        for (tile_offsets, replicas) in &tiles {
-            let tile = Region {
-                offsets: (*tile_offsets).clone(),
-                sizes: src.layout.shard_shape.clone(),
+        for tile_offsets in grid(&tile_starts(src.tiling, &shard.offsets, &shard.sizes)) {
+            let Some(replicas) = tiles.get(&tile_offsets) else {
+                continue;
             };
-            let Some(overlap) = tile.intersect(&shard) else {
+            let tile = Region {
+                offsets: tile_offsets,
+                sizes: src.tiling.shard_shape.clone(),
+            };
+            let Some(overlap) = tile.meet(&shard) else {
                 continue;
             };
             let Some(&from) = replicas
@@ -55,7 +91,10 @@ pub fn plan(src: Placed, dst: Placed, link: impl Fn(i64, i64) -> Link) -> Vec<Ve
             else {
                 continue;
             };
-            *sent.entry(from).or_default() += overlap.elements();
+            let elements = overlap.elements();
+            sent.entry(from)
+                .and_modify(|s| *s = s.saturating_add(elements))
+                .or_insert(elements);
             pieces.push(Piece {
                 src_device: from,
                 src_offsets: relative(&overlap.offsets, &tile.offsets),
@@ -68,6 +107,24 @@ pub fn plan(src: Placed, dst: Placed, link: impl Fn(i64, i64) -> Link) -> Vec<Ve
         shards.push(pieces);
     }
     shards
+}
+
+/// Every combination of one start per dimension, in row-major order.
+fn grid(starts: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    let mut out = vec![Vec::with_capacity(starts.len())];
+    for options in starts {
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                options.iter().map(move |&s| {
+                    let mut next = prefix.clone();
+                    next.push(s);
+                    next
+                })
+            })
+            .collect();
+    }
+    out
 }
 
 fn relative(a: &[i64], origin: &[i64]) -> Vec<i64> {
@@ -90,16 +147,19 @@ pub enum CopyOp {
 /// scatter when there are several, a copy otherwise.
 pub fn group(shards: Vec<Vec<Piece>>) -> Vec<CopyOp> {
     let mut ops = Vec::new();
+    // Single pieces by source device, in order of first appearance.
     let mut by_source: Vec<(i64, Vec<Piece>)> = Vec::new();
+    let mut group_of: HashMap<i64, usize> = HashMap::new();
     for mut pieces in shards {
         match pieces.len() {
             0 => {}
             1 => {
                 let piece = pieces.remove(0);
-                match by_source.iter_mut().find(|(d, _)| *d == piece.src_device) {
-                    Some((_, group)) => group.push(piece),
-                    None => by_source.push((piece.src_device, vec![piece])),
-                }
+                let g = *group_of.entry(piece.src_device).or_insert_with(|| {
+                    by_source.push((piece.src_device, Vec::new()));
+                    by_source.len() - 1
+                });
+                by_source[g].1.push(piece);
             }
             _ => ops.push(CopyOp::Gather(pieces)),
         }

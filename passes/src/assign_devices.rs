@@ -26,7 +26,7 @@
 //! %0 = pw.call @f(%x) on @a : (!pw.array<8xf32, @a>) -> !pw.array<8xf32, @a>
 //! ```
 
-use crate::{cost, edit, read_program, Pass, PassFailed};
+use crate::{cost, fail, Pass, PassError, PassFailure};
 use melior::{
     ir::{
         attribute::{ArrayAttribute, FlatSymbolRefAttribute, StringAttribute},
@@ -38,8 +38,9 @@ use melior::{
 };
 use pw_core::geometry::MeshShape;
 use pw_dialect::{
+    edit,
     ops::{self, OpKind},
-    Computation, Program,
+    Analysis, Computation,
 };
 use std::collections::HashMap;
 
@@ -51,18 +52,23 @@ impl Pass for AssignDevices {
         "pw-assign-devices"
     }
 
-    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        let program = read_program(module)?;
+    fn run<'c>(
+        &self,
+        context: &'c Context,
+        module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        let program = &analysis.program;
         let mut meshes: Vec<(String, MeshShape)> = program
             .meshes
             .iter()
             .map(|m| (m.name.clone(), m.shape.clone()))
             .collect();
-        let work = cost::computation_work(&program);
+        let work = cost::computation_work(program);
         let mut load: HashMap<String, f64> = HashMap::new();
         let mut created = 0;
 
-        for op in program.ops() {
+        for &op in analysis.ops() {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }
@@ -78,7 +84,7 @@ impl Pass for AssignDevices {
                 *load.entry(mesh).or_default() += seconds;
                 continue;
             }
-            let held = bytes_by_mesh(op.operands());
+            let held = bytes_by_mesh(analysis, op.operands());
             let mesh = match choose(&meshes, computation, &held, &load) {
                 Some(mesh) => mesh,
                 None => {
@@ -92,20 +98,20 @@ impl Pass for AssignDevices {
                         &shape,
                         island.as_deref(),
                         op.location(),
-                    );
+                    )?;
                     meshes.push((name.clone(), shape));
                     name
                 }
             };
             *load.entry(mesh.clone()).or_default() += seconds;
-            let mut call = op;
             edit::set_attribute(
-                &mut call,
+                op,
                 ops::ATTR_MESH,
                 FlatSymbolRefAttribute::new(context, &mesh).into(),
             );
             for result in op.results() {
-                if let Some(t) = edit::array_type(result.into()) {
+                if let Ok(info) = analysis.value(result.into()) {
+                    let t = &info.ty;
                     edit::set_array_type(
                         context,
                         result.into(),
@@ -115,25 +121,29 @@ impl Pass for AssignDevices {
             }
         }
 
-        if meshes.is_empty() && has_unplaced_input(&program) {
+        if meshes.is_empty() && has_unplaced_input(analysis) {
             let shape = MeshShape::default();
             let name = fresh_name(&meshes, 1, &mut created);
-            declare_mesh(context, module, &name, &shape, None, program.location());
+            declare_mesh(context, module, &name, &shape, None, program.location())?;
             meshes.push((name, shape));
         }
-        place_inputs(context, &program, &meshes);
-        edit::sync_function_type(context, &program);
+        place_inputs(context, analysis, &meshes);
+        edit::sync_function_type(context, program.entry);
         Ok(())
     }
 }
 
 /// Bytes of the given values held on each mesh.
-fn bytes_by_mesh<'c, 'a>(values: impl Iterator<Item = Value<'c, 'a>>) -> HashMap<String, u64> {
-    let mut held = HashMap::new();
+fn bytes_by_mesh<'c, 'a>(
+    analysis: &Analysis<'c, '_>,
+    values: impl Iterator<Item = Value<'c, 'a>>,
+) -> HashMap<String, u64> {
+    let mut held: HashMap<String, u64> = HashMap::new();
     for v in values {
-        if let Some(t) = edit::array_type(v) {
-            if let Some(mesh) = &t.mesh {
-                *held.entry(mesh.clone()).or_default() += t.bytes();
+        if let Ok(info) = analysis.value(v) {
+            if let Some(mesh) = &info.ty.mesh {
+                let bytes = held.entry(mesh.clone()).or_default();
+                *bytes = bytes.saturating_add(info.bytes);
             }
         }
     }
@@ -177,7 +187,7 @@ fn choose(
 /// one axis `x` over its partitions.
 fn own_shape(computation: &Computation) -> MeshShape {
     match &computation.mesh {
-        Some(shape) if shape.size() == computation.num_partitions => shape.clone(),
+        Some(shape) if shape.size() == Some(computation.num_partitions) => shape.clone(),
         _ if computation.num_partitions == 1 => MeshShape::default(),
         _ => MeshShape::new(vec![("x".to_owned(), computation.num_partitions)]),
     }
@@ -205,7 +215,7 @@ fn declare_mesh<'c>(
     shape: &MeshShape,
     same_island_as: Option<&str>,
     location: Location<'c>,
-) {
+) -> Result<(), PassFailure<'c>> {
     let names: Vec<Attribute> = shape
         .axes
         .iter()
@@ -232,12 +242,19 @@ fn declare_mesh<'c>(
             FlatSymbolRefAttribute::new(context, island).into(),
         ));
     }
-    let Ok(op) = OperationBuilder::new(ops::MESH, location)
+    let op = OperationBuilder::new(ops::MESH, location)
         .add_attributes(&attributes)
         .build()
-    else {
-        return;
-    };
+        .map_err(|e| {
+            fail(
+                location,
+                PassError::Build {
+                    pass: "pw-assign-devices",
+                    op: ops::MESH,
+                    reason: e.to_string(),
+                },
+            )
+        })?;
     let body = module.body();
     let mut last_mesh = None;
     let mut next = body.first_operation();
@@ -258,26 +275,29 @@ fn declare_mesh<'c>(
             body.append_operation(op);
         }
     }
+    Ok(())
 }
 
-fn has_unplaced_input(program: &Program) -> bool {
-    program
+fn has_unplaced_input(analysis: &Analysis) -> bool {
+    analysis
+        .program
         .inputs()
         .into_iter()
-        .filter_map(edit::array_type)
-        .any(|t| t.mesh.is_none())
+        .filter_map(|v| analysis.value(v).ok())
+        .any(|info| info.ty.mesh.is_none())
 }
 
 /// Places unplaced program inputs (see the module documentation).
 fn place_inputs<'c>(
     context: &'c Context,
-    program: &Program<'c, '_>,
+    analysis: &Analysis<'c, '_>,
     meshes: &[(String, MeshShape)],
 ) {
-    for value in program.inputs() {
-        let Some(t) = edit::array_type(value) else {
+    for value in analysis.program.inputs() {
+        let Ok(info) = analysis.value(value) else {
             continue;
         };
+        let t = &info.ty;
         if t.mesh.is_some() {
             continue;
         }
@@ -285,8 +305,8 @@ fn place_inputs<'c>(
         for user in ops::users_in_order(value) {
             if let Some(mesh) = ops::symbol_attr(&user, ops::ATTR_MESH) {
                 match read.iter_mut().find(|(m, _)| *m == mesh) {
-                    Some((_, bytes)) => *bytes += t.bytes(),
-                    None => read.push((mesh, t.bytes())),
+                    Some((_, bytes)) => *bytes = bytes.saturating_add(info.bytes),
+                    None => read.push((mesh, info.bytes)),
                 }
             }
         }

@@ -8,15 +8,24 @@
 //!   output element for everything else; bytes are its inputs and outputs.
 //! - A transfer costs the bytes it must receive (elements of each
 //!   destination shard not already on that device) over a link:
-//!   `LINK_BANDWIDTH[link]`.
+//!   `LINK_BANDWIDTH[link]`. On meshes of more than [`EXACT_POSITIONS`]
+//!   devices nothing is assumed local (counting it would take time in
+//!   proportion to the mesh for every move).
+//!
+//! Sizes come from untrusted programs, so counts are floating point (FLOPs)
+//! or saturate (bytes): a cost never overflows.
 
 use melior::ir::{
     operation::{OperationLike, OperationRef, WalkOrder, WalkResult},
-    TypeLike, ValueLike,
+    r#type::{DimSize, RankedTensorType, ShapedTypeLike},
+    ValueLike,
 };
-use pw_core::{geometry::Layout, Link};
-use pw_dialect::{ops, ArrayType, Computation, Program};
+use pw_core::Link;
+use pw_dialect::{ops, ArrayInfo, Computation, Program};
 use std::collections::HashMap;
+
+/// The largest mesh on which a move's local bytes are counted.
+pub const EXACT_POSITIONS: i64 = 4096;
 
 /// FLOPs per second of one device.
 pub const FLOP_RATE: f64 = 1e12;
@@ -60,10 +69,7 @@ fn work_of(computation: &Computation) -> Work {
         .inputs
         .iter()
         .chain(&computation.outputs)
-        .map(|s| {
-            s.shape.iter().product::<i64>() as f64
-                * s.dtype.map_or(4, |d| d.size_in_bytes() as u64) as f64
-        })
+        .map(|s| elements(&s.shape) * s.dtype.map_or(4, |d| d.size_in_bytes()) as f64)
         .sum();
     let mut flops = 0.0;
     computation.op.walk(WalkOrder::PreOrder, |op| {
@@ -78,10 +84,7 @@ fn op_flops(op: &OperationRef) -> f64 {
     if !name.starts_with("stablehlo.") || op.result_count() == 0 {
         return 0.0;
     }
-    let out: f64 = op
-        .results()
-        .map(|r| shape_of(r.r#type()).iter().product::<i64>() as f64)
-        .sum();
+    let out: f64 = op.results().map(|r| elements(&shape_of(r.r#type()))).sum();
     match name.as_str() {
         "stablehlo.dot_general" => {
             let lhs = op
@@ -92,17 +95,20 @@ fn op_flops(op: &OperationRef) -> f64 {
                 .attribute("dot_dimension_numbers")
                 .map(|a| contracting_dims(&a.to_string()))
                 .unwrap_or_default();
-            let k: i64 = dims.iter().filter_map(|&d| lhs.get(d)).product();
-            2.0 * out * k as f64
+            let k: f64 = dims
+                .iter()
+                .filter_map(|&d| lhs.get(d))
+                .map(|&n| n.max(0) as f64)
+                .product();
+            2.0 * out * k
         }
         "stablehlo.convolution" => {
             let kernel = op
                 .operand(1)
                 .map(|v| shape_of(v.r#type()))
                 .unwrap_or_default();
-            let per_output =
-                kernel.iter().product::<i64>() / kernel.last().copied().unwrap_or(1).max(1);
-            2.0 * out * per_output as f64
+            let per_output = elements(&kernel) / kernel.last().copied().unwrap_or(1).max(1) as f64;
+            2.0 * out * per_output
         }
         _ => out,
     }
@@ -122,52 +128,43 @@ fn contracting_dims(text: &str) -> Vec<usize> {
 }
 
 fn shape_of(t: melior::ir::Type) -> Vec<i64> {
-    let raw = t.to_raw();
-    // SAFETY: shape accessors are called only on ranked shaped types.
-    unsafe {
-        if !mlir_sys::mlirTypeIsARankedTensor(raw) {
-            return Vec::new();
-        }
-        let rank = mlir_sys::mlirShapedTypeGetRank(raw) as isize;
-        (0..rank)
-            .map(|d| mlir_sys::mlirShapedTypeGetDimSize(raw, d))
-            .collect()
-    }
+    RankedTensorType::try_from(t)
+        .map(|t| {
+            (0..t.rank())
+                .map(|d| match t.dim_size(d) {
+                    Ok(DimSize::Static(n)) => i64::try_from(n).unwrap_or(i64::MAX),
+                    _ => 0,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Elements of a shape, as a float (dynamic dimensions count as 0).
+fn elements(shape: &[i64]) -> f64 {
+    shape.iter().map(|&d| d.max(0) as f64).product()
 }
 
 /// Bytes a move from `from` to `to` must deliver: every element of every
 /// destination shard, except those the same mesh position already holds
 /// when both sides share a mesh. (Across meshes nothing is assumed local:
 /// which devices meshes share is decided later.)
-pub fn move_bytes(program: &Program, from: &ArrayType, to: &ArrayType) -> u64 {
-    let layouts = |t: &ArrayType| {
-        let mesh = program.mesh(t.mesh.as_deref()?)?;
-        Layout::new(&t.shape, t.sharding.as_ref()?, &mesh.shape).ok()
+pub fn move_bytes(from: &ArrayInfo, to: &ArrayInfo) -> u64 {
+    let Some(dst) = &to.tiling else {
+        return to.bytes;
     };
-    let Some(dst) = layouts(to) else {
-        return to.bytes();
+    let element = to.ty.dtype.size_in_bytes() as u64;
+    let total = to.shard_bytes().saturating_mul(dst.positions() as u64);
+    let src = match &from.tiling {
+        Some(src) if from.ty.mesh == to.ty.mesh && dst.positions() <= EXACT_POSITIONS => src,
+        _ => return total,
     };
-    let per_shard = dst.shard_elements() as u64 * to.dtype.size_in_bytes() as u64;
-    let total = per_shard * dst.offsets.len() as u64;
-    if from.mesh != to.mesh {
-        return total;
-    }
-    let Some(src) = layouts(from) else {
-        return total;
-    };
-    let local: u64 = dst
-        .offsets
-        .iter()
-        .zip(&src.offsets)
-        .map(|(d, s)| {
-            let region = |offsets: &Vec<i64>, shape: &Vec<i64>| pw_core::geometry::Region {
-                offsets: offsets.clone(),
-                sizes: shape.clone(),
-            };
-            region(d, &dst.shard_shape)
-                .intersect(&region(s, &src.shard_shape))
+    let local: u64 = (0..dst.positions())
+        .map(|p| {
+            dst.region(p)
+                .intersect(&src.region(p))
                 .map_or(0, |r| r.elements() as u64)
         })
-        .sum();
-    total - local * to.dtype.size_in_bytes() as u64
+        .fold(0, u64::saturating_add);
+    total.saturating_sub(local.saturating_mul(element))
 }

@@ -8,12 +8,16 @@
 //!
 //! Meshes stay: they are the program's requests for devices.
 
-use crate::{edit, read_program, Pass, PassFailed};
+use crate::{Pass, PassFailure};
 use melior::{
     ir::{operation::OperationLike, Module, ValueLike},
     Context,
 };
-use pw_dialect::ops::{self, OpKind};
+use pw_dialect::{
+    edit,
+    ops::{self, OpKind},
+    Analysis,
+};
 use std::collections::HashSet;
 
 /// See the module documentation.
@@ -24,11 +28,16 @@ impl Pass for Dce {
         "pw-dce"
     }
 
-    fn run<'c>(&self, _context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        let program = read_program(module)?;
+    fn run<'c>(
+        &self,
+        _context: &'c Context,
+        _module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        let program = &analysis.program;
         let mut live = HashSet::new();
         let mut called = HashSet::new();
-        for op in program.ops().into_iter().rev() {
+        for &op in analysis.ops().iter().rev() {
             let kind = OpKind::of(&op);
             let needed = kind == Some(OpKind::Return)
                 || op.results().any(|r| live.contains(&r.to_raw().ptr));

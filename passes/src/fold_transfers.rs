@@ -16,27 +16,36 @@
 //! %2 = pw.transfer %0 : !pw.array<8xf32, @a, [{}]> -> !pw.array<8xf32, @c, [{}]>
 //! ```
 
-use crate::{cost, edit, read_program, Pass, PassFailed};
+use crate::{cost, fail, Pass, PassError, PassFailure};
 use melior::{
     ir::{operation::OperationLike, Module, TypeLike, Value, ValueLike},
     Context,
 };
 use pw_dialect::{
+    analysis::FastMap,
+    edit,
     ops::{self, defining_op, OpKind},
-    ArrayType, Program,
+    Analysis,
 };
 use std::collections::HashMap;
 
 /// See the module documentation.
 pub struct FoldTransfers;
 
+const PASS: &str = "pw-fold-transfers";
+
 impl Pass for FoldTransfers {
     fn argument(&self) -> &'static str {
-        "pw-fold-transfers"
+        PASS
     }
 
-    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        while sweep(context, &read_program(module)?)? {}
+    fn run<'c>(
+        &self,
+        context: &'c Context,
+        _module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        while sweep(context, analysis)? {}
         Ok(())
     }
 }
@@ -48,18 +57,18 @@ fn is_move(kind: Option<OpKind>) -> bool {
 /// One pass over the body; returns whether anything changed. Duplicates are
 /// shared before chains are judged, so a chain sees the real users of its
 /// middle array.
-fn sweep<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool, PassFailed> {
-    let shared = share(program);
-    let collapsed = collapse(context, program)?;
+fn sweep<'c>(context: &'c Context, analysis: &Analysis<'c, '_>) -> Result<bool, PassFailure<'c>> {
+    let shared = share(analysis);
+    let collapsed = collapse(context, analysis)?;
     Ok(shared || collapsed)
 }
 
 /// Removes unused and identity moves and merges duplicates.
-fn share(program: &Program) -> bool {
+fn share(analysis: &Analysis) -> bool {
     let mut changed = false;
-    let mut first: HashMap<(*const std::ffi::c_void, *const std::ffi::c_void), Value> =
-        HashMap::new();
-    for op in program.ops() {
+    // By (input, destination type).
+    let mut first: FastMap<(usize, usize), Value> = HashMap::default();
+    for op in analysis.program.ops() {
         if !is_move(OpKind::of(&op)) {
             continue;
         }
@@ -67,8 +76,11 @@ fn share(program: &Program) -> bool {
             continue;
         };
         let result: Value = result.into();
-        let key = (input.to_raw().ptr, result.r#type().to_raw().ptr);
-        let replacement = if ops::users(result).is_empty() {
+        let key = (
+            input.to_raw().ptr as usize,
+            result.r#type().to_raw().ptr as usize,
+        );
+        let replacement = if !ops::has_users(result) {
             None
         } else if input.r#type() == result.r#type() {
             Some(input)
@@ -88,9 +100,12 @@ fn share(program: &Program) -> bool {
 }
 
 /// Makes moves of moved arrays read the original where that is cheaper.
-fn collapse<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool, PassFailed> {
+fn collapse<'c>(
+    context: &'c Context,
+    analysis: &Analysis<'c, '_>,
+) -> Result<bool, PassFailure<'c>> {
     let mut changed = false;
-    for op in program.ops() {
+    for op in analysis.program.ops() {
         if !is_move(OpKind::of(&op)) {
             continue;
         }
@@ -98,27 +113,36 @@ fn collapse<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool,
             continue;
         };
         let result: Value = result.into();
-        let Some(source) = shorter_source(program, input, result) else {
+        let Some(source) = shorter_source(analysis, input, result) else {
             continue;
         };
-        let (Some(from), Some(to)) = (edit::array_type(source), edit::array_type(result)) else {
+        let (Ok(from), Ok(to)) = (analysis.value(source), analysis.value(result)) else {
             continue;
         };
-        if from == to {
+        if from.ty == to.ty {
             edit::replace_all_uses(result, source);
         } else {
-            let name = if from.mesh == to.mesh {
+            let name = if from.ty.mesh == to.ty.mesh {
                 ops::RESHARD
             } else {
                 ops::TRANSFER
             };
-            let Ok(direct) = ops::build_move(context, name, op.location(), source, &to) else {
-                return Err(PassFailed);
+            let location = op.location();
+            let build_failed = |reason: String| {
+                fail(
+                    location,
+                    PassError::Build {
+                        pass: PASS,
+                        op: name,
+                        reason,
+                    },
+                )
             };
-            let Some(direct) = edit::insert_before(op, direct).and_then(|d| d.result(0).ok())
-            else {
-                return Err(PassFailed);
-            };
+            let direct = ops::build_move(context, name, location, source, &to.ty)
+                .map_err(|e| build_failed(e.to_string()))?;
+            let direct = edit::insert_before(op, direct)
+                .and_then(|d| d.result(0).ok())
+                .ok_or_else(|| build_failed("the move is outside a block".into()))?;
             edit::replace_all_uses(result, direct.into());
         }
         edit::erase(op);
@@ -131,19 +155,21 @@ fn collapse<'c>(context: &'c Context, program: &Program<'c, '_>) -> Result<bool,
 /// `input` is itself a move's result and reading that move's source is
 /// cheaper (see the module documentation).
 fn shorter_source<'c: 'a, 'a>(
-    program: &Program,
+    analysis: &Analysis<'c, '_>,
     input: Value<'c, 'a>,
     result: Value<'c, 'a>,
 ) -> Option<Value<'c, 'a>> {
     let previous = defining_op(input).filter(|p| is_move(OpKind::of(p)))?;
     let source = previous.operand(0).ok()?;
-    let bytes = |from: Value, to: Value| -> Option<u64> {
-        let (from, to): (ArrayType, ArrayType) = (edit::array_type(from)?, edit::array_type(to)?);
-        Some(cost::move_bytes(program, &from, &to))
+    let bytes = |from: Value<'c, '_>, to: Value<'c, '_>| -> Option<u64> {
+        Some(cost::move_bytes(
+            &*analysis.value(from).ok()?,
+            &*analysis.value(to).ok()?,
+        ))
     };
     let direct = bytes(source, result)?;
     let first = bytes(source, input)?;
     let second = bytes(input, result)?;
-    let only_use = ops::users(input).len() == 1;
-    ((only_use && direct <= first + second) || direct < second).then_some(source)
+    let only_use = ops::Users::of(input).nth(1).is_none();
+    ((only_use && direct <= first.saturating_add(second)) || direct < second).then_some(source)
 }

@@ -16,52 +16,65 @@
 //! %1 = pw.call @g(%t) on @b {in_shardings = [[["x"]]]} : (!pw.array<8xf32, @b, [{"x"}]>) -> ...
 //! ```
 
-use crate::{edit, read_program, Pass, PassFailed};
+use crate::{fail, Pass, PassError, PassFailure};
 use melior::{
     ir::{operation::OperationLike, Module},
     Context,
 };
 use pw_dialect::{
-    diag::Diag,
+    edit,
     ops::{self, OpKind},
+    Analysis,
 };
 
 /// See the module documentation.
 pub struct InsertTransfers;
 
+const PASS: &str = "pw-insert-transfers";
+
 impl Pass for InsertTransfers {
     fn argument(&self) -> &'static str {
-        "pw-insert-transfers"
+        PASS
     }
 
-    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        let program = read_program(module)?;
-        for op in program.ops() {
+    fn run<'c>(
+        &self,
+        context: &'c Context,
+        _module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        let precondition = |location| {
+            fail(
+                location,
+                PassError::Precondition {
+                    pass: PASS,
+                    needs: "placed calls with in_shardings, on placed and sharded arrays",
+                    run: "pw-assign-devices and pw-propagate-shardings",
+                },
+            )
+        };
+        for &op in analysis.ops() {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }
-            let (Some(mesh), Some(expected)) = (
+            let location = op.location();
+            let (Some(mesh), Some(Some(expected))) = (
                 ops::symbol_attr(&op, ops::ATTR_MESH),
-                ops::in_shardings(&op),
+                analysis.in_shardings(&op),
             ) else {
-                Diag::error(
-                    op.location(),
-                    "pw-insert-transfers needs placed calls with in_shardings; run pw-assign-devices and pw-propagate-shardings first",
-                )
-                .emit();
-                return Err(PassFailed);
+                return Err(precondition(location));
             };
             let operands: Vec<_> = op.operands().collect();
-            for (i, (value, sharding)) in operands.into_iter().zip(expected).enumerate() {
-                let Some(have) = edit::array_type(value) else {
-                    continue;
+            for (i, (value, sharding)) in operands.into_iter().zip(expected.iter()).enumerate() {
+                let Ok(have) = analysis.value(value) else {
+                    return Err(precondition(location));
                 };
+                let have = &have.ty;
                 if have.mesh.is_none() || have.sharding.is_none() {
-                    Diag::error(op.location(), format!("operand #{i} is not placed and sharded; run pw-propagate-shardings first")).emit();
-                    return Err(PassFailed);
+                    return Err(precondition(location));
                 }
-                let want = have.placed(Some(&mesh), Some(sharding));
-                if have == want {
+                let want = have.placed(Some(&mesh), Some(sharding.clone()));
+                if *have == want {
                     continue;
                 }
                 let name = if have.mesh == want.mesh {
@@ -69,15 +82,30 @@ impl Pass for InsertTransfers {
                 } else {
                     ops::TRANSFER
                 };
-                let Ok(moved) = ops::build_move(context, name, op.location(), value, &want) else {
-                    return Err(PassFailed);
-                };
-                let Some(moved) = edit::insert_before(op, moved) else {
-                    return Err(PassFailed);
-                };
-                if let Ok(result) = moved.result(0) {
-                    edit::set_operand(op, i, result.into());
-                }
+                let built =
+                    ops::build_move(context, name, location, value, &want).map_err(|e| {
+                        fail(
+                            location,
+                            PassError::Build {
+                                pass: PASS,
+                                op: name,
+                                reason: e.to_string(),
+                            },
+                        )
+                    })?;
+                let moved = edit::insert_before(op, built)
+                    .and_then(|m| m.result(0).ok())
+                    .ok_or_else(|| {
+                        fail(
+                            location,
+                            PassError::Build {
+                                pass: PASS,
+                                op: name,
+                                reason: "the call is outside a block".into(),
+                            },
+                        )
+                    })?;
+                edit::set_operand(op, i, moved.into());
             }
         }
         Ok(())

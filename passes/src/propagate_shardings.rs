@@ -11,7 +11,8 @@
 //! - `@main`'s signature agrees.
 //!
 //! A result whose type already carries another sharding than the
-//! computation produces is an error: the computation decides its outputs.
+//! computation produces is an error the verifier reports: the computation
+//! decides its outputs.
 //!
 //! ```mlir
 //! %0 = pw.call @f(%x) on @m : (!pw.array<8xf32, @m>) -> !pw.array<8xf32, @m>
@@ -19,17 +20,16 @@
 //! %0 = pw.call @f(%x) on @m {in_shardings = [[["x"]]]} : (!pw.array<8xf32, @m>) -> !pw.array<8xf32, @m, [{}]>
 //! ```
 
-use crate::{edit, read_program, Pass, PassFailed};
+use crate::{Pass, PassError, PassFailure};
 use melior::{
     ir::{operation::OperationLike, Module, Value},
     Context,
 };
-use pw_core::geometry::{MeshShape, Sharding};
+use pw_core::geometry::Sharding;
 use pw_dialect::{
-    diag::Diag,
+    edit,
     ops::{self, OpKind},
-    program::TensorSig,
-    Program,
+    Analysis, Located,
 };
 
 /// See the module documentation.
@@ -40,10 +40,15 @@ impl Pass for PropagateShardings {
         "pw-propagate-shardings"
     }
 
-    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        let program = read_program(module)?;
-        let mut failed = false;
-        for op in program.ops() {
+    fn run<'c>(
+        &self,
+        context: &'c Context,
+        _module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        let program = &analysis.program;
+        let mut failures = Vec::new();
+        for &op in analysis.ops() {
             if OpKind::of(&op) != Some(OpKind::Call) {
                 continue;
             }
@@ -53,99 +58,64 @@ impl Pass for PropagateShardings {
             };
             let Some(mesh) = ops::symbol_attr(&op, ops::ATTR_MESH).and_then(|m| program.mesh(&m))
             else {
-                Diag::error(
+                failures.push(Located::new(
                     op.location(),
-                    "pw-propagate-shardings needs placed calls; run pw-assign-devices first",
-                )
-                .emit();
-                failed = true;
+                    PassError::Precondition {
+                        pass: "pw-propagate-shardings",
+                        needs: "placed calls",
+                        run: "pw-assign-devices",
+                    },
+                ));
                 continue;
             };
-            let expected = |sigs: &[TensorSig]| -> Result<Vec<Sharding>, String> {
-                sigs.iter().map(|s| on_mesh(s, &mesh.shape)).collect()
+            let on_mesh = |sigs: &[pw_dialect::program::TensorSig]| -> Result<Vec<Sharding>, _> {
+                sigs.iter()
+                    .map(|s| computation.sharding_on(s, &mesh.shape))
+                    .collect()
             };
-            let (ins, outs) = match (
-                expected(&computation.inputs),
-                expected(&computation.outputs),
-            ) {
+            let (ins, outs) = match (on_mesh(&computation.inputs), on_mesh(&computation.outputs)) {
                 (Ok(ins), Ok(outs)) => (ins, outs),
                 (Err(e), _) | (_, Err(e)) => {
-                    Diag::error(op.location(), e).emit();
-                    failed = true;
+                    failures.push(Located::new(op.location(), e.into()));
                     continue;
                 }
             };
-            let mut call = op;
             edit::set_attribute(
-                &mut call,
+                op,
                 ops::ATTR_IN_SHARDINGS,
                 ops::in_shardings_attribute(context, &ins),
             );
-            for (i, (result, sharding)) in op.results().zip(outs).enumerate() {
-                let Some(t) = edit::array_type(result.into()) else {
-                    continue;
-                };
-                match &t.sharding {
-                    Some(s) if *s != sharding => {
-                        Diag::error(
-                            op.location(),
-                            format!(
-                                "result #{i} is declared {s} but @{callee} produces {sharding}"
-                            ),
-                        )
-                        .emit();
-                        failed = true;
-                    }
-                    _ => edit::set_array_type(
+            // The verifier checked that a sharding a result already has is
+            // the one its computation produces.
+            for (result, sharding) in op.results().zip(outs) {
+                if let Ok(info) = analysis.value(result.into()) {
+                    let t = &info.ty;
+                    edit::set_array_type(
                         context,
                         result.into(),
                         &t.placed(t.mesh.as_deref(), Some(sharding)),
-                    ),
+                    );
                 }
             }
         }
-        shard_inputs(context, &program);
-        edit::sync_function_type(context, &program);
-        if failed {
-            Err(PassFailed)
-        } else {
+        shard_inputs(context, analysis);
+        edit::sync_function_type(context, program.entry);
+        if failures.is_empty() {
             Ok(())
+        } else {
+            Err(failures)
         }
     }
 }
 
-/// A computation's declared sharding expressed on a pw mesh: axes map by
-/// name (the verifier checked they agree); size-1 axes split nothing and
-/// are dropped.
-fn on_mesh(sig: &TensorSig, mesh: &MeshShape) -> Result<Sharding, String> {
-    let Some(declared) = &sig.sharding else {
-        return Ok(Sharding::replicated(sig.shape.len()));
-    };
-    let dims = declared
-        .dims
-        .iter()
-        .map(|axes| {
-            axes.iter()
-                .filter(|a| mesh.axis_size(a) != Some(1))
-                .map(|a| match mesh.axis_size(a) {
-                    Some(_) => Ok(a.clone()),
-                    None => Err(format!(
-                        "the computation shards over axis \"{a}\", which mesh {mesh} lacks"
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Sharding { dims })
-}
-
 /// Program inputs take the sharding their first consumer on their mesh
 /// expects.
-fn shard_inputs<'c>(context: &'c Context, program: &Program<'c, '_>) {
-    for value in program.inputs() {
-        let Some(t) = edit::array_type(value) else {
+fn shard_inputs<'c>(context: &'c Context, analysis: &Analysis<'c, '_>) {
+    for value in analysis.program.inputs() {
+        let Ok(info) = analysis.value(value) else {
             continue;
         };
+        let t = &info.ty;
         if t.sharding.is_some() || t.mesh.is_none() {
             continue;
         }
@@ -161,6 +131,6 @@ fn first_expectation(value: Value, mesh: Option<&str>) -> Option<Sharding> {
             return None;
         }
         let index = user.operands().position(|o| o == value)?;
-        ops::in_shardings(&user)?.get(index).cloned()
+        ops::in_shardings(&user)??.get(index).cloned()
     })
 }

@@ -13,14 +13,16 @@
 //! [`crate::cost`]: calls by FLOPs and bytes, moves and copies by bytes over
 //! their link. Scheduling a scheduled program changes nothing.
 
-use crate::{cost, edit, read_program, Pass, PassFailed};
+use crate::{cost, fail, Pass, PassError, PassFailure};
 use melior::{
     ir::{attribute::StringAttribute, operation::OperationLike, Module, ValueLike},
     Context,
 };
 use pw_dialect::{
+    analysis::PointerMap,
+    edit,
     ops::{self, OpKind},
-    read_pieces, ArrayType,
+    Analysis,
 };
 use std::{
     cmp::Ordering,
@@ -33,44 +35,70 @@ pub struct Schedule;
 /// The policy name recorded on the program.
 pub const POLICY: &str = "critical-path";
 
+const PASS: &str = "pw-schedule";
+
 impl Pass for Schedule {
     fn argument(&self) -> &'static str {
-        "pw-schedule"
+        PASS
     }
 
-    fn run<'c>(&self, context: &'c Context, module: &Module<'c>) -> Result<(), PassFailed> {
-        let program = read_program(module)?;
-        let mut ops = program.ops();
+    fn run<'c>(
+        &self,
+        context: &'c Context,
+        _module: &Module<'c>,
+        analysis: &Analysis<'c, '_>,
+    ) -> Result<(), PassFailure<'c>> {
+        let program = &analysis.program;
+        let mut ops = analysis.ops().to_vec();
         let Some(terminator) = ops.pop().filter(|t| OpKind::of(t) == Some(OpKind::Return)) else {
-            return Err(PassFailed);
+            return Err(fail(
+                program.location(),
+                PassError::Precondition {
+                    pass: PASS,
+                    needs: "a body that ends in func.return",
+                    run: "the verifier",
+                },
+            ));
         };
-        let work = cost::computation_work(&program);
-        let index: HashMap<_, usize> = ops
+        let work = cost::computation_work(program);
+        let index: PointerMap<usize> = ops
             .iter()
             .enumerate()
-            .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr, i)))
+            .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr as usize, i)))
             .collect();
-        let mut successors = vec![Vec::new(); ops.len()];
+        // The dataflow edges, producer to consumer, as one sorted list.
+        let mut edges: Vec<(usize, usize)> = Vec::with_capacity(ops.len() * 2);
         let mut waiting = vec![0usize; ops.len()];
+        let mut producers = Vec::new();
         for (i, op) in ops.iter().enumerate() {
-            let mut producers: Vec<usize> = op
-                .operands()
-                .filter_map(|v| index.get(&v.to_raw().ptr).copied())
-                .collect();
+            producers.clear();
+            producers.extend(
+                op.operands()
+                    .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied()),
+            );
             producers.sort_unstable();
             producers.dedup();
             waiting[i] = producers.len();
-            for p in producers {
-                successors[p].push(i);
-            }
+            edges.extend(producers.iter().map(|&p| (p, i)));
         }
+        edges.sort_unstable();
+        // successors of op p: consumers[starts[p]..starts[p + 1]].
+        let mut starts = vec![0usize; ops.len() + 1];
+        for &(p, _) in &edges {
+            starts[p + 1] += 1;
+        }
+        for p in 0..ops.len() {
+            starts[p + 1] += starts[p];
+        }
+        let consumers: Vec<usize> = edges.iter().map(|&(_, c)| c).collect();
+        let successors = |p: usize| &consumers[starts[p]..starts[p + 1]];
         let costs: Vec<f64> = ops
             .iter()
-            .map(|op| op_seconds(&program, &work, op))
+            .map(|op| op_seconds(analysis, &work, op))
             .collect();
         let mut bottom = vec![0.0f64; ops.len()];
         for i in (0..ops.len()).rev() {
-            let tail = successors[i].iter().map(|&s| bottom[s]).fold(0.0, f64::max);
+            let tail = successors(i).iter().map(|&s| bottom[s]).fold(0.0, f64::max);
             bottom[i] = costs[i] + tail;
         }
 
@@ -82,9 +110,9 @@ impl Pass for Schedule {
             })
             .collect();
         while let Some(Ready { index: i, .. }) = ready.pop() {
-            // SAFETY: both ops are live and in the same block.
-            unsafe { mlir_sys::mlirOperationMoveBefore(ops[i].to_raw(), terminator.to_raw()) };
-            for &s in &successors[i] {
+            // The body is one block (verified), ending in the terminator.
+            edit::move_before(ops[i], terminator);
+            for &s in successors(i) {
                 waiting[s] -= 1;
                 if waiting[s] == 0 {
                     ready.push(Ready {
@@ -94,9 +122,8 @@ impl Pass for Schedule {
                 }
             }
         }
-        let mut entry = program.entry;
         edit::set_attribute(
-            &mut entry,
+            program.entry,
             ops::ATTR_SCHEDULE,
             StringAttribute::new(context, POLICY).into(),
         );
@@ -105,11 +132,12 @@ impl Pass for Schedule {
 }
 
 /// Estimated seconds of one op.
-fn op_seconds(
-    program: &pw_dialect::Program,
+fn op_seconds<'c>(
+    analysis: &Analysis<'c, '_>,
     work: &HashMap<String, cost::Work>,
-    op: &melior::ir::operation::OperationRef,
+    op: &melior::ir::operation::OperationRef<'c, '_>,
 ) -> f64 {
+    let program = &analysis.program;
     match OpKind::of(op) {
         Some(OpKind::Call) => ops::symbol_attr(op, ops::ATTR_CALLEE)
             .and_then(|c| {
@@ -121,12 +149,14 @@ fn op_seconds(
             .unwrap_or(0.0),
         Some(OpKind::Transfer | OpKind::Reshard) => {
             let types = (
-                op.operand(0).ok().and_then(edit::array_type),
-                op.result(0).ok().and_then(|r| edit::array_type(r.into())),
+                op.operand(0).ok().and_then(|v| analysis.value(v).ok()),
+                op.result(0)
+                    .ok()
+                    .and_then(|r| analysis.value(r.into()).ok()),
             );
             match types {
                 (Some(from), Some(to)) => {
-                    cost::move_bytes(program, &from, &to) as f64
+                    cost::move_bytes(&from, &to) as f64
                         / cost::link_bandwidth(pw_core::Link::IntraIsland)
                 }
                 _ => 0.0,
@@ -136,15 +166,17 @@ fn op_seconds(
             let element = op
                 .operand(0)
                 .ok()
-                .and_then(edit::array_type)
-                .map_or(4, |t: ArrayType| t.dtype.size_in_bytes() as u64);
-            op.attribute(ops::ATTR_PIECES)
-                .ok()
-                .and_then(read_pieces)
-                .unwrap_or_default()
-                .iter()
-                .map(|p| (p.elements() as u64 * element) as f64 / cost::link_bandwidth(p.link))
-                .sum()
+                .and_then(|v| analysis.value(v).ok())
+                .map_or(4, |info| info.ty.dtype.size_in_bytes()) as f64;
+            analysis
+                .pieces(op)
+                .map(|pieces| {
+                    pieces
+                        .iter()
+                        .map(|p| p.elements() as f64 * element / cost::link_bandwidth(p.link))
+                        .sum()
+                })
+                .unwrap_or(0.0)
         }
         _ => 0.0,
     }

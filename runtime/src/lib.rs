@@ -9,7 +9,8 @@
 //! * [`npy`]: arrays in and out of `.npy` files.
 //! * [`exec`]: runs lowered pw programs (plan, resources, executor, traces).
 //!
-//! All `unsafe` code lives in [`pjrt`]; everything above it is safe Rust.
+//! All `unsafe` code lives in [`pjrt`], but for one `madvise` hint in
+//! [`npy`]; everything above them is safe Rust.
 #![deny(unsafe_code)]
 // Unit tests may unwrap: a failure there is the test failing.
 #![cfg_attr(

@@ -120,39 +120,82 @@ pub fn position(location: Location, depth: usize) -> Option<Position> {
     None
 }
 
-/// Renders a diagnostic and its notes; `source` is the input (its name and
-/// text): lines of it are quoted, with a caret, for positions in it.
-pub fn render(d: &Captured, source: Option<(&str, &str)>) -> String {
-    let mut out = String::new();
-    render_one(&mut out, d, source);
-    for note in &d.notes {
-        render_one(&mut out, note, source);
-    }
-    out
+/// The input diagnostics point into: its name and text, with an index of
+/// where its lines start (built once, so rendering is linear in the
+/// diagnostics however many there are).
+pub struct Source<'s> {
+    name: &'s str,
+    text: &'s str,
+    lines: Vec<usize>,
 }
 
-fn render_one(out: &mut String, d: &Captured, source: Option<(&str, &str)>) {
-    match &d.position {
-        Some(p) => {
-            let _ = writeln!(
-                out,
-                "{}:{}:{}: {}: {}",
-                p.file,
-                p.line,
-                p.column,
-                d.severity.name(),
-                d.message
-            );
-            let text = source
-                .filter(|(name, _)| *name == p.file)
-                .map(|(_, text)| text);
-            if let Some(line) = text.and_then(|s| s.lines().nth(p.line.saturating_sub(1))) {
-                let _ = writeln!(out, "{line}");
-                let _ = writeln!(out, "{}^", " ".repeat(p.column.saturating_sub(1)));
-            }
+/// The most characters of a source line quoted under a diagnostic.
+const QUOTE_WIDTH: usize = 512;
+
+impl<'s> Source<'s> {
+    pub fn new(name: &'s str, text: &'s str) -> Self {
+        let lines = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { name, text, lines }
+    }
+
+    /// Line `line` (1-based) of the text, without its newline.
+    fn line(&self, line: usize) -> Option<&'s str> {
+        let start = *self.lines.get(line.checked_sub(1)?)?;
+        let end = self
+            .lines
+            .get(line)
+            .map_or(self.text.len(), |&next| next - 1);
+        self.text.get(start..end)
+    }
+
+    /// Renders a diagnostic and its notes onto `out`: lines of this source
+    /// are quoted, with a caret (long lines are cut around the column).
+    pub fn render(&self, d: &Captured, out: &mut String) {
+        self.render_one(d, out);
+        for note in &d.notes {
+            self.render_one(note, out);
         }
-        None => {
+    }
+
+    fn render_one(&self, d: &Captured, out: &mut String) {
+        let Some(p) = &d.position else {
             let _ = writeln!(out, "{}: {}", d.severity.name(), d.message);
+            return;
+        };
+        let _ = writeln!(
+            out,
+            "{}:{}:{}: {}: {}",
+            p.file,
+            p.line,
+            p.column,
+            d.severity.name(),
+            d.message
+        );
+        let Some(line) = (p.file == self.name).then(|| self.line(p.line)).flatten() else {
+            return;
+        };
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        // Columns count bytes; quote whole characters around the caret.
+        let column = p.column.saturating_sub(1).min(line.len());
+        let mut start = column.saturating_sub(QUOTE_WIDTH / 2);
+        while !line.is_char_boundary(start) {
+            start -= 1;
         }
+        let mut end = (start + QUOTE_WIDTH).min(line.len());
+        while !line.is_char_boundary(end) {
+            end += 1;
+        }
+        let (before, after) = (start > 0, end < line.len());
+        let _ = writeln!(
+            out,
+            "{}{}{}",
+            if before { "..." } else { "" },
+            &line[start..end],
+            if after { "..." } else { "" }
+        );
+        let caret = line[start..column].chars().count() + if before { 3 } else { 0 };
+        let _ = writeln!(out, "{}^", " ".repeat(caret));
     }
 }

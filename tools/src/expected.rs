@@ -61,7 +61,7 @@ pub fn parse(source: &str, file: &str) -> (Vec<Expected>, Vec<Mismatch>) {
                         _ => spec
                             .strip_prefix('+')
                             .and_then(|n| n.parse::<usize>().ok())
-                            .map(|n| number + n)
+                            .and_then(|n| number.checked_add(n))
                             .or_else(|| {
                                 spec.strip_prefix('-')
                                     .and_then(|n| n.parse::<usize>().ok())
@@ -112,6 +112,11 @@ pub fn parse(source: &str, file: &str) -> (Vec<Expected>, Vec<Mismatch>) {
 /// returns everything that does not line up.
 pub fn check(expected: &mut [Expected], produced: &[Captured], file: &str) -> Vec<Mismatch> {
     let mut mismatches = Vec::new();
+    // Expectations by line, so matching is linear in the diagnostics.
+    let mut by_line: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+    for (i, e) in expected.iter().enumerate() {
+        by_line.entry(e.line).or_default().push(i);
+    }
     let flat = produced
         .iter()
         .flat_map(|d| std::iter::once(d).chain(d.notes.iter()));
@@ -121,16 +126,16 @@ pub fn check(expected: &mut [Expected], produced: &[Captured], file: &str) -> Ve
             .as_ref()
             .filter(|p| p.file == file)
             .map(|p| p.line);
-        let hit = line.and_then(|line| {
-            expected.iter_mut().find(|e| {
-                !e.matched
-                    && e.severity == d.severity
-                    && e.line == line
-                    && d.message.contains(&e.text)
-            })
-        });
+        let hit = line
+            .and_then(|line| by_line.get(&line))
+            .and_then(|candidates| {
+                candidates.iter().copied().find(|&i| {
+                    let e = &expected[i];
+                    !e.matched && e.severity == d.severity && d.message.contains(&e.text)
+                })
+            });
         match hit {
-            Some(e) => e.matched = true,
+            Some(i) => expected[i].matched = true,
             None => mismatches.push(Mismatch {
                 position: d.position.clone(),
                 message: format!("unexpected {}: {}", d.severity.name(), d.message),

@@ -1,13 +1,13 @@
 //! The command-line tools of pw, as a library so that tests drive them
 //! in-process exactly as the binaries do.
 
+#![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod diagnostics;
 pub mod expected;
 pub mod lower;
 pub mod opt;
-pub mod pipeline;
 pub mod run;
 pub mod server;
 pub mod split;

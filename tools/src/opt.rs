@@ -7,19 +7,16 @@
 //! The exit code is 0 on success and 1 on any error.
 
 use crate::{
-    diagnostics::{render, Capture, Captured, Position},
-    expected,
-    pipeline::{self, Step},
-    split, views,
+    diagnostics::{Capture, Captured, Position, Source},
+    expected, split, views,
 };
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
-use melior::{
-    ir::{
-        operation::{OperationLike, OperationPrintingFlags},
-        Module,
-    },
-    Context,
+use melior::Context;
+use pw_compiler::{
+    registry::{self, FULL_PIPELINE},
+    Pipeline, RunOptions, Timings,
 };
+use pw_dialect::print::{self, PrintOptions};
 use std::{
     ffi::OsString,
     io::{Read, Write},
@@ -87,6 +84,12 @@ pub struct Cli {
     /// What to print: the IR, a Graphviz graph, or a summary table.
     #[arg(long, value_enum, default_value_t = Emit::Mlir)]
     pub emit: Emit,
+
+    /// Leave the program to the operating system instead of destroying it
+    /// op by op (as clang's -disable-free): the pw-opt binary sets it, since
+    /// it exits right after.
+    #[arg(long, hide = true)]
+    pub disable_free: bool,
 }
 
 /// Output formats of pw-opt.
@@ -114,20 +117,16 @@ pub fn command() -> clap::Command {
             .action(ArgAction::Append)
             .help_heading("Passes (run in the order given)")
     };
-    let mut command = Cli::command().arg(pass_flag(
-        pipeline::FULL_PIPELINE,
-        "the full lowering pipeline (assign, shardings, transfers, fold, dce, lower, schedule); takes the options of its passes",
-    ));
-    for info in pipeline::REGISTRY {
+    let mut command = Cli::command().arg(pass_flag(FULL_PIPELINE, registry::FULL_PIPELINE_SUMMARY));
+    for info in registry::REGISTRY {
         command = command.arg(pass_flag(info.argument, info.summary));
     }
     command
 }
 
 /// The pass flags of a command line, in the order they were given.
-fn steps_from_flags(matches: &ArgMatches) -> Result<Vec<Step>, String> {
-    let names = std::iter::once(pipeline::FULL_PIPELINE)
-        .chain(pipeline::REGISTRY.iter().map(|p| p.argument));
+fn pipeline_from_flags(matches: &ArgMatches) -> Result<Pipeline, String> {
+    let names = std::iter::once(FULL_PIPELINE).chain(registry::REGISTRY.iter().map(|p| p.argument));
     let mut given: Vec<(usize, &str, String)> = Vec::new();
     for name in names {
         if let (Some(indices), Some(values)) =
@@ -137,24 +136,28 @@ fn steps_from_flags(matches: &ArgMatches) -> Result<Vec<Step>, String> {
         }
     }
     given.sort_by_key(|(i, _, _)| *i);
-    let mut steps = Vec::new();
+    let mut pipeline = Pipeline::default();
     for (_, name, options) in given {
-        steps.extend(pipeline::steps(name, pipeline::parse_options(&options)?)?);
+        pipeline.extend(registry::pipeline(
+            name,
+            &registry::parse_options(&options)?,
+        )?);
     }
-    Ok(steps)
+    Ok(pipeline)
 }
 
 fn list_passes(out: &mut dyn Write) {
     let _ = writeln!(out, "Passes:");
-    let _ = writeln!(
-        out,
-        "  --{:<24} the full pipeline:",
-        pipeline::FULL_PIPELINE
-    );
-    for name in pipeline::FULL_PIPELINE_PASSES {
-        let _ = writeln!(out, "  {:<26}   {name}", "");
+    let _ = writeln!(out, "  --{FULL_PIPELINE:<24} the full pipeline, by phase:");
+    let full = Pipeline::lower(&pw_compiler::LowerOptions::default());
+    for phase in &full.phases {
+        let names: Vec<&str> = phase.steps.iter().map(|s| s.name).collect();
+        let _ = writeln!(out, "  {:<26}   {}: {}", "", phase.name, names.join(", "));
     }
-    for info in pipeline::REGISTRY {
+    for (option, help) in registry::FULL_PIPELINE_OPTIONS {
+        let _ = writeln!(out, "  {:<26}   {option}=...  {help}", "");
+    }
+    for info in registry::REGISTRY {
         let _ = writeln!(out, "  --{:<24} {}", info.argument, info.summary);
         for (option, help) in info.options {
             let _ = writeln!(out, "  {:<26}   {option}=...  {help}", "");
@@ -183,22 +186,22 @@ pub fn main(
         list_passes(stdout);
         return 0;
     }
-    let steps = match (&cli.pass_pipeline, steps_from_flags(&matches)) {
+    let pipeline = match (&cli.pass_pipeline, pipeline_from_flags(&matches)) {
         (_, Err(e)) => Err(e),
-        (Some(_), Ok(flags)) if !flags.is_empty() => {
+        (Some(_), Ok(flags)) if !flags.phases.is_empty() => {
             Err("give either --pass-pipeline or pass flags, not both".to_owned())
         }
-        (Some(text), Ok(_)) => pipeline::parse_pipeline(text),
+        (Some(text), Ok(_)) => registry::parse_pipeline(text),
         (None, Ok(flags)) => Ok(flags),
     };
-    let steps = match steps {
-        Ok(steps) => steps,
+    let pipeline = match pipeline {
+        Ok(pipeline) => pipeline,
         Err(e) => {
             let _ = writeln!(stderr, "error: {e}");
             return 1;
         }
     };
-    match run(&cli, &steps, stdin, stdout, stderr) {
+    match run(&cli, &pipeline, stdin, stdout, stderr) {
         Ok(()) => 0,
         Err(()) => 1,
     }
@@ -206,7 +209,7 @@ pub fn main(
 
 fn run(
     cli: &Cli,
-    steps: &[Step],
+    pipeline: &Pipeline,
     stdin: &mut dyn Read,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
@@ -227,11 +230,12 @@ fn run(
     };
 
     let context = pw_dialect::new_context();
+    let quoted = Source::new(&name, &source);
     let mut outputs = Vec::new();
     let mut failed = false;
     for chunk in &chunks {
         let capture = Capture::new(&context);
-        let printed = process(cli, steps, &context, &chunk.text, &name, stderr);
+        let printed = process(cli, pipeline, &context, &chunk.text, &name, stderr);
         let produced = capture.take();
         drop(capture);
         if cli.verify_diagnostics {
@@ -239,12 +243,14 @@ fn run(
             problems.extend(expected::check(&mut expected, &produced, &name));
             for p in &problems {
                 failed = true;
-                report(stderr, p.position.clone(), &p.message, &name, &source);
+                report(stderr, p.position.clone(), &p.message, &quoted);
             }
         } else {
+            let mut rendered = String::new();
             for d in &produced {
-                let _ = write!(stderr, "{}", render(d, Some((&name, &source))));
+                quoted.render(d, &mut rendered);
             }
+            let _ = stderr.write_all(rendered.as_bytes());
             if printed.is_none() || produced.iter().any(is_error) {
                 failed = true;
             }
@@ -264,6 +270,9 @@ fn run(
             let _ = stdout.write_all(text.as_bytes());
         }
     }
+    if cli.disable_free {
+        std::mem::forget(context);
+    }
     if failed {
         Err(())
     } else {
@@ -275,76 +284,63 @@ fn run(
 /// failed (the reasons went to the context's diagnostics).
 fn process(
     cli: &Cli,
-    steps: &[Step],
+    pipeline: &Pipeline,
     context: &Context,
     text: &str,
     name: &str,
     stderr: &mut dyn Write,
 ) -> Option<String> {
-    let mut timings = pipeline::Timings::default();
-    let mut module = timings.time("parse", || pw_dialect::parse_source(context, text, name))?;
-    let invalid = timings.time("verify", || {
-        pw_dialect::diag::emit_all(&pw_dialect::verify::verify(&module))
-    });
-    if invalid {
-        return None;
-    }
+    let mut timings = Timings::default();
+    let module = timings.time("parse", || pw_dialect::parse_source(context, text, name))?;
     let result = {
-        let ir_after: Option<&mut dyn Write> = if cli.print_ir_after_all {
-            Some(&mut *stderr)
-        } else {
-            None
+        let mut options = RunOptions {
+            verify_each: cli.verify_each,
+            ir_after: if cli.print_ir_after_all {
+                Some(&mut *stderr)
+            } else {
+                None
+            },
         };
-        pipeline::run(
-            context,
-            &mut module,
-            steps,
-            ir_after,
-            cli.verify_each,
-            &mut timings,
-        )
+        pw_compiler::run(context, &module, pipeline, &mut options, &mut timings)
     };
-    result.ok()?;
+    let analysis = result.ok()?;
+    // Parsing ran MLIR's verifier; so did every pass when verifying.
+    let verified = cli.verify_each || pipeline.phases.is_empty();
     let printed = timings.time("print", || match cli.emit {
-        Emit::Mlir => print(cli, &module),
-        Emit::Dot => views::dot(&module),
-        Emit::Summary => views::summary(&module),
+        Emit::Mlir => Some(print::print(
+            &module.as_operation(),
+            PrintOptions {
+                generic: cli.print_generic,
+                verified,
+            },
+        )),
+        Emit::Dot => views::dot(&analysis),
+        Emit::Summary => views::summary(&analysis),
     });
     if cli.timing {
         let _ = write!(stderr, "{}", timings.report());
     }
+    if cli.disable_free {
+        drop(analysis);
+        std::mem::forget(module);
+    }
     printed
-}
-
-fn print(cli: &Cli, module: &Module) -> Option<String> {
-    let op = module.as_operation();
-    let text = if cli.print_generic {
-        op.to_string_with_flags(OperationPrintingFlags::new().print_generic_operation_form())
-            .ok()?
-    } else {
-        op.to_string()
-    };
-    Some(text)
 }
 
 fn is_error(d: &Captured) -> bool {
     d.severity == crate::diagnostics::Severity::Error
 }
 
-fn report(
-    stderr: &mut dyn Write,
-    position: Option<Position>,
-    message: &str,
-    name: &str,
-    source: &str,
-) {
+fn report(stderr: &mut dyn Write, position: Option<Position>, message: &str, source: &Source) {
     let d = Captured {
         severity: crate::diagnostics::Severity::Error,
         position,
         message: message.to_owned(),
         notes: Vec::new(),
     };
-    let _ = write!(stderr, "{}", render(&d, Some((name, source))));
+    let mut out = String::new();
+    source.render(&d, &mut out);
+    let _ = stderr.write_all(out.as_bytes());
 }
 
 fn read_input(path: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), String> {

@@ -70,12 +70,12 @@ pub struct Cli {
     #[arg(long, num_args = 1.., value_name = "NPY")]
     pub expect: Vec<PathBuf>,
 
-    /// Relative tolerance of --expect.
-    #[arg(long, default_value_t = 1e-5)]
+    /// Relative tolerance of --expect (finite, >= 0).
+    #[arg(long, default_value_t = 1e-5, value_parser = tolerance)]
     pub rtol: f64,
 
-    /// Absolute tolerance of --expect.
-    #[arg(long, default_value_t = 1e-6)]
+    /// Absolute tolerance of --expect (finite, >= 0).
+    #[arg(long, default_value_t = 1e-6, value_parser = tolerance)]
     pub atol: f64,
 
     /// Run on the workers of the pw-server at HOST:PORT instead of in this
@@ -93,9 +93,9 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub plugin: Option<PathBuf>,
 
-    /// Ask the plugin for this many devices (CPU plugins).
-    #[arg(long, value_name = "N")]
-    pub devices: Option<usize>,
+    /// Ask the plugin for this many devices (CPU plugins; 1 to 1024).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_DEVICES))]
+    pub devices: Option<u16>,
 
     /// Lower onto this topology (TOML or JSON) instead of the plugin's
     /// devices as one island.
@@ -118,6 +118,21 @@ pub struct Cli {
     /// Print only errors.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// The most devices `--devices` asks a plugin for.
+pub const MAX_DEVICES: i64 = 1024;
+
+/// The most bytes `--random-inputs` makes, all inputs together.
+pub const MAX_RANDOM_BYTES: u64 = 4 << 30;
+
+/// A tolerance of `--expect`: a finite number, at least 0 (NaN would make
+/// every comparison pass).
+fn tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!("'{text}' is not a finite tolerance >= 0")),
+    }
 }
 
 /// Runs pw-run with `args` (program name first); returns the exit code.
@@ -218,7 +233,7 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
     .map_err(|e| format!("error: {e}"))?;
     let mut options = ClientOptions::new();
     if let Some(n) = cli.devices {
-        options = options.cpu_device_count(n);
+        options = options.cpu_device_count(usize::from(n));
     }
     let client = Client::new(&plugin, &options).map_err(|e| format!("error: {e}"))?;
     let resources = Resources::of(&client);
@@ -373,7 +388,7 @@ fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), S
 /// ones.
 fn inputs(cli: &Cli, types: &InputTypes) -> Result<Vec<HostArray>, String> {
     if cli.random_inputs {
-        return Ok(random_inputs(types, cli.seed));
+        return random_inputs(types, cli.seed);
     }
     if cli.inputs.len() != types.len() {
         return Err(format!(
@@ -410,8 +425,48 @@ fn same_shape(host: &[usize], want: &[i64]) -> bool {
     host.len() == want.len() && host.iter().zip(want).all(|(&h, &w)| h as i64 == w)
 }
 
-/// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans.
-fn random_inputs(types: &InputTypes, seed: u64) -> Vec<HostArray> {
+/// The shapes of random inputs of these (dtype, shape, description)s,
+/// after checking that they hold at most [`MAX_RANDOM_BYTES`] in all.
+fn random_shapes<'v>(
+    inputs: impl Iterator<Item = (DType, &'v [i64], String)>,
+) -> Result<Vec<Vec<usize>>, String> {
+    let mut total = 0u64;
+    let mut shapes = Vec::new();
+    for (i, (dtype, shape, describe)) in inputs.enumerate() {
+        let dims: Option<Vec<usize>> = shape.iter().map(|&d| usize::try_from(d).ok()).collect();
+        let within = dims
+            .as_ref()
+            .and_then(|s| {
+                s.iter().try_fold(dtype.size_in_bytes() as u64, |acc, &d| {
+                    acc.checked_mul(d as u64)
+                })
+            })
+            .and_then(|b| total.checked_add(b))
+            .filter(|&t| t <= MAX_RANDOM_BYTES);
+        match (dims, within) {
+            (Some(dims), Some(t)) => {
+                total = t;
+                shapes.push(dims);
+            }
+            _ => {
+                return Err(format!(
+                "error: input #{i} is {describe}: --random-inputs makes at most {} GiB of inputs",
+                MAX_RANDOM_BYTES >> 30
+            ))
+            }
+        }
+    }
+    Ok(shapes)
+}
+
+/// Deterministic inputs: floats in [-1, 1), integers in [0, 8), booleans;
+/// at most [`MAX_RANDOM_BYTES`] in all, checked before any is made.
+fn random_inputs(types: &InputTypes, seed: u64) -> Result<Vec<HostArray>, String> {
+    let shapes = random_shapes(
+        types
+            .iter()
+            .map(|(dtype, shape)| (*dtype, shape.as_slice(), format!("{dtype}{shape:?}"))),
+    )?;
     let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -420,53 +475,71 @@ fn random_inputs(types: &InputTypes, seed: u64) -> Vec<HostArray> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     };
+    let unit = |bits: u64| (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
     types
         .iter()
-        .map(|(dtype, dims)| {
-            let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+        .zip(shapes)
+        .map(|(&(dtype, _), shape)| {
             let n: usize = shape.iter().product();
-            let unit = |bits: u64| (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-            let bytes: Vec<u8> = (0..n)
-                .flat_map(|_| {
-                    let bits = next();
-                    match dtype {
-                        DType::F32 => (unit(bits) as f32).to_ne_bytes().to_vec(),
-                        DType::F64 => unit(bits).to_ne_bytes().to_vec(),
-                        DType::BF16 => half::bf16::from_f64(unit(bits)).to_ne_bytes().to_vec(),
-                        DType::F16 => half::f16::from_f64(unit(bits)).to_ne_bytes().to_vec(),
-                        DType::Bool => vec![(bits & 1) as u8],
-                        other => {
-                            let v = bits % 8;
-                            v.to_ne_bytes()[..other.size_in_bytes()].to_vec()
-                        }
+            let mut bytes = Vec::with_capacity(n * dtype.size_in_bytes());
+            for _ in 0..n {
+                let bits = next();
+                match dtype {
+                    DType::F32 => bytes.extend_from_slice(&(unit(bits) as f32).to_ne_bytes()),
+                    DType::F64 => bytes.extend_from_slice(&unit(bits).to_ne_bytes()),
+                    DType::BF16 => {
+                        bytes.extend_from_slice(&half::bf16::from_f64(unit(bits)).to_ne_bytes())
                     }
-                })
-                .collect();
-            HostArray::new(*dtype, &shape, bytes)
-                .unwrap_or_else(|_| HostArray::zeros(*dtype, &shape))
+                    DType::F16 => {
+                        bytes.extend_from_slice(&half::f16::from_f64(unit(bits)).to_ne_bytes())
+                    }
+                    DType::Bool => bytes.push((bits & 1) as u8),
+                    other => {
+                        let v = bits % 8;
+                        bytes.extend_from_slice(&v.to_ne_bytes()[..other.size_in_bytes()]);
+                    }
+                }
+            }
+            HostArray::new(dtype, &shape, bytes).map_err(|e| format!("error: {e}"))
         })
         .collect()
 }
 
-/// Writes every output, or none: they go to temporary names first.
+/// Writes every output, or none: they go to temporary names first, and a
+/// failure removes what this run wrote (temporaries and renamed outputs).
 fn write_outputs(dir: &Path, outputs: &[HostArray]) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("error: cannot create {}: {e}", dir.display()))?;
     let pid = std::process::id();
-    let mut written = Vec::new();
-    for (i, output) in outputs.iter().enumerate() {
-        let tmp = dir.join(format!(".output_{i}.npy.{pid}.tmp"));
-        if let Err(e) = npy::write(&tmp, output) {
-            for t in written.iter().chain(std::iter::once(&tmp)) {
-                let _ = std::fs::remove_file(t);
-            }
-            return Err(format!("error: cannot write output #{i}: {e}"));
+    let finals: Vec<PathBuf> = (0..outputs.len())
+        .map(|i| dir.join(format!("output_{i}.npy")))
+        .collect();
+    let tmps: Vec<PathBuf> = (0..outputs.len())
+        .map(|i| dir.join(format!(".output_{i}.npy.{pid}.tmp")))
+        .collect();
+    let undo = |paths: &[PathBuf]| {
+        for p in paths {
+            let _ = std::fs::remove_file(p);
         }
-        written.push(tmp);
+    };
+    for (i, (output, tmp)) in outputs.iter().zip(&tmps).enumerate() {
+        if let Err(e) = npy::write(tmp, output) {
+            undo(&tmps[..=i]);
+            return Err(format!(
+                "error: cannot write output #{i} to {}: {e}",
+                tmp.display()
+            ));
+        }
     }
-    for (i, tmp) in written.iter().enumerate() {
-        std::fs::rename(tmp, dir.join(format!("output_{i}.npy")))
-            .map_err(|e| format!("error: {e}"))?;
+    for (i, (tmp, path)) in tmps.iter().zip(&finals).enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            undo(&tmps[i..]);
+            undo(&finals[..i]);
+            return Err(format!(
+                "error: cannot write output #{i} to {}: {e}",
+                path.display()
+            ));
+        }
     }
     Ok(())
 }

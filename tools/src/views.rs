@@ -4,14 +4,14 @@
 use melior::ir::{
     block::BlockLike,
     operation::{OperationLike, OperationRef},
-    Module, Value, ValueLike,
+    Value, ValueLike,
 };
 use petgraph::{graph::NodeIndex, Graph};
 use pretty::RcDoc;
 use pw_core::Link;
 use pw_dialect::{
     ops::{self, defining_op, OpKind},
-    read_pieces, ArrayType, Program,
+    Analysis, ArrayInfo, Program,
 };
 use std::{
     collections::{BTreeMap, HashMap},
@@ -58,32 +58,39 @@ fn human(bytes: u64) -> String {
 }
 
 /// Bytes per link of the piece op `op` moving arrays of `t`.
-fn piece_bytes(op: &OperationRef, t: &ArrayType, into: &mut Moved) {
-    let pieces = op
-        .attribute(ops::ATTR_PIECES)
-        .ok()
-        .and_then(read_pieces)
-        .unwrap_or_default();
-    for p in pieces {
-        *into.links.entry(p.link).or_default() +=
-            p.elements() as u64 * t.dtype.size_in_bytes() as u64;
+fn piece_bytes<'c>(
+    analysis: &Analysis<'c, '_>,
+    op: &OperationRef<'c, '_>,
+    t: &ArrayInfo,
+    into: &mut Moved,
+) {
+    let element = t.ty.dtype.size_in_bytes() as u64;
+    for p in analysis.pieces(op).iter().flat_map(|p| p.iter()) {
+        let bytes = into.links.entry(p.link).or_default();
+        *bytes = bytes.saturating_add((p.elements() as u64).saturating_mul(element));
     }
 }
 
 /// Follows `value` back through moves to the call or input producing it,
 /// adding up what the moves cost.
-fn origin<'c: 'a, 'a>(program: &Program, value: Value<'c, 'a>, moved: &mut Moved) -> Value<'c, 'a> {
+fn origin<'c: 'a, 'a>(
+    analysis: &Analysis<'c, '_>,
+    value: Value<'c, 'a>,
+    moved: &mut Moved,
+) -> Value<'c, 'a> {
     let mut value = value;
     loop {
         let Some(op) = defining_op(value) else {
             return value;
         };
-        let t = ArrayType::read(value.r#type()).ok();
+        let t = analysis.value(value).ok();
         match OpKind::of(&op) {
             Some(OpKind::Transfer | OpKind::Reshard) => {
                 if let (Ok(input), Some(to)) = (op.operand(0), &t) {
-                    if let Ok(from) = ArrayType::read(input.r#type()) {
-                        moved.unlowered += pw_passes::cost::move_bytes(program, &from, to);
+                    if let Ok(from) = analysis.value(input) {
+                        moved.unlowered = moved
+                            .unlowered
+                            .saturating_add(pw_passes::cost::move_bytes(&from, to));
                     }
                     value = input;
                 } else {
@@ -94,7 +101,7 @@ fn origin<'c: 'a, 'a>(program: &Program, value: Value<'c, 'a>, moved: &mut Moved
                 let mut source = None;
                 for part in op.operands() {
                     if let (Some(piece_op), Some(t)) = (defining_op(part), &t) {
-                        piece_bytes(&piece_op, t, moved);
+                        piece_bytes(analysis, &piece_op, t, moved);
                         source = piece_op.operand(0).ok();
                     }
                 }
@@ -110,22 +117,22 @@ fn origin<'c: 'a, 'a>(program: &Program, value: Value<'c, 'a>, moved: &mut Moved
 
 /// The program as a Graphviz graph: calls grouped by mesh, edges labelled
 /// with the array and what moving it costs.
-pub fn dot(module: &Module) -> Option<String> {
-    let program = Program::read(module).ok()?;
+pub fn dot(analysis: &Analysis) -> Option<String> {
+    let program = &analysis.program;
     let body = program.body()?;
     let mut graph: Graph<Node, String> = Graph::new();
     let mut producer: HashMap<*const std::ffi::c_void, NodeIndex> = HashMap::new();
     for i in 0..body.argument_count() {
         let arg: Value = body.argument(i).ok()?.into();
-        let t = ArrayType::read(arg.r#type()).ok()?;
+        let t = analysis.value(arg).ok()?;
         let node = graph.add_node(Node {
-            label: format!("input #{i}\\n{}", t.tensor_string()),
-            mesh: t.mesh.clone(),
+            label: format!("input #{i}\\n{}", t.ty.tensor_string()),
+            mesh: t.ty.mesh.clone(),
             shape: "ellipse",
         });
         producer.insert(arg.to_raw().ptr, node);
     }
-    for (order, op) in program.ops().iter().enumerate() {
+    for (order, op) in analysis.ops().iter().enumerate() {
         match OpKind::of(op) {
             Some(OpKind::Call) => {
                 let node = graph.add_node(Node {
@@ -138,10 +145,11 @@ pub fn dot(module: &Module) -> Option<String> {
                 });
                 for operand in op.operands() {
                     let mut moved = Moved::default();
-                    let source = origin(&program, operand, &mut moved);
+                    let source = origin(analysis, operand, &mut moved);
                     if let Some(&from) = producer.get(&source.to_raw().ptr) {
-                        let t = ArrayType::read(operand.r#type())
-                            .map(|t| t.tensor_string())
+                        let t = analysis
+                            .value(operand)
+                            .map(|t| t.ty.tensor_string())
                             .unwrap_or_default();
                         let cost = moved.describe();
                         let label = if cost.is_empty() {
@@ -164,7 +172,7 @@ pub fn dot(module: &Module) -> Option<String> {
                         shape: "ellipse",
                     });
                     let mut moved = Moved::default();
-                    let source = origin(&program, operand, &mut moved);
+                    let source = origin(analysis, operand, &mut moved);
                     if let Some(&from) = producer.get(&source.to_raw().ptr) {
                         graph.add_edge(from, node, String::new());
                     }
@@ -173,7 +181,7 @@ pub fn dot(module: &Module) -> Option<String> {
             _ => {}
         }
     }
-    Some(render_dot(&program, &graph))
+    Some(render_dot(program, &graph))
 }
 
 fn render_dot(program: &Program, graph: &Graph<Node, String>) -> String {
@@ -256,13 +264,13 @@ fn section(title: &str, body: RcDoc<'static, ()>) -> RcDoc<'static, ()> {
 const SCHEDULE_ROWS: usize = 40;
 
 /// Tables of placement, transfers (bytes per link) and schedule.
-pub fn summary(module: &Module) -> Option<String> {
-    let program = Program::read(module).ok()?;
-    let ops = program.ops();
+pub fn summary(analysis: &Analysis) -> Option<String> {
+    let program = &analysis.program;
+    let ops = analysis.ops();
     let mut calls: HashMap<String, usize> = HashMap::new();
     let mut moved = Moved::default();
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for op in &ops {
+    for op in ops {
         let kind = OpKind::of(op);
         if kind == Some(OpKind::Call) {
             *calls
@@ -272,19 +280,17 @@ pub fn summary(module: &Module) -> Option<String> {
         let t = op
             .result(0)
             .ok()
-            .and_then(|r| ArrayType::read(r.r#type()).ok());
+            .and_then(|r| analysis.value(r.into()).ok());
         match (kind, t) {
             (Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)), Some(t)) => {
-                piece_bytes(op, &t, &mut moved);
+                piece_bytes(analysis, op, &t, &mut moved);
                 *counts.entry(k.name()).or_default() += 1;
             }
             (Some(k @ (OpKind::Transfer | OpKind::Reshard)), Some(to)) => {
-                if let Some(from) = op
-                    .operand(0)
-                    .ok()
-                    .and_then(|v| ArrayType::read(v.r#type()).ok())
-                {
-                    moved.unlowered += pw_passes::cost::move_bytes(&program, &from, &to);
+                if let Some(from) = op.operand(0).ok().and_then(|v| analysis.value(v).ok()) {
+                    moved.unlowered = moved
+                        .unlowered
+                        .saturating_add(pw_passes::cost::move_bytes(&from, &to));
                 }
                 *counts.entry(k.name()).or_default() += 1;
             }
@@ -344,7 +350,7 @@ pub fn summary(module: &Module) -> Option<String> {
                 || *i < SCHEDULE_ROWS
                 || *i >= listed.len() - SCHEDULE_ROWS
         })
-        .map(|(_, (i, op))| schedule_row(*i, op))
+        .map(|(_, (i, op))| schedule_row(analysis, *i, op))
         .collect();
     let mut schedule = table(&["#", "op", "on", "what"], shown);
     if listed.len() > 2 * SCHEDULE_ROWS {
@@ -378,17 +384,21 @@ pub fn summary(module: &Module) -> Option<String> {
     Some(out)
 }
 
-fn schedule_row(index: usize, op: &OperationRef) -> Vec<String> {
+fn schedule_row<'c>(
+    analysis: &Analysis<'c, '_>,
+    index: usize,
+    op: &OperationRef<'c, '_>,
+) -> Vec<String> {
     let kind = OpKind::of(op);
     let result = op
         .result(0)
         .ok()
-        .and_then(|r| ArrayType::read(r.r#type()).ok());
+        .and_then(|r| analysis.value(r.into()).ok());
     let on = match kind {
         Some(OpKind::Call) => ops::symbol_attr(op, ops::ATTR_MESH).map(|m| format!("@{m}")),
         _ => result
             .as_ref()
-            .and_then(|t| t.mesh.as_ref())
+            .and_then(|t| t.ty.mesh.as_ref())
             .map(|m| format!("@{m}")),
     }
     .unwrap_or_default();
@@ -398,18 +408,15 @@ fn schedule_row(index: usize, op: &OperationRef) -> Vec<String> {
             ops::symbol_attr(op, ops::ATTR_CALLEE).unwrap_or_default()
         ),
         Some(OpKind::Copy | OpKind::Scatter | OpKind::Gather) => {
-            let pieces = op
-                .attribute(ops::ATTR_PIECES)
-                .ok()
-                .and_then(read_pieces)
-                .unwrap_or_default();
-            let flows: Vec<String> = pieces
+            let flows: Vec<String> = analysis
+                .pieces(op)
                 .iter()
+                .flat_map(|p| p.iter())
                 .map(|p| format!("{}->{}", p.src_device, p.dst_device))
                 .collect();
             flows.join(" ")
         }
-        _ => result.map(|t| t.tensor_string()).unwrap_or_default(),
+        _ => result.map(|t| t.ty.tensor_string()).unwrap_or_default(),
     };
     vec![
         index.to_string(),

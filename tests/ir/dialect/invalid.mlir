@@ -777,3 +777,196 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that mesh sizes are multiplied with overflow checks: these axes
+// multiply to 2 modulo 2^64, and the mesh is not a mesh of 2 devices.
+module {
+  // expected-error@+1 {{mesh @m ["x"=7, "y"=7905747460161236407, "z"=2] has more than 65536 devices}}
+  pw.mesh @m ["x"=7, "y"=7905747460161236407, "z"=2]
+  func.func @main(%a: !pw.array<4xf32, @m, [{}]>) {
+    return
+  }
+}
+
+// -----
+
+// Tests that a mesh of more devices than pw supports is refused before
+// anything is computed per device.
+module {
+  // expected-error@+1 {{mesh @m ["x"=1000000000] has more than 65536 devices}}
+  pw.mesh @m ["x"=1000000000]
+  func.func @main(%a: !pw.array<4xf32, @m, [{}]>) {
+    return
+  }
+}
+
+// -----
+
+// Tests that an array's byte size is computed with overflow checks.
+module {
+  pw.mesh @a []
+  // expected-error@+1 {{program input: !pw.array<4611686018427387904x4xf32, @a, [{}, {}]> has more than 2^63 bytes}}
+  func.func @main(%x: !pw.array<4611686018427387904x4xf32, @a, [{}, {}]>) {
+    return
+  }
+}
+
+// -----
+
+// Tests that a mesh whose device list is broken stops verification before
+// the copies reading it are checked (their device positions would be
+// wrong).
+module {
+  // expected-error@+1 {{mesh @a has 3 devices but its axes need 2}}
+  pw.mesh @a ["x"=2] {devices = array<i64: 0, 1, 2>}
+  pw.mesh @b [] {devices = array<i64: 3>}
+  func.func @main(%x: !pw.array<4xf32, @a, [{"x"}]>) {
+    %0 = pw.gather %x [#pw.piece<2 [0] -> 3 [0] size [2] intra_island>, #pw.piece<1 [0] -> 3 [2] size [2] intra_island>] : !pw.array<4xf32, @a, [{"x"}]> -> !pw.array<4xf32, @b, [{}]>
+    %1 = pw.assemble %0 : !pw.array<4xf32, @b, [{}]> -> !pw.array<4xf32, @b, [{}]>
+    return
+  }
+}
+
+// -----
+
+// Tests that a call's in_shardings must be what its computation declares:
+// a lowered program that disagrees would hand the computation its shards
+// in another layout than it was compiled for.
+module {
+  pw.mesh @m ["x"=2] {devices = array<i64: 0, 1>}
+  module @rows attributes {mhlo.num_partitions = 2 : i32} {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+      return %a : tensor<4x4xf32>
+    }
+  }
+  func.func @main(%x: !pw.array<4x4xf32, @m, [{}, {"x"}]>) {
+    // expected-error@+1 {{in_shardings #0 is [{}, {"x"}] but computation @rows takes argument #0 as [{"x"}, {}]}}
+    %0 = pw.call @rows(%x) on @m {in_shardings = [[[], ["x"]]]} : (!pw.array<4x4xf32, @m, [{}, {"x"}]>) -> !pw.array<4x4xf32, @m, [{"x"}, {}]>
+    return
+  }
+}
+
+// -----
+
+// Tests that a call's result types must carry the sharding its
+// computation produces.
+module {
+  pw.mesh @m ["x"=2] {devices = array<i64: 0, 1>}
+  module @rows attributes {mhlo.num_partitions = 2 : i32} {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+      return %a : tensor<4x4xf32>
+    }
+  }
+  func.func @main(%x: !pw.array<4x4xf32, @m, [{"x"}, {}]>) {
+    // expected-error@+1 {{result #0 is sharded [{}, {"x"}] but computation @rows produces [{"x"}, {}]}}
+    %0 = pw.call @rows(%x) on @m {in_shardings = [[["x"], []]]} : (!pw.array<4x4xf32, @m, [{"x"}, {}]>) -> !pw.array<4x4xf32, @m, [{}, {"x"}]>
+    return
+  }
+}
+
+// -----
+
+// Tests that in_shardings lists axis names and nothing else (a number
+// among the names would silently drop out).
+module {
+  pw.mesh @m ["x"=2]
+  module @f attributes {mhlo.num_partitions = 2 : i32} {
+    func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      return %a : tensor<4xf32>
+    }
+  }
+  func.func @main(%x: !pw.array<4xf32, @m, [{}]>) {
+    // expected-error@+1 {{in_shardings must list, per operand, the axes of each dimension}}
+    %0 = pw.call @f(%x) on @m {in_shardings = [[["x", 3]]]} : (!pw.array<4xf32, @m, [{}]>) -> !pw.array<4xf32, @m, [{}]>
+    return
+  }
+}
+
+// -----
+
+// Tests that a computation's partition count is bounded before meshes are
+// made for it.
+module {
+  // expected-error@+1 {{computation @f has mhlo.num_partitions = 1000000000; it must be between 1 and 65536}}
+  module @f attributes {mhlo.num_partitions = 1000000000 : i32} {
+    func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      return %a : tensor<4xf32>
+    }
+  }
+  func.func @main() {
+    return
+  }
+}
+
+// -----
+
+// Tests that a computation's Shardy mesh is bounded like pw's meshes.
+module {
+  module @f attributes {mhlo.num_partitions = 2 : i32} {
+    // expected-error@+1 {{cannot read sdy.mesh: mesh ["x"=4294967296, "y"=4294967296] has an axis below size 1 or more than 65536 devices}}
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=4294967296, "y"=4294967296]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      return %a : tensor<4xf32>
+    }
+  }
+  func.func @main() {
+    return
+  }
+}
+
+// -----
+
+// Tests that @main's body is one block: ops in another block would never
+// run, nor be checked.
+module {
+  // expected-error@+1 {{func.func @main has 2 blocks; a pw program's body is one block}}
+  func.func @main() {
+    "test.br"()[^next] : () -> ()
+  ^next:
+    return
+  }
+}
+
+// -----
+
+// Tests that nesting deeper than MLIR's parser can take is refused, at the
+// bracket that goes too deep, before MLIR parses anything.
+module attributes {t.deep = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ // expected-error {{nesting is deeper than 256 levels of brackets}}
+]]]} {
+  func.func @main() {
+    return
+  }
+}
+
+// -----
+
+// Tests that a dense array of index elements, which crashes MLIR's parser,
+// is refused before parsing.
+// expected-error@+1 {{a dense array of index elements (array<index: ...>) is not supported}}
+module attributes {t.x = array<index: 0>} {
+  func.func @main() {
+    return
+  }
+}
+
+// -----
+
+// Tests that a computation's partition count is its Shardy mesh's size (a
+// computation that fits no mesh once made pw-assign-devices declare one the
+// verifier then refused). Found by fuzzing.
+module {
+  // expected-error@+1 {{computation @f is compiled for 4 partition(s) but its mesh ["x"=2] has 2 device(s): no mesh fits it}}
+  module @f attributes {mhlo.num_partitions = 4 : i32} {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<4xf32> {
+      return %a : tensor<4xf32>
+    }
+  }
+  func.func @main() {
+    return
+  }
+}

@@ -38,7 +38,8 @@ module {
   pw.mesh @a ["x"=2]
   pw.mesh @b ["x"=2]
   module @f attributes {mhlo.num_partitions = 2 : i32} {
-    func.func public @main(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}, %y: tensor<8xf32>) -> tensor<8xf32> {
       return %x : tensor<8xf32>
     }
   }

@@ -8,7 +8,8 @@ module {
   pw.mesh @a ["x"=2]
   pw.mesh @b ["x"=2] {kind = "cpu"}
   module @f attributes {mhlo.num_partitions = 2 : i32} {
-    func.func public @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%x: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> (tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
       return %x : tensor<4x8xf32>
     }
   }
@@ -18,6 +19,20 @@ module {
     %2 = pw.transfer %f : !pw.array<4x8xf32, @a, [{}, {}]> -> !pw.array<4x8xf32, @b, [{"x"}, {}]>
     %3 = pw.call @f(%0) on @b : (!pw.array<4x8xf32, @b, [{}, {"x"}]>) -> !pw.array<4x8xf32, @b, [{}, {"x"}]>
     return %3, %1, %2 : !pw.array<4x8xf32, @b, [{}, {"x"}]>, !pw.array<4x8xf32, @a, [{"x"}, {}]>, !pw.array<4x8xf32, @b, [{"x"}, {}]>
+  }
+}
+
+// -----
+
+// Tests that an array with no elements, sharded over one mesh and sent to
+// another, still gets a piece for every destination shard (each empty),
+// so every shard is written.
+module {
+  pw.mesh @a ["x"=2]
+  pw.mesh @b ["x"=2]
+  func.func @main(%x: !pw.array<0x4xf32, @a, [{}, {"x"}]>) -> !pw.array<0x4xf32, @b, [{"x"}, {}]> {
+    %0 = pw.transfer %x : !pw.array<0x4xf32, @a, [{}, {"x"}]> -> !pw.array<0x4xf32, @b, [{"x"}, {}]>
+    return %0 : !pw.array<0x4xf32, @b, [{"x"}, {}]>
   }
 }
 

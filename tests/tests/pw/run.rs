@@ -308,7 +308,8 @@ fn no_buffer_outlives_a_run() {
     let lowered = pw_opt(&["-", "--pw-lower=devices=4"], text.as_bytes());
     let context = pw_dialect::new_context();
     let module = pw_dialect::parse_source(&context, &lowered.stdout, "lowered").expect("parses");
-    let plan = pw_lowering::to_plan(&module).expect("plan");
+    let analysis = pw_dialect::verify::verify(&module).expect("valid");
+    let plan = pw_lowering::to_plan(&analysis).expect("plan");
     let plugin = Plugin::discover().expect("the CPU plugin (scripts/setup.sh installs it)");
     let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).expect("client");
     let inputs: Vec<_> = files("pipeline", "input_")
@@ -373,4 +374,173 @@ fn donation_never_clobbers_a_live_array() {
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pw-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A NaN or infinite tolerance made every `--expect` comparison pass.
+#[test]
+fn tolerances_must_be_finite() {
+    let mut args = vec![program("pipeline")];
+    args.extend(files("pipeline", "input_"));
+    args.push("--expect".into());
+    args.extend(files("pipeline", "expected_"));
+    for (flag, value) in [
+        ("--rtol", "nan"),
+        ("--atol", "NaN"),
+        ("--rtol", "inf"),
+        ("--atol", "-1"),
+    ] {
+        let mut all = args.clone();
+        all.push(format!("{flag}={value}"));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = pw_run(&all, b"");
+        assert_eq!(out.code, 1, "{flag} {value}");
+        assert!(
+            out.stderr.contains("is not a finite tolerance >= 0"),
+            "{flag} {value}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// `--devices` and `--random-inputs` are bounded before the plugin or the
+/// host allocates anything for them.
+#[test]
+fn device_counts_and_random_inputs_are_bounded() {
+    for n in ["0", "100000"] {
+        let out = pw_run(
+            &[&program("pipeline"), "--random-inputs", "--devices", n],
+            b"",
+        );
+        assert_eq!(out.code, 1, "--devices {n}");
+        assert!(
+            out.stderr.contains("--devices"),
+            "--devices {n}: {}",
+            out.stderr
+        );
+    }
+    let huge = r#"
+module {
+  pw.mesh @m []
+  module @f attributes {mhlo.num_partitions = 1 : i32} {
+    func.func public @main(%x: tensor<1000000x1000000xf32>) -> tensor<1000000x1000000xf32> {
+      return %x : tensor<1000000x1000000xf32>
+    }
+  }
+  func.func @main(%x: !pw.array<1000000x1000000xf32, @m>) -> !pw.array<1000000x1000000xf32, @m> {
+    %0 = pw.call @f(%x) on @m : (!pw.array<1000000x1000000xf32, @m>) -> !pw.array<1000000x1000000xf32, @m>
+    return %0 : !pw.array<1000000x1000000xf32, @m>
+  }
+}
+"#;
+    let out = pw_run(&["-", "--random-inputs"], huge.as_bytes());
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("input #0 is float32[1000000, 1000000]: --random-inputs makes at most 4 GiB"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `--out-dir` writes every output or none, and names the path it could
+/// not write.
+#[test]
+fn outputs_are_all_or_nothing() {
+    let dir = scratch("outputs");
+    // output_2.npy cannot be a file: it is a directory.
+    std::fs::create_dir_all(dir.join("output_2.npy").join("taken")).expect("blocker");
+    let mut args = vec![program("pipeline")];
+    args.extend(files("pipeline", "input_"));
+    args.extend([
+        "--out-dir".to_owned(),
+        dir.display().to_string(),
+        "-q".to_owned(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = pw_run(&args, b"");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("{}", dir.join("output_2.npy").display())),
+        "{}",
+        out.stderr
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["output_2.npy"], "files left behind");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An array with no elements, sharded over one mesh and sent to another,
+/// lowers and runs (lowering once called the result an invalid program).
+#[test]
+fn arrays_without_elements_move() {
+    let dir = scratch("empty");
+    let input = dir.join("empty.npy");
+    npy::write(
+        &input,
+        &pw_runtime::HostArray::zeros(pw_runtime::DType::F32, &[0, 4]),
+    )
+    .expect("write");
+    let text = r#"
+module {
+  pw.mesh @a ["x"=2]
+  pw.mesh @b ["x"=2]
+  func.func @main(%x: !pw.array<0x4xf32, @a, [{}, {"x"}]>) -> !pw.array<0x4xf32, @b, [{"x"}, {}]> {
+    %0 = pw.transfer %x : !pw.array<0x4xf32, @a, [{}, {"x"}]> -> !pw.array<0x4xf32, @b, [{"x"}, {}]>
+    return %0 : !pw.array<0x4xf32, @b, [{"x"}, {}]>
+  }
+}
+"#;
+    let input = input.display().to_string();
+    let out = pw_run(
+        &["-", &input, "--devices", "4", "--expect", &input],
+        text.as_bytes(),
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("#0: matches"), "{}", out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A lowered program whose call hands its computation shards in another
+/// layout than the computation declares: the verifier once trusted it, and
+/// pw-run returned the array with its off-diagonal blocks swapped.
+#[test]
+fn layouts_must_agree_with_the_computation() {
+    let text = r#"
+module {
+  pw.mesh @m ["x"=2, "y"=2] {devices = array<i64: 0, 1, 2, 3>}
+  module @gather attributes {mhlo.num_partitions = 4 : i32} {
+    "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2, "y"=2]>, sym_name = "mesh"}> : () -> ()
+    func.func public @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+      return %a : tensor<4x4xf32>
+    }
+  }
+  func.func @main(%x: !pw.array<4x4xf32, @m, [{"y"}, {"x"}]>) -> !pw.array<4x4xf32, @m, [{}, {}]> {
+    %0 = pw.call @gather(%x) on @m {in_shardings = [[["y"], ["x"]]]} : (!pw.array<4x4xf32, @m, [{"y"}, {"x"}]>) -> !pw.array<4x4xf32, @m, [{}, {}]>
+    return %0 : !pw.array<4x4xf32, @m, [{}, {}]>
+  }
+}
+"#;
+    let out = pw_run(&["-", "--random-inputs", "--devices", "4"], text.as_bytes());
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(
+            "in_shardings #0 is [{\"y\"}, {\"x\"}] but computation @gather takes argument #0 as [{\"x\"}, {\"y\"}]"
+        ),
+        "{}",
+        out.stderr
+    );
 }

@@ -133,3 +133,93 @@ fn arrays_in_and_out(target: Target) {
 }
 
 on_both_plugins!(arrays_in_and_out);
+
+/// A file with `header` as its header (version 1.0) and `data` after it.
+fn npy_file(name: &str, header: &str, data: &[u8]) -> std::path::PathBuf {
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    let path = scratch(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn npy_refusal(path: &std::path::Path) -> String {
+    match npy::read(path) {
+        Err(Error::Npy { reason, .. }) => reason,
+        other => panic!("{} was not refused: {other:?}", path.display()),
+    }
+}
+
+/// Headers that made the previous parser backtrack exponentially (a file of
+/// a hundred bytes never finished) are refused at once.
+#[test]
+fn nested_headers_are_refused_in_linear_time() {
+    for (name, header) in [
+        (
+            "nested_lists.npy",
+            format!("{{'descr': {}'<f4'", "[".repeat(60)),
+        ),
+        (
+            "nested_dicts.npy",
+            format!("{{'descr': {}", "{'a':".repeat(40)),
+        ),
+        (
+            "nested_mixed.npy",
+            format!("{{'descr': {}", "([{".repeat(30)),
+        ),
+    ] {
+        let reason = npy_refusal(&npy_file(name, &header, b""));
+        assert!(reason.contains("bad header"), "{name}: {reason}");
+    }
+}
+
+/// The declared shape is checked against the file's size before anything
+/// is allocated, with checked arithmetic.
+#[test]
+fn declared_sizes_are_checked_against_the_file() {
+    let huge = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000,), }";
+    let reason = npy_refusal(&npy_file("huge.npy", huge, &[0; 16]));
+    assert!(reason.contains("the file holds 16 bytes"), "{reason}");
+    let wraps = "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }";
+    let reason = npy_refusal(&npy_file("wraps.npy", wraps, &[0; 16]));
+    assert!(reason.contains("too large"), "{reason}");
+    let short = "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
+    let reason = npy_refusal(&npy_file("short.npy", short, &[0; 8]));
+    assert!(reason.contains("holds 8 bytes"), "{reason}");
+    let reason = npy_refusal(&npy_file("long.npy", short, &[0; 13]));
+    assert!(reason.contains("holds 13 bytes"), "{reason}");
+    // From a reader whose length is unknown, memory follows the bytes read.
+    let mut bytes = std::fs::read(scratch("huge.npy")).unwrap();
+    bytes.truncate(bytes.len() - 4);
+    let err = npy::read_from(&bytes[..], "stream").unwrap_err();
+    assert!(err.to_string().contains("ends after 12 of"), "{err}");
+}
+
+#[test]
+fn truncated_and_foreign_headers() {
+    for (name, bytes) in [
+        ("magic_only.npy", &b"\x93NUMPY"[..]),
+        ("no_header.npy", &b"\x93NUMPY\x01\x00\x40\x00{'de"[..]),
+        ("version_9.npy", &b"\x93NUMPY\x09\x00\x00\x00"[..]),
+    ] {
+        let path = scratch(name);
+        std::fs::write(&path, bytes).unwrap();
+        let reason = npy_refusal(&path);
+        assert!(
+            reason.contains("ends inside") || reason.contains("version 9.0"),
+            "{name}: {reason}"
+        );
+    }
+    let structured = "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }";
+    assert!(npy_refusal(&npy_file("structured.npy", structured, &[0; 4])).contains("bad header"));
+}
+
+/// NumPy reads any non-zero byte of a bool array as true; pw's bools are 0/1.
+#[test]
+fn bool_bytes_are_normalized() {
+    let header = "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }";
+    let host = npy::read(npy_file("bools.npy", header, &[0, 1, 7])).unwrap();
+    assert_eq!(host.bytes(), &[0, 1, 1]);
+}

@@ -1,5 +1,7 @@
 //! pw-opt: see `pw_tools::opt`.
 
+#![forbid(unsafe_code)]
+
 fn main() {
     // A bug must still end as a one-line error and exit code 1, never as a
     // panic message with a backtrace.
@@ -10,7 +12,12 @@ fn main() {
         let stdin = &mut std::io::stdin().lock();
         let stdout = &mut std::io::stdout().lock();
         let stderr = &mut std::io::stderr().lock();
-        pw_tools::opt::main(std::env::args_os().collect(), stdin, stdout, stderr)
+        // The process exits right after: the OS frees the program faster.
+        let mut args: Vec<_> = std::env::args_os().collect();
+        if !args.iter().any(|a| a == "--disable-free") {
+            args.insert(1.min(args.len()), "--disable-free".into());
+        }
+        pw_tools::opt::main(args, stdin, stdout, stderr)
     })
     .unwrap_or(1);
     std::process::exit(code);

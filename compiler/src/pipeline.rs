@@ -1,0 +1,168 @@
+//! The `pw-lower` pipeline: three phases, each a list of passes and the
+//! stage (`pw_dialect::legality`) the program must be at afterwards.
+//!
+//! | phase | passes | reaches |
+//! | --- | --- | --- |
+//! | place | assign-devices, propagate-shardings, insert-transfers, fold-transfers, dce | [`Stage::Placed`] |
+//! | lower | lower-to-physical | [`Stage::Physical`] |
+//! | schedule | schedule | [`Stage::Scheduled`] |
+//!
+//! [`LowerOptions`] is the pipeline's typed options (today: the topology to
+//! lower onto); pw-opt builds it from `--pw-lower='topology=... devices=N
+//! kind=K'`, pw-run from the plugin's devices or `--topology`.
+
+use pw_core::Topology;
+use pw_dialect::legality::Stage;
+use pw_lowering::LowerToPhysical;
+use pw_passes::{
+    assign_devices::AssignDevices, dce::Dce, fold_transfers::FoldTransfers,
+    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule::Schedule,
+    Options, Pass,
+};
+
+/// The options of the `pw-lower` pipeline.
+#[derive(Clone, Debug)]
+pub struct LowerOptions {
+    /// The devices to lower onto.
+    pub topology: Topology,
+}
+
+impl Default for LowerOptions {
+    /// One island `local` of [`DEFAULT_DEVICES`](pw_lowering::lower_to_physical::DEFAULT_DEVICES)
+    /// cpu devices.
+    fn default() -> Self {
+        Self {
+            topology: Topology {
+                islands: vec![pw_core::topology::Island {
+                    name: "local".into(),
+                    kind: "cpu".into(),
+                    devices: (0..pw_lowering::lower_to_physical::DEFAULT_DEVICES).collect(),
+                    hosts: Vec::new(),
+                }],
+            },
+        }
+    }
+}
+
+impl LowerOptions {
+    /// From `pw-lower`'s command-line options (those of
+    /// `pw-lower-to-physical`: `topology=FILE`, or `devices=N kind=K`).
+    pub fn from_options(options: &Options) -> Result<Self, String> {
+        LowerToPhysical::from_options(options).map(|pass| Self {
+            topology: pass.topology,
+        })
+    }
+}
+
+/// How a step runs.
+pub enum StepPass {
+    Pw(Box<dyn Pass>),
+    /// An upstream pass, run by MLIR's pass manager under the step's name.
+    Upstream,
+}
+
+/// One pass of a pipeline, built with its options.
+pub struct Step {
+    pub name: &'static str,
+    pub pass: StepPass,
+}
+
+impl Step {
+    pub fn pw(pass: impl Pass + 'static) -> Self {
+        Self {
+            name: pass.argument(),
+            pass: StepPass::Pw(Box::new(pass)),
+        }
+    }
+}
+
+/// Passes run in order, then a check of the stage they reach.
+pub struct Phase {
+    pub name: &'static str,
+    pub steps: Vec<Step>,
+    /// The stage the program is at after the phase (checked when the
+    /// pipeline verifies after each pass).
+    pub reaches: Option<Stage>,
+}
+
+impl Phase {
+    /// Places every call and value, and makes every mismatch an explicit
+    /// move.
+    pub fn place() -> Self {
+        Self {
+            name: "place",
+            steps: vec![
+                // Placement first: shardings and transfers depend on where
+                // calls run.
+                Step::pw(AssignDevices),
+                // Shardings come from the computations, known once placed.
+                Step::pw(PropagateShardings),
+                // Every mismatch between producer and consumer is now known.
+                Step::pw(InsertTransfers),
+                // Share and simplify moves before paying for them in
+                // lowering.
+                Step::pw(FoldTransfers),
+                // Drop what no output needs before binding devices and
+                // planning copies.
+                Step::pw(Dce),
+            ],
+            reaches: Some(Stage::Placed),
+        }
+    }
+
+    /// Binds meshes to devices and turns moves into per-shard copies.
+    pub fn lower(options: &LowerOptions) -> Self {
+        Self {
+            name: "lower",
+            steps: vec![Step::pw(LowerToPhysical {
+                topology: options.topology.clone(),
+            })],
+            reaches: Some(Stage::Physical),
+        }
+    }
+
+    /// Orders the body; last, so the order covers the physical copies.
+    pub fn schedule() -> Self {
+        Self {
+            name: "schedule",
+            steps: vec![Step::pw(Schedule)],
+            reaches: Some(Stage::Scheduled),
+        }
+    }
+
+    /// One step, checked by nothing but the verifier (a pass run alone).
+    pub fn single(step: Step) -> Self {
+        Self {
+            name: step.name,
+            steps: vec![step],
+            reaches: None,
+        }
+    }
+}
+
+/// Phases run in order.
+#[derive(Default)]
+pub struct Pipeline {
+    pub phases: Vec<Phase>,
+}
+
+impl Pipeline {
+    /// The full lowering: place, lower, schedule.
+    pub fn lower(options: &LowerOptions) -> Self {
+        Self {
+            phases: vec![Phase::place(), Phase::lower(options), Phase::schedule()],
+        }
+    }
+
+    /// The names of its passes, in order.
+    pub fn pass_names(&self) -> Vec<&'static str> {
+        self.phases
+            .iter()
+            .flat_map(|p| p.steps.iter().map(|s| s.name))
+            .collect()
+    }
+
+    pub fn extend(&mut self, other: Pipeline) {
+        self.phases.extend(other.phases);
+    }
+}
