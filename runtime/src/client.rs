@@ -39,12 +39,16 @@ pub async fn run(
         request: Some(proto::run_request::Request::Begin(proto::RunBegin {
             protocol: crate::controller::PROTOCOL as i32,
             name: run.name.to_owned(),
-            text: run.text.to_owned(),
             inputs: run.inputs.len() as u32,
             record: run.record,
             timeout_ms: run.timeout.map_or(0, |t| t.as_millis() as u64),
         })),
     }];
+    for chunk in wire::chunks(bytes::Bytes::copy_from_slice(run.text.as_bytes())) {
+        requests.push(proto::RunRequest {
+            request: Some(proto::run_request::Request::Program(chunk)),
+        });
+    }
     for (index, input) in run.inputs.iter().enumerate() {
         let t = proto::ArrayType::of(input.dtype(), input.shape());
         for chunk in wire::chunks(bytes::Bytes::copy_from_slice(input.bytes())) {

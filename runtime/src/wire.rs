@@ -20,8 +20,10 @@ use std::time::Duration;
 /// Bytes per chunk (also the HTTP/2 frame budget per message).
 pub const CHUNK_BYTES: usize = 1 << 20;
 
-/// The largest gRPC message pw sends or accepts: a chunk and its envelope.
-pub const MAX_MESSAGE_BYTES: usize = CHUNK_BYTES + (64 << 10);
+/// The largest gRPC message pw sends or accepts: control messages (a part
+/// of a big program, a run's report) may be large; bulk bytes always travel
+/// in chunks of [`CHUNK_BYTES`].
+pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
 /// HTTP/2 flow-control windows that let one stream fill a fast link
 /// (measured: 1.0-1.4 GB/s on loopback, against 0.3-0.9 with the defaults).

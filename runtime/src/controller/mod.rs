@@ -121,6 +121,9 @@ struct Inner {
     /// Active runs: their workers, and where their events go.
     runs: Mutex<HashMap<u64, ActiveRun>>,
     next_run: AtomicU64,
+    /// Held while a run's parts are sent: every worker receives runs in one
+    /// order (see `worker::GangOrder`).
+    dispatch: tokio::sync::Mutex<()>,
     counters: Counters,
 }
 
@@ -155,6 +158,7 @@ impl Controller {
                 compiler: tokio::sync::Mutex::new(compiler),
                 runs: Mutex::new(HashMap::new()),
                 next_run: AtomicU64::new(epoch << 32),
+                dispatch: tokio::sync::Mutex::new(()),
                 counters: Counters::default(),
             }),
         }
@@ -198,7 +202,7 @@ impl Controller {
                 )
             })?;
         let client = proto::worker_client::WorkerClient::new(channel)
-            .max_encoding_message_size(crate::worker::service::MAX_EXECUTE_BYTES)
+            .max_encoding_message_size(wire::MAX_MESSAGE_BYTES)
             .max_decoding_message_size(wire::MAX_MESSAGE_BYTES);
         let mut registry = self.registry();
         // Checked again: another worker may have joined the island meanwhile.
@@ -649,7 +653,6 @@ impl Controller {
                 record,
                 peers: peers.clone(),
             };
-            summary.part_sent.push((w, t0.elapsed()));
             sends.push(async move {
                 client
                     .execute(request)
@@ -658,8 +661,13 @@ impl Controller {
                     .map_err(|s| format!("error: worker {w} refused its part: {}", s.message()))
             });
         }
-        for outcome in futures::future::join_all(sends).await {
-            outcome?;
+        {
+            let _order = self.inner.dispatch.lock().await;
+            let sent = t0.elapsed();
+            summary.part_sent = parts.keys().map(|w| (*w, sent)).collect();
+            for outcome in futures::future::join_all(sends).await {
+                outcome?;
+            }
         }
         summary.timings.parts_sent = t0.elapsed();
         // Wait for every part; the first failure (in schedule order among

@@ -13,6 +13,8 @@ use tonic::{Request, Response, Status, Streaming};
 
 /// The largest input a client may send.
 const MAX_INPUT_BYTES: u64 = 64 << 30;
+/// The largest program text a client may send.
+const MAX_PROGRAM_BYTES: u64 = 1 << 30;
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -110,6 +112,27 @@ impl proto::controller_server::Controller for ControllerService {
                 super::PROTOCOL as i32
             )));
         }
+        // The program's text.
+        let first = match stream.message().await? {
+            Some(proto::RunRequest {
+                request: Some(proto::run_request::Request::Program(c)),
+            }) => c,
+            _ => return Err(invalid("`begin` must be followed by the program")),
+        };
+        let mut program =
+            Collect::new(&first, MAX_PROGRAM_BYTES, None, "the program").map_err(invalid)?;
+        let mut text = program.push(&first).map_err(invalid)?;
+        while text.is_none() {
+            let chunk = match stream.message().await? {
+                Some(proto::RunRequest {
+                    request: Some(proto::run_request::Request::Program(c)),
+                }) => c,
+                _ => return Err(invalid(program.truncated())),
+            };
+            text = program.push(&chunk).map_err(invalid)?;
+        }
+        let text = String::from_utf8(text.unwrap_or_default())
+            .map_err(|_| invalid("the program is not UTF-8 text"))?;
         // The inputs, in order, each checked as it arrives.
         let mut inputs: Vec<HostArray> = Vec::with_capacity((begin.inputs as usize).min(1 << 16));
         let mut current: Option<(proto::ArrayType, Collect)> = None;
@@ -165,7 +188,7 @@ impl proto::controller_server::Controller for ControllerService {
         let controller = self.controller.clone();
         let request = RunRequest {
             name: begin.name,
-            text: begin.text,
+            text,
             inputs,
             record: begin.record,
             timeout: (begin.timeout_ms > 0)

@@ -113,6 +113,11 @@ impl Completion {
         }
     }
 
+    /// Whether it has completed.
+    pub fn is_done(&self) -> bool {
+        self.state.0.lock().map(|s| s.is_some()).unwrap_or(true)
+    }
+
     /// Blocks until it completes, at most `timeout`.
     pub fn wait(&self, timeout: Duration) -> Outcome {
         let (lock, ready) = &*self.state;
@@ -133,6 +138,61 @@ pub enum Done {
     Sent(Completion),
 }
 
+impl Done {
+    fn is_done(&self) -> bool {
+        match self {
+            Done::Event(e) => e.is_ready().unwrap_or(true),
+            Done::Sent(c) => c.is_done(),
+        }
+    }
+
+    fn wait(&self, send_timeout: Duration) -> Result<()> {
+        match self {
+            Done::Event(e) => e.wait(),
+            Done::Sent(c) => c.wait(send_timeout).map_err(Error::invalid),
+        }
+    }
+}
+
+/// What completes with each step of a part (per step, per device), shared
+/// so that progress can be read while a waiter waits.
+#[derive(Clone)]
+pub struct Completions(Arc<Vec<Vec<(i64, Done)>>>);
+
+impl Completions {
+    /// How many steps, from the first, are complete: scans on from `from`
+    /// (a count read before), without blocking.
+    pub fn done_prefix(&self, from: usize) -> usize {
+        let mut n = from.min(self.0.len());
+        while n < self.0.len() && self.0[n].iter().all(|(_, d)| d.is_done()) {
+            n += 1;
+        }
+        n
+    }
+
+    /// Waits for every step; the first failure in schedule order, as
+    /// `(step position in the part, error)` (later failures usually inherit
+    /// it through their inputs). It blocks on the last step first, so it
+    /// wakes about once rather than once a step. Sends wait at most
+    /// `send_timeout` each.
+    pub fn wait(&self, send_timeout: Duration) -> std::result::Result<(), (usize, Error)> {
+        if let Some(last) = self.0.last() {
+            for (_, d) in last {
+                let _ = d.wait(send_timeout);
+            }
+        }
+        let mut first = None;
+        for (i, step) in self.0.iter().enumerate() {
+            for (_, d) in step {
+                if let Err(e) = d.wait(send_timeout) {
+                    first.get_or_insert((i, e));
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
 /// When one step was enqueued and when its devices finished it.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepTiming {
@@ -147,7 +207,7 @@ pub struct StepTiming {
 pub struct Enqueued {
     pub values: Vec<Option<Shards>>,
     /// Per step of the part: what completes with it, per device.
-    pub done: Vec<Vec<(i64, Done)>>,
+    pub done: Completions,
     /// When the host had enqueued every step (from `t0`).
     pub enqueued: Duration,
     pub timings: Vec<StepTiming>,
@@ -159,35 +219,9 @@ pub struct Enqueued {
 type DoneTimes = Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>>;
 
 impl Enqueued {
-    /// Waits for every step, in schedule order; the first failure, as
-    /// `(step position in the part, error)`. Later failures usually inherit
-    /// it through their inputs, so the first is the cause. Sends wait at
-    /// most `send_timeout` each.
+    /// See [`Completions::wait`].
     pub fn wait(&self, send_timeout: Duration) -> std::result::Result<(), (usize, Error)> {
-        self.wait_with(send_timeout, |_| {})
-    }
-
-    /// [`Enqueued::wait`], calling `done(n)` once the first `n` steps are
-    /// complete (successfully or not).
-    pub fn wait_with(
-        &self,
-        send_timeout: Duration,
-        mut done: impl FnMut(usize),
-    ) -> std::result::Result<(), (usize, Error)> {
-        let mut first = None;
-        for (i, step) in self.done.iter().enumerate() {
-            for (_, d) in step {
-                let outcome = match d {
-                    Done::Event(e) => e.wait(),
-                    Done::Sent(c) => c.wait(send_timeout).map_err(Error::invalid),
-                };
-                if let Err(e) = outcome {
-                    first.get_or_insert((i, e));
-                }
-            }
-            done(i + 1);
-        }
-        first.map_or(Ok(()), Err)
+        self.done.wait(send_timeout)
     }
 
     /// The step timings with the recorded completion times.
@@ -325,7 +359,7 @@ impl Executor {
         tracing::debug!(steps = part.steps.len(), ?enqueued, "every step enqueued");
         Ok(Enqueued {
             values,
-            done: done_all,
+            done: Completions(Arc::new(done_all)),
             enqueued,
             timings,
             done_times,

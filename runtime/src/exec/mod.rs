@@ -14,7 +14,8 @@ pub mod trace;
 pub mod work;
 
 pub use executor::{
-    download, Completion, Done, Enqueued, Executor, NoPeers, Peers, PieceKey, Shards, StepTiming,
+    download, Completion, Completions, Done, Enqueued, Executor, NoPeers, Peers, PieceKey, Shards,
+    StepTiming,
 };
 pub use work::{Need, Work};
 

@@ -24,7 +24,7 @@ pub mod store;
 use crate::{
     cache::{plugin_identity, Executables},
     dataplane::{Damage, PeerAddress, Receiver, Sender, Transport},
-    exec::Executor,
+    exec::{Completions, Executor},
     net,
     pjrt::{Client, ClientOptions, Plugin},
     wire::{proto, MAX_MESSAGE_BYTES},
@@ -96,12 +96,12 @@ pub struct State {
     pub faults: Faults,
     /// Per active run: the address of each peer worker.
     pub runs: Mutex<HashMap<u64, HashMap<u32, PeerAddress>>>,
-    /// Per active run: the part's steps known complete.
-    pub progress: Mutex<HashMap<u64, u32>>,
-    /// Held while a part is enqueued: the parts of concurrent runs are
-    /// enqueued one after the other, so every device of the worker sees
-    /// their steps in one consistent order (gang order).
-    pub enqueue: Mutex<()>,
+    /// Per active run: what completes with each step of its part, and how
+    /// many steps from the first were complete when last looked at.
+    pub progress: Mutex<HashMap<u64, (Option<Completions>, usize)>>,
+    /// The parts of concurrent runs are enqueued one after the other, in
+    /// the order they arrived (gang order, see [`GangOrder`]).
+    pub gang: GangOrder,
     /// How long a send waits for its piece, and a fetch for its shard.
     pub patience: Duration,
 }
@@ -139,6 +139,25 @@ impl State {
         }
     }
 
+    /// How far each active run has got: the steps complete from the first.
+    pub fn run_progress(&self) -> Vec<proto::RunProgress> {
+        let Ok(mut progress) = self.progress.lock() else {
+            return Vec::new();
+        };
+        progress
+            .iter_mut()
+            .map(|(&run, (done, seen))| {
+                if let Some(d) = done {
+                    *seen = d.done_prefix(*seen);
+                }
+                proto::RunProgress {
+                    run,
+                    steps_done: *seen as u32,
+                }
+            })
+            .collect()
+    }
+
     /// Drops everything of run `run`: its buffers, its pending pieces
     /// (they fail with `why`), its peers.
     pub fn end_run(&self, run: u64, why: &str) {
@@ -155,6 +174,54 @@ impl State {
         {
             self.counters.runs_active.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+}
+
+/// Parts are enqueued one at a time, in the order they arrived.
+///
+/// The controller sends the parts of one run to all its workers before it
+/// sends any part of the next, so every worker enqueues runs in the same
+/// order: together with each part's steps in schedule order, every device
+/// sees one consistent order of work. A worker can block while it enqueues
+/// (a CPU plugin admits 32 executions in flight per device), so without one
+/// order two workers could each wait for a run the other has not enqueued.
+#[derive(Default)]
+pub struct GangOrder {
+    /// (tickets handed out, tickets served).
+    state: Mutex<(u64, u64)>,
+    turn: std::sync::Condvar,
+}
+
+/// A place in the [`GangOrder`]; serving it (or dropping it unserved) lets
+/// the next one go.
+pub struct Ticket<'g> {
+    gang: &'g GangOrder,
+    number: u64,
+}
+
+impl GangOrder {
+    /// The next place in line.
+    pub fn ticket(&self) -> u64 {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        s.0 - 1
+    }
+
+    /// Waits for ticket `number`'s turn.
+    pub fn wait(&self, number: u64) -> Ticket<'_> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.1 != number {
+            s = self.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        Ticket { gang: self, number }
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        let mut s = self.gang.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.1 = self.number + 1;
+        self.gang.turn.notify_all();
     }
 }
 
@@ -246,12 +313,12 @@ pub async fn serve(
         faults: config.faults.clone(),
         runs: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
-        enqueue: Mutex::new(()),
+        gang: GangOrder::default(),
         patience: Duration::from_secs(600),
     });
     let service =
         proto::worker_server::WorkerServer::new(service::WorkerService::new(state.clone()))
-            .max_decoding_message_size(service::MAX_EXECUTE_BYTES)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(
@@ -354,11 +421,7 @@ async fn attach_loop(
         let why = loop {
             tokio::select! {
                 _ = ticker.tick() => {
-                    let runs = state
-                        .progress
-                        .lock()
-                        .map(|p| p.iter().map(|(&run, &steps_done)| proto::RunProgress { run, steps_done }).collect())
-                        .unwrap_or_default();
+                    let runs = state.run_progress();
                     let beat = proto::worker_event::Event::Heartbeat(proto::Heartbeat {
                         counters: Some(state.snapshot()),
                         runs,
@@ -424,4 +487,34 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GangOrder;
+    use std::sync::{Arc, Mutex};
+
+    /// Threads that ask in another order are served in ticket order, and a
+    /// ticket dropped unserved lets the next go.
+    #[test]
+    fn tickets_are_served_in_order() {
+        let gang = Arc::new(GangOrder::default());
+        let tickets: Vec<u64> = (0..6).map(|_| gang.ticket()).collect();
+        let served = Arc::new(Mutex::new(Vec::new()));
+        let threads: Vec<_> = tickets
+            .iter()
+            .rev()
+            .map(|&t| {
+                let (gang, served) = (gang.clone(), served.clone());
+                std::thread::spawn(move || {
+                    let _turn = gang.wait(t);
+                    served.lock().unwrap().push(t);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(*served.lock().unwrap(), tickets);
+    }
 }

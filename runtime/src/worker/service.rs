@@ -24,8 +24,6 @@ use std::{
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
 
-/// The largest `Execute` message (a part of a big program).
-pub const MAX_EXECUTE_BYTES: usize = 256 << 20;
 /// The largest serialized executable accepted.
 const MAX_EXECUTABLE_BYTES: u64 = 4 << 30;
 /// The largest input shard accepted.
@@ -328,16 +326,19 @@ impl proto::worker_server::Worker for WorkerService {
                     .fetch_add(1, Ordering::Relaxed);
             }
             if let Ok(mut p) = self.state.progress.lock() {
-                p.insert(run, 0);
+                p.insert(run, (None, 0));
             }
         }
         let state = self.state.clone();
         let record = r.record;
-        std::thread::Builder::new()
+        // The place in line is taken now, before the controller hears back.
+        let ticket = self.state.gang.ticket();
+        let spawned = std::thread::Builder::new()
             .name(format!("pw-run-{run}"))
             .spawn(move || {
                 execute_part(
                     state,
+                    ticket,
                     run,
                     part,
                     work,
@@ -346,8 +347,14 @@ impl proto::worker_server::Worker for WorkerService {
                     record,
                     received,
                 )
-            })
-            .map_err(|e| Status::internal(format!("cannot start the run's thread: {e}")))?;
+            });
+        if let Err(e) = spawned {
+            // Its turn passes.
+            drop(self.state.gang.wait(ticket));
+            return Err(Status::internal(format!(
+                "cannot start the run's thread: {e}"
+            )));
+        }
         Ok(Response::new(proto::ExecuteReply {}))
     }
 
@@ -473,6 +480,7 @@ impl WorkerService {
 #[allow(clippy::too_many_arguments)]
 fn execute_part(
     state: Arc<State>,
+    ticket: u64,
     run: u64,
     part: Part,
     work: Work,
@@ -494,7 +502,7 @@ fn execute_part(
         t0,
     };
     let outcome = {
-        let _gang = state.enqueue.lock().unwrap_or_else(|e| e.into_inner());
+        let _turn = state.gang.wait(ticket);
         state
             .executor
             .enqueue(run, &part, &work, &executables, values, &peers, t0, record)
@@ -513,18 +521,16 @@ fn execute_part(
                     }
                 }
             }
-            let progress = |n: usize| {
-                if let Some(done) = state
-                    .progress
-                    .lock()
-                    .ok()
-                    .as_mut()
-                    .and_then(|p| p.get_mut(&run))
-                {
-                    *done = n as u32;
-                }
-            };
-            if let Err((i, e)) = enqueued.wait_with(state.patience, progress) {
+            if let Some(p) = state
+                .progress
+                .lock()
+                .ok()
+                .as_mut()
+                .and_then(|p| p.get_mut(&run))
+            {
+                p.0 = Some(enqueued.done.clone());
+            }
+            if let Err((i, e)) = enqueued.wait(state.patience) {
                 let step = &part.steps[i];
                 report.failed_step = Some(step.index as u32);
                 report.error = format!(
