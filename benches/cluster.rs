@@ -326,6 +326,52 @@ fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
     )
 }
 
+/// What PJRT's CPU client spends per hop of the chain, without any
+/// network: (an execution enqueued on a buffer whose bytes come later, from
+/// its last byte to its output read; the same on a ready input), medians.
+fn hop_in_pjrt() -> (f64, f64) {
+    const STEP: &str = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %h = stablehlo.constant dense<0.5> : tensor<4xf32>\n  %0 = stablehlo.multiply %x, %h : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n";
+    let plugin = Plugin::discover().unwrap_or_else(|e| fail(e));
+    let client =
+        Client::new(&plugin, &ClientOptions::new().cpu_device_count(1)).unwrap_or_else(|e| fail(e));
+    let device = client.devices()[0].clone();
+    let options =
+        pw_runtime::pjrt::CompileOptions::for_device_ids(&[0], false).unwrap_or_else(|e| fail(e));
+    let exe = client
+        .compile(&pw_runtime::pjrt::Program::mlir_text(STEP), &options)
+        .unwrap_or_else(|e| fail(e));
+    let bytes = vec![0u8; 16];
+    let read = |b: &pw_runtime::pjrt::Buffer| b.to_host().unwrap_or_else(|e| fail(e));
+    let (mut deferred, mut ready) = (Vec::new(), Vec::new());
+    for _ in 0..100 {
+        // 16 at a time: below the 32 executions a CPU device admits in flight.
+        let mut pending = Vec::new();
+        for _ in 0..16 {
+            let (transfer, buffer) = client
+                .buffer_for_async_transfer(&device, DType::F32, &[4])
+                .unwrap_or_else(|e| fail(e));
+            let run = exe.execute(&[vec![&buffer]]).unwrap_or_else(|e| fail(e));
+            pending.push((transfer, run));
+        }
+        for (mut transfer, run) in pending {
+            let start = Instant::now();
+            transfer
+                .write(bytes.clone(), true)
+                .unwrap_or_else(|e| fail(e));
+            read(&run.outputs[0][0]);
+            deferred.push(start.elapsed().as_secs_f64());
+        }
+        let input = client
+            .buffer_from_host(&bytes, DType::F32, &[4], &device)
+            .unwrap_or_else(|e| fail(e));
+        let start = Instant::now();
+        let run = exe.execute(&[vec![&input]]).unwrap_or_else(|e| fail(e));
+        read(&run.outputs[0][0]);
+        ready.push(start.elapsed().as_secs_f64());
+    }
+    (median(deferred), median(ready))
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -372,6 +418,16 @@ fn main() {
             format!("b. chain of {NODES} tiny calls alternating between two workers, {plane} data plane: time per node (each a hop between workers)"),
             format!("{:.1} µs", per_node * 1e6),
             format!("JAX {version}, device_put between 2 devices of one process: {jax:.1} µs"),
+        ]);
+    }
+
+    eprintln!("b. what one hop costs PJRT...");
+    {
+        let (deferred, ready) = hop_in_pjrt();
+        rows.push([
+            "b. of a hop, in PJRT alone (one process): an execution enqueued before its input, from the input's last byte to its output read".into(),
+            format!("{:.1} µs", deferred * 1e6),
+            format!("the same execution on a ready input, enqueue to output read: {:.1} µs", ready * 1e6),
         ]);
     }
 

@@ -13,6 +13,11 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 step() { printf '\n== %s\n' "$*" >&2; }
 
+step "lock files"
+# fuzz/ is its own workspace with its own Cargo.lock; it must follow the
+# main one whenever a shared crate's dependencies change.
+cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
+
 step "build"
 cargo build --workspace --all-targets --locked
 
