@@ -150,6 +150,7 @@ fn remote_runs(c: &Cluster, text: &str, inputs: &[HostArray], record: bool) -> V
                     inputs,
                     record,
                     timeout: None,
+                    schedule: None,
                 },
                 &mut |_| {},
             ))

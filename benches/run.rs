@@ -39,7 +39,10 @@ fn lowered(text: &str, devices: i64) -> Plan {
     let analysis = pw_compiler::run(
         &context,
         &module,
-        &Pipeline::lower(&LowerOptions { topology }),
+        &Pipeline::lower(&LowerOptions {
+            topology,
+            ..Default::default()
+        }),
         &mut RunOptions::default(),
         &mut Timings::default(),
     )

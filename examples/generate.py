@@ -51,6 +51,56 @@ def trainer(w, prompts, probs, rewards):
     return w - 0.1 * jax.grad(loss)(w)
 
 
+# The RL loop's policy is a small recurrent generator: from a prompt it
+# refines a state for GENERATE_STEPS steps, then reads action logits off the
+# last state. The sampler draws an action per prompt and scores it with a
+# reward model; the trainer takes one policy-gradient step on a batch,
+# back-propagating through the generation, with an importance weight that
+# corrects for a batch sampled by an older policy (1 when it is on-policy).
+GENERATE_STEPS = 4
+LEARNING_RATE = 0.5
+
+
+def policy_logits(policy, prompts):
+    w, head = policy
+
+    def step(_, state):
+        probs = jax.nn.softmax(jnp.tanh(state @ w) @ head, axis=-1)
+        return jnp.tanh(state + probs @ head.T)
+
+    state = jax.lax.fori_loop(0, GENERATE_STEPS, step, prompts)
+    return jnp.tanh(state @ w) @ head
+
+
+def action_logp(policy, prompts, actions):
+    logp = jax.nn.log_softmax(policy_logits(policy, prompts), axis=-1)
+    return jnp.take_along_axis(logp, actions[:, None], axis=-1)[:, 0]
+
+
+def rl_sample(policy, w_reward, prompts, seed):
+    """A batch: an action per prompt, drawn from the policy with the key
+    `seed`, its log-probability, and a reward model's score of each
+    (prompt, action) pair."""
+    logits = policy_logits(policy, prompts)
+    actions = jax.random.categorical(jax.random.key(seed), logits, axis=-1).astype(jnp.int32)
+    logp = jnp.take_along_axis(jax.nn.log_softmax(logits, axis=-1), actions[:, None], axis=-1)[:, 0]
+    w_in, w_hidden, w_out = w_reward
+    pairs = jnp.concatenate([prompts, jax.nn.one_hot(actions, logits.shape[-1])], axis=-1)
+    return actions, logp, jnp.tanh(jnp.tanh(jnp.tanh(pairs @ w_in) @ w_hidden) @ w_out)
+
+
+def rl_train(policy, prompts, actions, sampled_logp, rewards):
+    """The policy after one importance-weighted policy-gradient step on a
+    batch sampled with log-probabilities `sampled_logp`."""
+
+    def loss(policy):
+        weight = jnp.exp(action_logp(policy, prompts, actions) - sampled_logp)
+        return -jnp.mean((rewards - jnp.mean(rewards)) * weight)
+
+    grads = jax.grad(loss)(policy)
+    return jax.tree.map(lambda p, g: p - LEARNING_RATE * g, policy, grads)
+
+
 def embed(tokens, table):
     return jnp.take(table, tokens, axis=0)
 
@@ -108,6 +158,103 @@ def rl_block(place, jit, w_policy, w_reward, prompts, next_prompts):
     with place("sampler", 2):
         next_probs = sample(new_w, next_prompts)
     return [new_w, rewards, next_probs]
+
+
+def rl_loop_block(place, jit, policy, w_reward, prompts, seeds, overlap=True):
+    """len(prompts) - 1 iterations of an RL loop, unrolled, on two disjoint
+    one-device meshes: iteration k trains on batch k-1 (mesh `trainer`) and
+    samples batch k (mesh `sampler`); the trainer's new weights flow back to
+    the sampler.
+
+    With `overlap` (one step off-policy) batch k is sampled with the weights
+    the trainer is starting from, so the sampler and the trainer can run at
+    the same time. Without it (on-policy, sequential) batch k is sampled with
+    the weights the trainer has just produced from batch k-1, so each waits
+    for the other. Both make the same calls; returns the final policy and
+    every batch's rewards."""
+    sample = jit(rl_sample, None, None)
+    train = jit(rl_train, None, None)
+    with place("sampler", 1):
+        batch = sample(policy, w_reward, prompts[0], seeds[0])
+    all_rewards = [batch[-1]]
+    for k in range(1, len(prompts)):
+        if overlap:
+            with place("sampler", 1):
+                next_batch = sample(policy, w_reward, prompts[k], seeds[k])
+        with place("trainer", 1):
+            policy = train(policy, prompts[k - 1], *batch)
+        if not overlap:
+            with place("sampler", 1):
+                next_batch = sample(policy, w_reward, prompts[k], seeds[k])
+        batch = next_batch
+        all_rewards.append(batch[-1])
+    return [*policy, *all_rewards]
+
+
+def stage_forward(w, b, x):
+    return jnp.tanh(x @ w + b)
+
+
+def stage_backward(w, b, x, g):
+    """The cotangents (dw, db, dx) of `stage_forward` at `x` for `g`: the
+    stage's backward, recomputing its forward from the saved input."""
+    _, vjp = jax.vjp(stage_forward, w, b, x)
+    return vjp(g)
+
+
+def last_stage_backward(w, b, x, y):
+    """The last stage: its forward, the squared-error loss against `y`, and
+    the cotangents (dw, db, dx)."""
+
+    def error(w, b, x):
+        return jnp.mean((x @ w + b - y) ** 2)
+
+    value, grads = jax.value_and_grad(error, argnums=(0, 1, 2))(w, b, x)
+    return (value, *grads)
+
+
+def accumulate(acc_w, acc_b, dw, db):
+    return acc_w + dw, acc_b + db
+
+
+def sgd(w, b, dw, db, scale):
+    return w - scale * dw, b - scale * db
+
+
+def pipeline_train_block(place, jit, microbatches, targets, params):
+    """One training step of a 4-stage pipeline over 8 microbatches, written
+    as a plain loop: per microbatch the forward through every stage, the
+    backward back through them (gradients summed per stage), then an SGD
+    update per stage. Stage s runs on mesh `stage{s}`, one device each.
+    Returns the updated weights and each microbatch's loss."""
+    forward = jit(stage_forward, None, None)
+    backward = jit(stage_backward, None, None)
+    last = jit(last_stage_backward, None, None)
+    add = jit(accumulate, None, None)
+    update = jax.jit(sgd, static_argnums=4)
+    stages = len(params)
+    grads = [None] * stages
+    losses = []
+    for x, y in zip(microbatches, targets):
+        saved = []
+        h = x
+        for s in range(stages - 1):
+            with place(f"stage{s}", 1):
+                saved.append(h)
+                h = forward(*params[s], h)
+        with place(f"stage{stages - 1}", 1):
+            value, dw, db, g = last(*params[-1], h, y)
+            grads[-1] = (dw, db) if grads[-1] is None else add(*grads[-1], dw, db)
+        losses.append(value)
+        for s in reversed(range(stages - 1)):
+            with place(f"stage{s}", 1):
+                dw, db, g = backward(*params[s], saved[s], g)
+                grads[s] = (dw, db) if grads[s] is None else add(*grads[s], dw, db)
+    new_params = []
+    for s in range(stages):
+        with place(f"stage{s}", 1):
+            new_params.append(update(*params[s], *grads[s], 0.1 / len(microbatches)))
+    return [*jax.tree.leaves(new_params), *losses]
 
 
 def partial_block(place, jit, tokens, table, w1, w2, labels):
@@ -175,10 +322,54 @@ def partial_inputs(rng):
     return [tokens, table, w1, w2, labels]
 
 
+PIPELINE_TRAIN_STAGES, PIPELINE_TRAIN_MICROBATCHES, PIPELINE_TRAIN_ROWS, PIPELINE_TRAIN_WIDTH = 4, 8, 128, 64
+
+
+def pipeline_train_inputs(rng):
+    d, rows = PIPELINE_TRAIN_WIDTH, PIPELINE_TRAIN_ROWS
+    microbatches = [rng.standard_normal((rows, d), dtype=np.float32) for _ in range(PIPELINE_TRAIN_MICROBATCHES)]
+    targets = [rng.standard_normal((rows, d), dtype=np.float32) for _ in range(PIPELINE_TRAIN_MICROBATCHES)]
+    params = [
+        (
+            rng.standard_normal((d, d), dtype=np.float32) / np.float32(np.sqrt(d)),
+            rng.standard_normal((d,), dtype=np.float32) * np.float32(0.1),
+        )
+        for _ in range(PIPELINE_TRAIN_STAGES)
+    ]
+    return [microbatches, targets, params]
+
+
+# Sized so that one sampler call and one trainer call each take a few
+# milliseconds on one CPU device.
+RL_LOOP_ITERATIONS = 6
+RL_LOOP_BATCH, RL_LOOP_WIDTH, RL_LOOP_ACTIONS, RL_LOOP_REWARD_WIDTH = 128, 256, 64, 1024
+
+
+def rl_loop_inputs(rng):
+    d, a, r = RL_LOOP_WIDTH, RL_LOOP_ACTIONS, RL_LOOP_REWARD_WIDTH
+    policy = (
+        rng.standard_normal((d, d), dtype=np.float32) / np.float32(np.sqrt(d)),
+        rng.standard_normal((d, a), dtype=np.float32) / np.float32(np.sqrt(d)),
+    )
+    # The reward model's hidden layer: half of its input variance from the
+    # prompt, half from the action (one row of the last `a`).
+    w_in = rng.standard_normal((d + a, r), dtype=np.float32) / np.float32(np.sqrt(2 * d))
+    w_in[d:] *= np.float32(np.sqrt(d))
+    w_hidden = rng.standard_normal((r, r), dtype=np.float32) / np.float32(np.sqrt(r))
+    w_reward = (w_in, w_hidden, rng.standard_normal((r,), dtype=np.float32) / np.float32(np.sqrt(r / 4)))
+    prompts = [
+        rng.standard_normal((RL_LOOP_BATCH, d), dtype=np.float32) for _ in range(RL_LOOP_ITERATIONS + 1)
+    ]
+    seeds = [np.uint32(s) for s in rng.integers(0, 2**32, size=RL_LOOP_ITERATIONS + 1, dtype=np.uint32)]
+    return [policy, w_reward, prompts, seeds]
+
+
 EXAMPLES = {
     "pipeline": (pipeline_block, pipeline_inputs),
     "rl_step": (rl_block, rl_inputs),
     "partially_placed": (partial_block, partial_inputs),
+    "rl_loop": (rl_loop_block, rl_loop_inputs),
+    "pipeline_train": (pipeline_train_block, pipeline_train_inputs),
 }
 
 

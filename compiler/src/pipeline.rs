@@ -7,16 +7,21 @@
 //! | lower | lower-to-physical | [`Stage::Physical`] |
 //! | schedule | schedule | [`Stage::Scheduled`] |
 //!
-//! [`LowerOptions`] is the pipeline's typed options (today: the topology to
-//! lower onto); pw-opt builds it from `--pw-lower='topology=... devices=N
-//! kind=K'`, pw-run from the plugin's devices or `--topology`.
+//! [`LowerOptions`] is the pipeline's typed options: the topology to lower
+//! onto and the schedule policy; pw-opt builds it from
+//! `--pw-lower='topology=... devices=N kind=K schedule=P'`, pw-run from the
+//! plugin's devices or `--topology`, and `--schedule`.
 
 use pw_core::Topology;
 use pw_dialect::legality::Stage;
 use pw_lowering::LowerToPhysical;
 use pw_passes::{
-    assign_devices::AssignDevices, dce::Dce, fold_transfers::FoldTransfers,
-    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule::Schedule,
+    assign_devices::AssignDevices,
+    dce::Dce,
+    fold_transfers::FoldTransfers,
+    insert_transfers::InsertTransfers,
+    propagate_shardings::PropagateShardings,
+    schedule::{Policy, Schedule},
     Options, Pass,
 };
 
@@ -25,6 +30,8 @@ use pw_passes::{
 pub struct LowerOptions {
     /// The devices to lower onto.
     pub topology: Topology,
+    /// How the schedule phase orders the program.
+    pub schedule: Policy,
 }
 
 impl Default for LowerOptions {
@@ -40,16 +47,25 @@ impl Default for LowerOptions {
                     hosts: Vec::new(),
                 }],
             },
+            schedule: Policy::default(),
         }
     }
 }
 
 impl LowerOptions {
-    /// From `pw-lower`'s command-line options (those of
-    /// `pw-lower-to-physical`: `topology=FILE`, or `devices=N kind=K`).
+    /// From `pw-lower`'s command-line options: those of
+    /// `pw-lower-to-physical` (`topology=FILE`, or `devices=N kind=K`) and
+    /// `schedule=POLICY`.
     pub fn from_options(options: &Options) -> Result<Self, String> {
-        LowerToPhysical::from_options(options).map(|pass| Self {
+        let mut placement = options.clone();
+        let schedule = placement
+            .remove("schedule")
+            .map(|p| Policy::parse(&p))
+            .transpose()?
+            .unwrap_or_default();
+        LowerToPhysical::from_options(&placement).map(|pass| Self {
             topology: pass.topology,
+            schedule,
         })
     }
 }
@@ -122,10 +138,10 @@ impl Phase {
     }
 
     /// Orders the body; last, so the order covers the physical copies.
-    pub fn schedule() -> Self {
+    pub fn schedule(policy: Policy) -> Self {
         Self {
             name: "schedule",
-            steps: vec![Step::pw(Schedule)],
+            steps: vec![Step::pw(Schedule { policy })],
             reaches: Some(Stage::Scheduled),
         }
     }
@@ -150,7 +166,11 @@ impl Pipeline {
     /// The full lowering: place, lower, schedule.
     pub fn lower(options: &LowerOptions) -> Self {
         Self {
-            phases: vec![Phase::place(), Phase::lower(options), Phase::schedule()],
+            phases: vec![
+                Phase::place(),
+                Phase::lower(options),
+                Phase::schedule(options.schedule),
+            ],
         }
     }
 

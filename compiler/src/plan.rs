@@ -2,7 +2,7 @@
 //! it unless it is physical already (`pw_dialect::legality`), read the plan
 //! (`pw_lowering::to_plan`). What pw-run does with a program, at any stage.
 
-use crate::{run, LowerOptions, Pipeline, RunOptions, Timings};
+use crate::{run, LowerOptions, Phase, Pipeline, RunOptions, Timings};
 use melior::{ir::Module, Context};
 use pw_core::plan::Plan;
 use pw_dialect::{
@@ -10,6 +10,7 @@ use pw_dialect::{
     legality::{self, Stage},
     verify,
 };
+use pw_passes::schedule::Policy;
 use std::time::{Duration, Instant};
 
 /// Why there is no plan; the program's own errors went to the context's
@@ -29,10 +30,12 @@ pub enum PlanFailure {
 
 /// The plan of `module`, and how long lowering it took (`None`: it was
 /// physical already). `lower` gives the lowering options, asked for only
-/// when the program needs lowering.
+/// when the program needs lowering. A physical program is scheduled again
+/// when `reschedule` names a policy.
 pub fn plan<'c>(
     context: &'c Context,
     module: &Module<'c>,
+    reschedule: Option<Policy>,
     lower: impl FnOnce() -> Result<LowerOptions, String>,
 ) -> Result<(Plan, Option<Duration>), PlanFailure> {
     let analysis = verify::verify(module).map_err(|errors| {
@@ -40,7 +43,24 @@ pub fn plan<'c>(
         PlanFailure::Invalid
     })?;
     let (analysis, took) = if legality::check(&analysis, Stage::Physical).is_empty() {
-        (analysis, None)
+        match reschedule {
+            None => (analysis, None),
+            Some(policy) => {
+                drop(analysis);
+                let pipeline = Pipeline {
+                    phases: vec![Phase::schedule(policy)],
+                };
+                let analysis = run(
+                    context,
+                    module,
+                    &pipeline,
+                    &mut RunOptions::default(),
+                    &mut Timings::default(),
+                )
+                .map_err(|_| PlanFailure::Lowering)?;
+                (analysis, None)
+            }
+        }
     } else {
         drop(analysis);
         let options = lower().map_err(PlanFailure::Options)?;

@@ -11,8 +11,8 @@ use crate::pipeline::{LowerOptions, Phase, Pipeline, Step, StepPass};
 use pw_lowering::{lower_to_physical, LowerToPhysical};
 use pw_passes::{
     assign_devices::AssignDevices, check_options, dce::Dce, fold_transfers::FoldTransfers,
-    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule::Schedule,
-    OptionList, Options, Pass,
+    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule,
+    schedule::Schedule, OptionList, Options, Pass,
 };
 
 /// How a registered pass is made.
@@ -81,9 +81,9 @@ pub const REGISTRY: &[PassInfo] = &[
     },
     PassInfo {
         argument: "pw-schedule",
-        summary: "order the program's ops in one total order, critical path first",
-        options: &[],
-        make: Make::Pw(|o| plain(o, "pw-schedule", Schedule)),
+        summary: "order the program's ops in one total order (critical path first, or a pipeline schedule)",
+        options: schedule::OPTIONS,
+        make: Make::Pw(|o| Ok(Box::new(Schedule::from_options(o)?) as Box<dyn Pass>)),
     },
     PassInfo {
         argument: "canonicalize",
@@ -115,10 +115,19 @@ pub const REGISTRY: &[PassInfo] = &[
 pub const FULL_PIPELINE: &str = "pw-lower";
 
 /// What `--pw-lower` says about itself.
-pub const FULL_PIPELINE_SUMMARY: &str = "the full lowering pipeline: the place phase (assign, shardings, transfers, fold, dce), lower, schedule; takes pw-lower-to-physical's options";
+pub const FULL_PIPELINE_SUMMARY: &str = "the full lowering pipeline: the place phase (assign, shardings, transfers, fold, dce), lower, schedule; takes pw-lower-to-physical's options and schedule=POLICY";
 
-/// The options `pw-lower` takes.
-pub const FULL_PIPELINE_OPTIONS: OptionList = lower_to_physical::OPTIONS;
+/// The options `pw-lower` takes: pw-lower-to-physical's, and the schedule
+/// policy.
+pub const FULL_PIPELINE_OPTIONS: OptionList = &[
+    lower_to_physical::OPTIONS[0],
+    lower_to_physical::OPTIONS[1],
+    lower_to_physical::OPTIONS[2],
+    (
+        "schedule",
+        "pw-schedule's policy: critical-path (default), gpipe or 1f1b",
+    ),
+];
 
 /// Looks a pass up by name.
 pub fn find(name: &str) -> Option<&'static PassInfo> {
@@ -129,7 +138,7 @@ pub fn find(name: &str) -> Option<&'static PassInfo> {
 /// (options: [`LowerOptions`]); anything else is one pass.
 pub fn pipeline(name: &str, options: &Options) -> Result<Pipeline, String> {
     if name == FULL_PIPELINE {
-        check_options(FULL_PIPELINE, options, lower_to_physical::OPTIONS)?;
+        check_options(FULL_PIPELINE, options, FULL_PIPELINE_OPTIONS)?;
         return Ok(Pipeline::lower(&LowerOptions::from_options(options)?));
     }
     let info = find(name).ok_or_else(|| format!("unknown pass '{name}' (see --list-passes)"))?;

@@ -382,14 +382,18 @@ impl Part {
     }
 }
 
-/// For each step (by position), the values whose last reader it is;
-/// outputs are never freed.
+/// For each step (by position), the values whose last reader it is, and
+/// the values it writes that nothing reads (freed at once); outputs are
+/// never freed.
 fn last_readers<'s>(
     steps: impl Iterator<Item = (usize, &'s Step)>,
     outputs: &[ValueId],
 ) -> HashMap<usize, Vec<ValueId>> {
     let mut last: HashMap<ValueId, usize> = HashMap::new();
     for (i, step) in steps {
+        for v in step.writes() {
+            last.entry(v).or_insert(i);
+        }
         for v in step.reads() {
             last.insert(v, i);
         }

@@ -119,6 +119,7 @@ pub fn ir(data: &[u8]) {
     );
     let pipeline = Pipeline::lower(&LowerOptions {
         topology: topology(),
+        ..Default::default()
     });
     let lowered = pw_compiler::run(
         context,

@@ -16,8 +16,10 @@ pub mod cost;
 pub mod dce;
 pub mod fold_transfers;
 pub mod insert_transfers;
+pub mod live_bytes;
 pub mod propagate_shardings;
 pub mod schedule;
+pub mod stages;
 
 use melior::{ir::Module, Context};
 use pw_dialect::{Analysis, Located};
@@ -41,6 +43,12 @@ pub enum PassError {
     Build {
         pass: &'static str,
         op: &'static str,
+        reason: String,
+    },
+    /// A schedule policy that cannot order this program.
+    #[error("pw-schedule{{policy={policy}}} cannot order this program: {reason}")]
+    Unschedulable {
+        policy: &'static str,
         reason: String,
     },
     /// An error of a layer above (lowering).

@@ -1,19 +1,35 @@
-//! `pw-schedule`: orders the program's ops, critical path first.
+//! `pw-schedule{policy=critical-path|gpipe|1f1b}`: orders the program's ops.
 //!
 //! After it runs, the body of `@main` is in one deterministic total order,
 //! consistent with the dataflow, and `@main` carries `pw.schedule =
-//! "critical-path"`. Every device runs its ops in this one order (gang
-//! order), so two SPMD computations sharing devices can never enqueue their
+//! "<policy>"`. Every device runs its ops in this one order (gang order),
+//! so two SPMD computations sharing devices can never enqueue their
 //! collectives in different orders on different devices, which is how
 //! independent per-device queues deadlock.
 //!
-//! The order is list scheduling by bottom level: among the ops whose inputs
-//! are ready, the one with the longest estimated path to the end of the
-//! program goes first (ties: the earlier op). Op costs come from
-//! [`crate::cost`]: calls by FLOPs and bytes, moves and copies by bytes over
-//! their link. Scheduling a scheduled program changes nothing.
+//! - `critical-path` (the default): list scheduling by bottom level: among
+//!   the ops whose inputs are ready, the one with the longest estimated path
+//!   to the end of the program goes first (ties: the earlier op).
+//! - `gpipe`: each pipeline stage runs the forward of every microbatch, then
+//!   every backward.
+//! - `1f1b`: stage `s` of `p` runs `p - 1 - s` forwards, then alternates one
+//!   forward and one backward, then the remaining backwards: at most `p - s`
+//!   microbatches' activations are held on it at once.
+//!
+//! The pipeline policies need the stage, microbatch and direction of each
+//! call, recognized from the dataflow ([`crate::stages`]); calls that belong
+//! to no microbatch, and the moves between stages, run as soon as their
+//! inputs are ready. The stages' orders are merged into the total order by
+//! simulating them on the cost model, so that the order follows time. A
+//! program without that structure, or whose dataflow contradicts the
+//! policy's order (a forward that needs an earlier microbatch's backward,
+//! under GPipe), is an error that says why.
+//!
+//! Op costs come from [`crate::cost`]: calls by FLOPs and bytes, moves and
+//! copies by bytes over their link. Scheduling a scheduled program with the
+//! same policy changes nothing.
 
-use crate::{cost, fail, Pass, PassError, PassFailure};
+use crate::{cost, fail, stages, OptionList, Options, Pass, PassError, PassFailure};
 use melior::{
     ir::{attribute::StringAttribute, operation::OperationLike, Module, ValueLike},
     Context,
@@ -26,14 +42,68 @@ use pw_dialect::{
 };
 use std::{
     cmp::Ordering,
-    collections::{BinaryHeap, HashMap},
+    collections::{BTreeMap, BinaryHeap, HashMap},
 };
 
-/// See the module documentation.
-pub struct Schedule;
+/// How the pass orders a program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Policy {
+    #[default]
+    CriticalPath,
+    Gpipe,
+    OneFOneB,
+}
 
-/// The policy name recorded on the program.
-pub const POLICY: &str = "critical-path";
+impl Policy {
+    pub const ALL: [Policy; 3] = [Policy::CriticalPath, Policy::Gpipe, Policy::OneFOneB];
+
+    /// The name on the command line and in `pw.schedule`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::CriticalPath => "critical-path",
+            Policy::Gpipe => "gpipe",
+            Policy::OneFOneB => "1f1b",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown schedule policy '{name}' (known: {})",
+                    Self::ALL.map(Policy::name).join(", ")
+                )
+            })
+    }
+}
+
+/// See the module documentation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Schedule {
+    pub policy: Policy,
+}
+
+/// The pass's options.
+pub const OPTIONS: OptionList = &[(
+    "policy",
+    "critical-path (default), gpipe or 1f1b: how to order pipeline stages",
+)];
+
+impl Schedule {
+    /// From `policy=NAME`.
+    pub fn from_options(options: &Options) -> Result<Self, String> {
+        crate::check_options(PASS, options, OPTIONS)?;
+        Ok(Self {
+            policy: options
+                .get("policy")
+                .map(|p| Policy::parse(p))
+                .transpose()?
+                .unwrap_or_default(),
+        })
+    }
+}
 
 const PASS: &str = "pw-schedule";
 
@@ -61,74 +131,243 @@ impl Pass for Schedule {
             ));
         };
         let work = cost::computation_work(program);
+        let graph = Dataflow::of(&ops);
+        let costs: Vec<f64> = ops
+            .iter()
+            .map(|op| op_seconds(analysis, &work, op))
+            .collect();
+        let order = match self.policy {
+            Policy::CriticalPath => critical_path(&graph, &costs),
+            policy => {
+                let unschedulable = |location, reason: String| {
+                    fail(
+                        location,
+                        PassError::Unschedulable {
+                            policy: policy.name(),
+                            reason,
+                        },
+                    )
+                };
+                let structure = stages::recognize(&ops, &graph.preds)
+                    .map_err(|why| unschedulable(program.location(), why))?;
+                if policy == Policy::OneFOneB && !structure.has_backward() {
+                    return Err(unschedulable(
+                        program.location(),
+                        "it needs a backward pass, and no call reads its microbatch's data back from a later \
+                         stage (for a forward-only pipeline, use gpipe)"
+                            .into(),
+                    ));
+                }
+                pipelined(policy, &structure, &graph, &costs)
+                    .map_err(|(at, why)| unschedulable(ops[at].location(), why))?
+            }
+        };
+        for i in order {
+            // The body is one block (verified), ending in the terminator.
+            edit::move_before(ops[i], terminator);
+        }
+        edit::set_attribute(
+            program.entry,
+            ops::ATTR_SCHEDULE,
+            StringAttribute::new(context, self.policy.name()).into(),
+        );
+        Ok(())
+    }
+}
+
+/// The dataflow between the ops of a body: for each op, the ops whose
+/// results it reads, and those that read its results (each once).
+struct Dataflow {
+    preds: Vec<Vec<usize>>,
+    succs: Vec<Vec<usize>>,
+}
+
+impl Dataflow {
+    fn of(ops: &[melior::ir::operation::OperationRef<'_, '_>]) -> Self {
         let index: PointerMap<usize> = ops
             .iter()
             .enumerate()
             .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr as usize, i)))
             .collect();
-        // The dataflow edges, producer to consumer, as one sorted list.
-        let mut edges: Vec<(usize, usize)> = Vec::with_capacity(ops.len() * 2);
-        let mut waiting = vec![0usize; ops.len()];
-        let mut producers = Vec::new();
-        for (i, op) in ops.iter().enumerate() {
-            producers.clear();
-            producers.extend(
-                op.operands()
-                    .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied()),
-            );
-            producers.sort_unstable();
-            producers.dedup();
-            waiting[i] = producers.len();
-            edges.extend(producers.iter().map(|&p| (p, i)));
-        }
-        edges.sort_unstable();
-        // successors of op p: consumers[starts[p]..starts[p + 1]].
-        let mut starts = vec![0usize; ops.len() + 1];
-        for &(p, _) in &edges {
-            starts[p + 1] += 1;
-        }
-        for p in 0..ops.len() {
-            starts[p + 1] += starts[p];
-        }
-        let consumers: Vec<usize> = edges.iter().map(|&(_, c)| c).collect();
-        let successors = |p: usize| &consumers[starts[p]..starts[p + 1]];
-        let costs: Vec<f64> = ops
+        let preds: Vec<Vec<usize>> = ops
             .iter()
-            .map(|op| op_seconds(analysis, &work, op))
-            .collect();
-        let mut bottom = vec![0.0f64; ops.len()];
-        for i in (0..ops.len()).rev() {
-            let tail = successors(i).iter().map(|&s| bottom[s]).fold(0.0, f64::max);
-            bottom[i] = costs[i] + tail;
-        }
-
-        let mut ready: BinaryHeap<Ready> = (0..ops.len())
-            .filter(|&i| waiting[i] == 0)
-            .map(|i| Ready {
-                bottom: bottom[i],
-                index: i,
+            .map(|op| {
+                let mut p: Vec<usize> = op
+                    .operands()
+                    .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied())
+                    .collect();
+                p.sort_unstable();
+                p.dedup();
+                p
             })
             .collect();
-        while let Some(Ready { index: i, .. }) = ready.pop() {
-            // The body is one block (verified), ending in the terminator.
-            edit::move_before(ops[i], terminator);
-            for &s in successors(i) {
-                waiting[s] -= 1;
-                if waiting[s] == 0 {
-                    ready.push(Ready {
-                        bottom: bottom[s],
-                        index: s,
-                    });
-                }
+        let mut succs = vec![Vec::new(); ops.len()];
+        for (i, p) in preds.iter().enumerate() {
+            for &q in p {
+                succs[q].push(i);
             }
         }
-        edit::set_attribute(
-            program.entry,
-            ops::ATTR_SCHEDULE,
-            StringAttribute::new(context, POLICY).into(),
-        );
-        Ok(())
+        Self { preds, succs }
     }
+}
+
+/// List scheduling by bottom level (see the module documentation).
+fn critical_path(graph: &Dataflow, costs: &[f64]) -> Vec<usize> {
+    let n = costs.len();
+    let mut bottom = vec![0.0f64; n];
+    for i in (0..n).rev() {
+        let tail = graph.succs[i]
+            .iter()
+            .map(|&s| bottom[s])
+            .fold(0.0, f64::max);
+        bottom[i] = costs[i] + tail;
+    }
+    let mut waiting: Vec<usize> = graph.preds.iter().map(Vec::len).collect();
+    let mut ready: BinaryHeap<Ready> = (0..n)
+        .filter(|&i| waiting[i] == 0)
+        .map(|i| Ready {
+            bottom: bottom[i],
+            index: i,
+        })
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Ready { index: i, .. }) = ready.pop() {
+        order.push(i);
+        for &s in &graph.succs[i] {
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                ready.push(Ready {
+                    bottom: bottom[s],
+                    index: s,
+                });
+            }
+        }
+    }
+    order
+}
+
+/// A pipeline policy's order: each stage's calls in the policy's sequence,
+/// merged by simulated start time; everything else as soon as it is ready.
+/// Fails with the op that cannot go next and why.
+fn pipelined(
+    policy: Policy,
+    structure: &stages::Structure,
+    graph: &Dataflow,
+    costs: &[f64],
+) -> Result<Vec<usize>, (usize, String)> {
+    let n = costs.len();
+    let slot = match policy {
+        Policy::OneFOneB => stages::one_f_one_b_slot,
+        _ => stages::gpipe_slot,
+    };
+    let (p, m) = (structure.stages.len(), structure.microbatches);
+    // Each stage's sequence: by slot, then program order.
+    let mut sequences: Vec<Vec<usize>> = vec![Vec::new(); p];
+    let mut keyed: BTreeMap<(usize, usize, usize), usize> = BTreeMap::new();
+    for (i, role) in structure.roles.iter().enumerate() {
+        if let Some(r) = role {
+            keyed.insert((r.stage, slot(*r, p, m), i), i);
+        }
+    }
+    for ((stage, _, _), i) in keyed {
+        sequences[stage].push(i);
+    }
+    let mut next = vec![0usize; p];
+    let mut free_at = vec![0.0f64; p];
+    let mut waiting: Vec<usize> = graph.preds.iter().map(Vec::len).collect();
+    let mut finish = vec![0.0f64; n];
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    // Ready ops outside every sequence, in program order.
+    let mut loose: std::collections::BTreeSet<usize> = (0..n)
+        .filter(|&i| waiting[i] == 0 && structure.roles[i].is_none())
+        .collect();
+    let start = |i: usize, finish: &[f64]| {
+        graph.preds[i]
+            .iter()
+            .map(|&q| finish[q])
+            .fold(0.0, f64::max)
+    };
+    while order.len() < n {
+        let pick = if let Some(i) = loose.pop_first() {
+            finish[i] = start(i, &finish) + costs[i];
+            i
+        } else {
+            let best = (0..p)
+                .filter(|&s| next[s] < sequences[s].len() && waiting[sequences[s][next[s]]] == 0)
+                .map(|s| {
+                    let i = sequences[s][next[s]];
+                    (start(i, &finish).max(free_at[s]), s, i)
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let Some((begin, s, i)) = best else {
+                return Err(stuck(structure, &sequences, &next, graph, &done));
+            };
+            next[s] += 1;
+            finish[i] = begin + costs[i];
+            free_at[s] = finish[i];
+            i
+        };
+        done[pick] = true;
+        order.push(pick);
+        for &s in &graph.succs[pick] {
+            waiting[s] -= 1;
+            if waiting[s] == 0 && structure.roles[s].is_none() {
+                loose.insert(s);
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// Why no stage can go on: the first stage's next call and the call of
+/// another place in the order it waits for.
+fn stuck(
+    structure: &stages::Structure,
+    sequences: &[Vec<usize>],
+    next: &[usize],
+    graph: &Dataflow,
+    done: &[bool],
+) -> (usize, String) {
+    let describe = |i: usize| match structure.roles[i] {
+        Some(r) => format!(
+            "the {} of microbatch {} on @{}",
+            if r.backward { "backward" } else { "forward" },
+            r.microbatch,
+            structure.stages[r.stage]
+        ),
+        None => "an op".into(),
+    };
+    let Some(s) = (0..sequences.len()).find(|&s| next[s] < sequences[s].len()) else {
+        return (0, "the dataflow has a cycle".into());
+    };
+    let i = sequences[s][next[s]];
+    // The nearest unscheduled call it needs, looking through moves.
+    let mut blocker = None;
+    let mut stack: Vec<usize> = graph.preds[i].clone();
+    let mut seen = vec![false; done.len()];
+    while let Some(q) = stack.pop() {
+        if done[q] || std::mem::replace(&mut seen[q], true) {
+            continue;
+        }
+        if structure.roles[q].is_some() {
+            blocker = Some(q);
+            break;
+        }
+        stack.extend_from_slice(&graph.preds[q]);
+    }
+    let why = match blocker {
+        Some(q) => format!(
+            "{} comes next on its stage, but it needs {}, which the policy orders after it",
+            describe(i),
+            describe(q)
+        ),
+        None => format!(
+            "{} comes next on its stage, but its inputs never become ready",
+            describe(i)
+        ),
+    };
+    (i, why)
 }
 
 /// Estimated seconds of one op.

@@ -17,6 +17,9 @@ pub struct RemoteRun<'a> {
     pub record: bool,
     /// None: the server's default.
     pub timeout: Option<Duration>,
+    /// The schedule policy to lower with (None: the default, or the order
+    /// a lowered program has).
+    pub schedule: Option<&'a str>,
 }
 
 /// The largest output accepted from a server.
@@ -42,6 +45,7 @@ pub async fn run(
             inputs: run.inputs.len() as u32,
             record: run.record,
             timeout_ms: run.timeout.map_or(0, |t| t.as_millis() as u64),
+            schedule: run.schedule.unwrap_or_default().to_owned(),
         })),
     }];
     for chunk in wire::chunks(bytes::Bytes::copy_from_slice(run.text.as_bytes())) {

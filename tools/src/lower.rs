@@ -9,24 +9,31 @@ use melior::ir::ValueLike;
 use pw_compiler::LowerOptions;
 use pw_core::{plan::Plan, DType, Topology};
 use pw_dialect::ArrayType;
+use pw_passes::schedule::Policy;
 
 /// The plan of program `text` (named `name` in diagnostics), lowered onto
 /// `topology()` (which also says how to describe it) when it is not
-/// physical yet. Returns how it was lowered (None: it already was). Errors
-/// are rendered, ready to print.
+/// physical yet, and scheduled by `schedule` (None: the default for a
+/// program it lowers, the program's own order for one already lowered).
+/// Returns how it was lowered (None: it already was). Errors are rendered,
+/// ready to print.
 pub fn plan_of(
     name: &str,
     text: &str,
+    schedule: Option<Policy>,
     topology: &dyn Fn() -> Result<(Topology, String), String>,
 ) -> Result<(Plan, Option<String>), String> {
     with_diagnostics(name, text, |context| {
         let module = pw_dialect::parse_source(context, text, name)
             .ok_or_else(|| "error: the program does not parse".to_owned())?;
         let mut description = String::new();
-        let (plan, took) = pw_compiler::plan::plan(context, &module, || {
+        let (plan, took) = pw_compiler::plan::plan(context, &module, schedule, || {
             let (topology, how) = topology()?;
             description = how;
-            Ok(LowerOptions { topology })
+            Ok(LowerOptions {
+                topology,
+                schedule: schedule.unwrap_or_default(),
+            })
         })
         .map_err(|e| format!("error: {e}"))?;
         Ok((

@@ -9,6 +9,7 @@
 use crate::{lower, opt::write_atomically};
 use clap::Parser;
 use pw_core::{plan::StepKind, DType};
+use pw_passes::schedule::Policy;
 use pw_runtime::{
     cache::{DiskCache, Executables},
     client::{self, RemoteRun},
@@ -102,6 +103,12 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub topology: Option<PathBuf>,
 
+    /// Order the program by this pw-schedule policy: critical-path (the
+    /// default when lowering), gpipe or 1f1b. A lowered program is
+    /// scheduled again.
+    #[arg(long, value_name = "POLICY", value_parser = schedule_policy)]
+    pub schedule: Option<Policy>,
+
     /// Write a Chrome/Perfetto trace of compilation and execution.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
@@ -133,6 +140,10 @@ fn tolerance(text: &str) -> Result<f64, String> {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
         _ => Err(format!("'{text}' is not a finite tolerance >= 0")),
     }
+}
+
+fn schedule_policy(text: &str) -> Result<Policy, String> {
+    Policy::parse(text)
 }
 
 /// Runs pw-run with `args` (program name first); returns the exit code.
@@ -251,7 +262,7 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
             ),
         )),
     };
-    let (plan, lowered) = lower::plan_of(name, text, &topology)?;
+    let (plan, lowered) = lower::plan_of(name, text, cli.schedule, &topology)?;
     resources.admit(&plan).map_err(|e| format!("error: {e}"))?;
     let types: InputTypes = plan
         .inputs
@@ -360,6 +371,7 @@ fn remote(
             inputs: &inputs,
             record: cli.stats || cli.trace.is_some(),
             timeout,
+            schedule: cli.schedule.map(Policy::name),
         },
         progress,
     ))?;
@@ -682,6 +694,7 @@ struct StatRow<'a> {
 }
 
 fn local_stats(prepared: &Prepared, report: &RunReport) -> String {
+    let mut out = peak_bytes_table(&report.peak_bytes);
     let rows = prepared
         .part
         .steps
@@ -696,7 +709,20 @@ fn local_stats(prepared: &Prepared, report: &RunReport) -> String {
             shift: Duration::ZERO,
         })
         .collect();
-    stats_table(rows)
+    out.push_str(&stats_table(rows));
+    out
+}
+
+/// The `--stats` lines of the most bytes each device held at once.
+fn peak_bytes_table(peak: &std::collections::BTreeMap<i64, u64>) -> String {
+    let mut out = String::from(
+        "peak device bytes (buffers held by the run, per device)
+",
+    );
+    for (device, bytes) in peak {
+        let _ = writeln!(out, "  device {device:>4}  {bytes:>12} B");
+    }
+    out
 }
 
 /// The `--stats` table: per step, when it was enqueued and finished.

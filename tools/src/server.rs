@@ -4,6 +4,7 @@
 use crate::lower;
 use clap::Parser;
 use pw_core::{plan::Plan, Topology};
+use pw_passes::schedule::Policy;
 use pw_runtime::{
     cache::DiskCache,
     controller::{service::ControllerService, Config, Controller, Lowerer},
@@ -68,7 +69,17 @@ pub struct Cli {
 struct PipelineLowerer;
 
 impl Lowerer for PipelineLowerer {
-    fn lower(&self, name: &str, text: &str, topology: &Topology) -> Result<(Plan, String), String> {
+    fn lower(
+        &self,
+        name: &str,
+        text: &str,
+        topology: &Topology,
+        schedule: Option<&str>,
+    ) -> Result<(Plan, String), String> {
+        let schedule = schedule
+            .map(Policy::parse)
+            .transpose()
+            .map_err(|e| format!("error: {e}"))?;
         let description = || {
             let devices: usize = topology.islands.iter().map(|i| i.devices.len()).sum();
             let kinds: Vec<&str> = topology.islands.iter().map(|i| i.kind.as_str()).collect();
@@ -81,7 +92,7 @@ impl Lowerer for PipelineLowerer {
                 ),
             ))
         };
-        let (plan, how) = lower::plan_of(name, text, &description)?;
+        let (plan, how) = lower::plan_of(name, text, schedule, &description)?;
         Ok((plan, how.unwrap_or_default()))
     }
 }

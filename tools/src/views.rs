@@ -370,11 +370,23 @@ pub fn summary(analysis: &Analysis) -> Option<String> {
             format!("policy {p}")
         });
 
+    let peak = pw_passes::live_bytes::peak_live_bytes(analysis);
+    let memory = if peak.is_empty() {
+        RcDoc::text("devices not bound yet (lower the program first)")
+    } else {
+        table(
+            &["device", "peak live bytes"],
+            peak.iter()
+                .map(|(d, b)| vec![d.to_string(), format!("{} ({b} B)", human(*b))])
+                .collect(),
+        )
+    };
     let doc = RcDoc::intersperse(
         [
             section("Placement", placement),
             section("Transfers", transfers),
             section(&format!("Schedule ({order})"), schedule),
+            section("Memory (per device, in this order)", memory),
         ],
         RcDoc::hardline().append(RcDoc::hardline()),
     );

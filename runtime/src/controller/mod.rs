@@ -79,8 +79,15 @@ impl Default for Config {
 /// Lowers programs onto a topology (pw-server gives the MLIR pipeline).
 pub trait Lowerer: Send + Sync + 'static {
     /// The plan of program `text` (named `name` in messages) on
-    /// `topology`, and a line saying how it was lowered.
-    fn lower(&self, name: &str, text: &str, topology: &Topology) -> Result<(Plan, String), String>;
+    /// `topology`, scheduled by policy `schedule` (None: the default), and
+    /// a line saying how it was lowered.
+    fn lower(
+        &self,
+        name: &str,
+        text: &str,
+        topology: &Topology,
+        schedule: Option<&str>,
+    ) -> Result<(Plan, String), String>;
 }
 
 /// What the controller counts (see `ControllerCounters`).
@@ -136,6 +143,8 @@ pub struct RunRequest {
     pub record: bool,
     /// None: the controller's default.
     pub timeout: Option<Duration>,
+    /// The schedule policy to lower with (None: the lowerer's default).
+    pub schedule: Option<String>,
 }
 
 impl Controller {
@@ -408,12 +417,13 @@ impl Controller {
             (r.topology(), r.addresses())
         };
         let lowerer = self.inner.lowerer.clone();
-        let (name, text) = (request.name.clone(), request.text);
+        let (name, text, schedule) = (request.name.clone(), request.text, request.schedule);
         let lowering_topology = topology.clone();
-        let (plan, lowered) =
-            tokio::task::spawn_blocking(move || lowerer.lower(&name, &text, &lowering_topology))
-                .await
-                .map_err(|e| format!("lowering crashed: {e}"))??;
+        let (plan, lowered) = tokio::task::spawn_blocking(move || {
+            lowerer.lower(&name, &text, &lowering_topology, schedule.as_deref())
+        })
+        .await
+        .map_err(|e| format!("lowering crashed: {e}"))??;
         summary.lowered = lowered;
         summary.timings.lowered = t0.elapsed();
         plan.check()

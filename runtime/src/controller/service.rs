@@ -193,6 +193,7 @@ impl proto::controller_server::Controller for ControllerService {
             record: begin.record,
             timeout: (begin.timeout_ms > 0)
                 .then(|| std::time::Duration::from_millis(begin.timeout_ms)),
+            schedule: (!begin.schedule.is_empty()).then_some(begin.schedule),
         };
         tokio::spawn(async move {
             let progress_tx = tx.clone();

@@ -213,6 +213,59 @@ pub struct Enqueued {
     pub timings: Vec<StepTiming>,
     /// Completion times filled in by callbacks, when recorded.
     done_times: DoneTimes,
+    /// When recorded: the most bytes of buffers this part held at once, per
+    /// device (plan device id).
+    pub peak_bytes: std::collections::BTreeMap<i64, u64>,
+}
+
+/// The bytes of the buffers a part holds, per device, and the most it has
+/// held: a buffer counts from when a value holding it is made until the
+/// last value holding it is released (values share buffers: assembled
+/// arrays hold their parts').
+#[derive(Default)]
+struct LiveBytes {
+    /// By buffer address: (device, bytes, values holding it).
+    held: HashMap<usize, (i64, u64, usize)>,
+    live: std::collections::BTreeMap<i64, u64>,
+    peak: std::collections::BTreeMap<i64, u64>,
+}
+
+impl LiveBytes {
+    fn hold(&mut self, part: &Part, id: ValueId, shards: &Shards) {
+        for (position, buffer) in shards.iter().enumerate() {
+            let (Some(buffer), Some(&device)) = (buffer, part.values[id].devices.get(position))
+            else {
+                continue;
+            };
+            let entry = self
+                .held
+                .entry(Arc::as_ptr(buffer) as usize)
+                .or_insert_with(|| (device, buffer.on_device_size().unwrap_or(0) as u64, 0));
+            entry.2 += 1;
+            if entry.2 == 1 {
+                let live = self.live.entry(device).or_default();
+                *live += entry.1;
+                let peak = self.peak.entry(device).or_default();
+                *peak = (*peak).max(*live);
+            }
+        }
+    }
+
+    fn release(&mut self, shards: &Shards) {
+        for buffer in shards.iter().flatten() {
+            let key = Arc::as_ptr(buffer) as usize;
+            let Some(entry) = self.held.get_mut(&key) else {
+                continue;
+            };
+            entry.2 -= 1;
+            if entry.2 == 0 {
+                let (device, bytes, _) = *entry;
+                self.held.remove(&key);
+                let live = self.live.entry(device).or_default();
+                *live = live.saturating_sub(bytes);
+            }
+        }
+    }
 }
 
 /// When each device finished each step, filled in by completion callbacks.
@@ -304,6 +357,14 @@ impl Executor {
             Arc::new(Mutex::new(part.steps.iter().map(|_| Vec::new()).collect()));
         let mut timings = Vec::with_capacity(part.steps.len());
         let mut done_all = Vec::with_capacity(part.steps.len());
+        let mut live = LiveBytes::default();
+        if record {
+            for (id, shards) in values.iter().enumerate() {
+                if let Some(shards) = shards {
+                    live.hold(part, id, shards);
+                }
+            }
+        }
         for (index, (s, step_work)) in part.steps.iter().zip(&work.steps).enumerate() {
             let step = &s.step;
             if let Some(hook) = &self.before_step {
@@ -346,8 +407,19 @@ impl Executor {
                 }
             }
             done_all.push(done);
+            if record {
+                for v in step.writes() {
+                    if let Some(shards) = &values[v] {
+                        live.hold(part, v, shards);
+                    }
+                }
+            }
             for v in &step.frees {
-                values[*v] = None;
+                if let Some(shards) = values[*v].take() {
+                    if record {
+                        live.release(&shards);
+                    }
+                }
             }
             timings.push(StepTiming {
                 enqueue_start,
@@ -363,6 +435,7 @@ impl Executor {
             enqueued,
             timings,
             done_times,
+            peak_bytes: live.peak,
         })
     }
 

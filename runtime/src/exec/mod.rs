@@ -67,6 +67,8 @@ pub struct RunReport {
     pub finished: Duration,
     /// Per step of the plan.
     pub steps: Vec<StepTiming>,
+    /// The most bytes of buffers held at once, per device (recorded runs).
+    pub peak_bytes: std::collections::BTreeMap<i64, u64>,
 }
 
 /// A plan made ready to run in this process: its part (all of it) and the
@@ -175,6 +177,7 @@ pub fn run_local(
             outputs_ready,
             finished: t0.elapsed(),
             steps: enqueued.timings(),
+            peak_bytes: enqueued.peak_bytes.clone(),
         },
     ))
 }
