@@ -798,25 +798,32 @@ class Program:
             raise ProgramError(f"{where()}: the program has {self._out_tree.num_leaves} outputs, got {len(leaves)}")
         return jax.tree.unflatten(self._out_tree, leaves)
 
-    def lower(self, *, topology=None, devices: int | None = None, kind: str | None = None) -> str:
+    def lower(
+        self, *, topology=None, devices: int | None = None, kind: str | None = None, schedule: str | None = None
+    ) -> str:
         """The program lowered to physical devices (``pw-opt --pw-lower``);
         ``topology`` is a TOML/JSON file of islands, ``devices``/``kind``
-        describe the default single island. Raises ToolError with pw-opt's
-        diagnostics when the program cannot be lowered."""
+        describe the default single island, ``schedule`` is the order:
+        ``"critical-path"`` (the default), ``"gpipe"`` or ``"1f1b"``
+        (``docs/passes.md``). Raises ToolError with pw-opt's diagnostics
+        when the program cannot be lowered or scheduled."""
         from .tools import lower
 
-        return lower(self.text(locations=True), topology=topology, devices=devices, kind=kind)
+        return lower(
+            self.text(locations=True), topology=topology, devices=devices, kind=kind, schedule=_policy(schedule)
+        )
 
-    def run(self, *arrays, devices: int | None = None, topology=None):
+    def run(self, *arrays, devices: int | None = None, topology=None, schedule: str | None = None):
         """Runs the program through pw-run on the given inputs: arrays, or
         pytrees of arrays, whose leaves in order are the inputs in
         declaration order. Returns the outputs as numpy arrays in the
         pytree given to ``p.outputs``. ``devices`` asks the PJRT CPU plugin
         for that many devices; ``topology`` is a TOML/JSON file of islands
-        to lower onto. Raises ToolError with pw-run's diagnostics when the
-        program cannot run."""
+        to lower onto; ``schedule`` orders it as in ``lower``. Raises
+        ToolError with pw-run's diagnostics when the program cannot run."""
         from .tools import run
 
+        schedule = _policy(schedule)
         text = self.text(locations=True)
         leaves = [np.asarray(a) for a in jax.tree.leaves(arrays)]
         if len(leaves) != len(self._inputs):
@@ -827,7 +834,7 @@ class Program:
                     f"{where()}: input #{i} is {a.dtype}{list(a.shape)}, the program "
                     f"expects {value.aval.dtype}{list(value.aval.shape)}"
                 )
-        results = run(text, leaves, devices=devices, topology=topology)
+        results = run(text, leaves, devices=devices, topology=topology, schedule=schedule)
         if len(results) != len(self._outputs):
             raise ToolError(f"pw-run returned {len(results)} outputs, the program has {len(self._outputs)}")
         outputs = []
@@ -838,6 +845,15 @@ class Program:
                 r = r.view(want)
             outputs.append(r)
         return self.unflatten_outputs(outputs)
+
+
+SCHEDULES = ("critical-path", "gpipe", "1f1b")
+
+
+def _policy(schedule: str | None) -> str | None:
+    if schedule is not None and schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}; got {schedule!r}")
+    return schedule
 
 
 def program(name: str = "program", platform: str = "cpu") -> Program:

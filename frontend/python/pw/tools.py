@@ -68,10 +68,13 @@ def _option_word(key: str, value) -> str:
     return f"{key}={text}"
 
 
-def lower(text: str, topology=None, devices: int | None = None, kind: str | None = None) -> str:
+def lower(
+    text: str, topology=None, devices: int | None = None, kind: str | None = None, schedule: str | None = None
+) -> str:
     """`pw-opt --pw-lower` over program text; returns the lowered text.
     `topology`, `devices` and `kind` are the options of the
-    pw-lower-to-physical pass (`pw-opt --list-passes`)."""
+    pw-lower-to-physical pass, `schedule` pw-schedule's policy
+    (`pw-opt --list-passes`)."""
     with tempfile.TemporaryDirectory(prefix="pw-opt-") as tmp:
         options = []
         if topology is not None:
@@ -89,6 +92,8 @@ def lower(text: str, topology=None, devices: int | None = None, kind: str | None
             options.append(_option_word("devices", int(devices)))
         if kind is not None:
             options.append(_option_word("kind", kind))
+        if schedule is not None:
+            options.append(_option_word("schedule", schedule))
         flag = "--pw-lower" + ("=" + " ".join(options) if options else "")
         args = [find_tool("pw-opt"), flag, "-"]
         proc = subprocess.run(args, input=text, capture_output=True, text=True)
@@ -96,11 +101,13 @@ def lower(text: str, topology=None, devices: int | None = None, kind: str | None
     return proc.stdout
 
 
-def run(text: str, arrays: list[np.ndarray], devices: int | None = None, topology=None) -> list[np.ndarray]:
+def run(
+    text: str, arrays: list[np.ndarray], devices: int | None = None, topology=None, schedule: str | None = None
+) -> list[np.ndarray]:
     """Runs program text with pw-run on `arrays`; returns its outputs.
 
     pw-run's contract: `pw-run PROGRAM.mlir IN0.npy IN1.npy ... --out-dir
-    DIR [--devices N] [--topology FILE]` writes `DIR/output_<i>.npy`, one
+    DIR [--devices N] [--topology FILE] [--schedule POLICY]` writes `DIR/output_<i>.npy`, one
     per program result, and exits 0; on failure it exits non-zero with
     `error:` diagnostics on stderr."""
     with tempfile.TemporaryDirectory(prefix="pw-run-") as tmp:
@@ -121,6 +128,8 @@ def run(text: str, arrays: list[np.ndarray], devices: int | None = None, topolog
             if not os.path.isfile(path):
                 raise ToolError(f"topology file {path} does not exist")
             args += ["--topology", path]
+        if schedule is not None:
+            args += ["--schedule", schedule]
         env = dict(os.environ)
         if "PW_PJRT_PLUGIN" not in env and "PW_VENV" not in env and sys.prefix != sys.base_prefix:
             # pw-run finds the PJRT CPU plugin in a venv: this one, from

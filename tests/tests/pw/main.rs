@@ -8,4 +8,5 @@ mod lit;
 mod pipeline;
 mod robustness;
 mod run;
+mod schedules;
 mod transfer_plans;

@@ -52,7 +52,7 @@ fn files(example: &str, prefix: &str) -> Vec<String> {
     found.iter().map(|p| p.display().to_string()).collect()
 }
 
-fn program(example: &str) -> String {
+pub(crate) fn program(example: &str) -> String {
     repo_root()
         .join("examples")
         .join(format!("{example}.mlir"))
@@ -60,7 +60,7 @@ fn program(example: &str) -> String {
         .to_string()
 }
 
-fn run_example(example: &str, extra: &[&str]) -> Output {
+pub(crate) fn run_example(example: &str, extra: &[&str]) -> Output {
     let mut args = vec![program(example)];
     args.extend(files(example, "input_"));
     args.push("--expect".into());
