@@ -109,27 +109,25 @@ class JaxLoop:
         self.sampler, self.trainer = jax.devices("cpu")[:2]
         self.sample = jax.jit(examples.rl_sample)
         self.train = jax.jit(examples.rl_train)
-        policy, w_reward, prompts, seeds = inputs
+        policy, w_reward, seeds = inputs
         self.policy = jax.device_put(policy, self.sampler)
         self.w_reward = jax.device_put(w_reward, self.sampler)
-        self.prompts = jax.device_put(prompts, self.sampler)
         self.seeds = jax.device_put(seeds, self.sampler)
-        self.trainer_prompts = jax.device_put(prompts, self.trainer)
 
     def run(self, overlap: bool, iterations: int):
         """The first `iterations` iterations; returns the outputs as the
         block does."""
         policy_s = self.policy
         policy_t = jax.device_put(self.policy, self.trainer)
-        batch = self.sample(policy_s, self.w_reward, self.prompts[0], self.seeds[0])
+        batch = self.sample(policy_s, self.w_reward, self.seeds[0])
         rewards = [batch[-1]]
         for k in range(1, iterations + 1):
             if overlap:
-                next_batch = self.sample(policy_s, self.w_reward, self.prompts[k], self.seeds[k])
-            policy_t = self.train(policy_t, self.trainer_prompts[k - 1], *jax.device_put(batch, self.trainer))
+                next_batch = self.sample(policy_s, self.w_reward, self.seeds[k])
+            policy_t = self.train(policy_t, *jax.device_put(batch, self.trainer))
             policy_s = jax.device_put(policy_t, self.sampler)
             if not overlap:
-                next_batch = self.sample(policy_s, self.w_reward, self.prompts[k], self.seeds[k])
+                next_batch = self.sample(policy_s, self.w_reward, self.seeds[k])
             batch = next_batch
             rewards.append(batch[-1])
         return [*policy_t, *rewards]
@@ -142,10 +140,10 @@ class JaxLoop:
     def alone(self, repeats: int = 20) -> tuple[float, float]:
         """The median time of one sampler call and one trainer call, each
         alone on its device, warm."""
-        batch = jax.block_until_ready(self.sample(self.policy, self.w_reward, self.prompts[0], self.seeds[0]))
+        batch = jax.block_until_ready(self.sample(self.policy, self.w_reward, self.seeds[0]))
         policy_t = jax.device_put(self.policy, self.trainer)
         batch_t = jax.device_put(batch, self.trainer)
-        jax.block_until_ready(self.train(policy_t, self.trainer_prompts[0], *batch_t))
+        jax.block_until_ready(self.train(policy_t, *batch_t))
 
         def median(call):
             times = []
@@ -156,8 +154,8 @@ class JaxLoop:
             return statistics.median(times)
 
         return (
-            median(lambda: self.sample(self.policy, self.w_reward, self.prompts[0], self.seeds[0])),
-            median(lambda: self.train(policy_t, self.trainer_prompts[0], *batch_t)),
+            median(lambda: self.sample(self.policy, self.w_reward, self.seeds[0])),
+            median(lambda: self.train(policy_t, *batch_t)),
         )
 
 
@@ -171,7 +169,7 @@ def main():
     args = parser.parse_args()
 
     inputs = examples.rl_loop_inputs(np.random.default_rng(SEED))
-    iterations = len(inputs[2]) - 1
+    iterations = len(inputs[-1]) - 1
     short = iterations // 2  # JAX's steady iteration: the K- and K/2-iteration loops' difference
     blocks = {"overlapped": examples.rl_loop_block, "sequential": partial(examples.rl_loop_block, overlap=False)}
     expected = {name: examples.reference(block, inputs) for name, block in blocks.items()}

@@ -51,13 +51,18 @@ def trainer(w, prompts, probs, rewards):
     return w - 0.1 * jax.grad(loss)(w)
 
 
-# The RL loop's policy is a small recurrent generator: from a prompt it
+# The RL loop. The policy is a small recurrent generator: from a prompt it
 # refines a state for GENERATE_STEPS steps, then reads action logits off the
-# last state. The sampler draws an action per prompt and scores it with a
-# reward model; the trainer takes one policy-gradient step on a batch,
+# last state. The sampler draws a batch of prompts and an action for each,
+# and scores each (prompt, action) with a reward model of REWARD_LAYERS
+# tied layers; the trainer takes one policy-gradient step on a batch,
 # back-propagating through the generation, with an importance weight that
 # corrects for a batch sampled by an older policy (1 when it is on-policy).
+# Sized so that one sampler call and one trainer call each take a few
+# milliseconds on one CPU device.
 GENERATE_STEPS = 4
+REWARD_LAYERS = 16
+PROMPTS_PER_BATCH = 128
 LEARNING_RATE = 0.5
 
 
@@ -77,16 +82,19 @@ def action_logp(policy, prompts, actions):
     return jnp.take_along_axis(logp, actions[:, None], axis=-1)[:, 0]
 
 
-def rl_sample(policy, w_reward, prompts, seed):
-    """A batch: an action per prompt, drawn from the policy with the key
-    `seed`, its log-probability, and a reward model's score of each
-    (prompt, action) pair."""
+def rl_sample(policy, w_reward, seed):
+    """A batch drawn with the key `seed`: prompts, an action per prompt
+    drawn from the policy, its log-probability, and the reward model's
+    score of each (prompt, action) pair."""
+    prompt_key, action_key = jax.random.split(jax.random.key(seed))
+    prompts = jax.random.normal(prompt_key, (PROMPTS_PER_BATCH, policy[0].shape[0]), jnp.float32)
     logits = policy_logits(policy, prompts)
-    actions = jax.random.categorical(jax.random.key(seed), logits, axis=-1).astype(jnp.int32)
+    actions = jax.random.categorical(action_key, logits, axis=-1).astype(jnp.int32)
     logp = jnp.take_along_axis(jax.nn.log_softmax(logits, axis=-1), actions[:, None], axis=-1)[:, 0]
     w_in, w_hidden, w_out = w_reward
     pairs = jnp.concatenate([prompts, jax.nn.one_hot(actions, logits.shape[-1])], axis=-1)
-    return actions, logp, jnp.tanh(jnp.tanh(jnp.tanh(pairs @ w_in) @ w_hidden) @ w_out)
+    h = jax.lax.fori_loop(0, REWARD_LAYERS, lambda _, h: h + jnp.tanh(h @ w_hidden), jnp.tanh(pairs @ w_in))
+    return prompts, actions, logp, jnp.tanh(h @ w_out)
 
 
 def rl_train(policy, prompts, actions, sampled_logp, rewards):
@@ -160,11 +168,11 @@ def rl_block(place, jit, w_policy, w_reward, prompts, next_prompts):
     return [new_w, rewards, next_probs]
 
 
-def rl_loop_block(place, jit, policy, w_reward, prompts, seeds, overlap=True):
-    """len(prompts) - 1 iterations of an RL loop, unrolled, on two disjoint
+def rl_loop_block(place, jit, policy, w_reward, seeds, overlap=True):
+    """len(seeds) - 1 iterations of an RL loop, unrolled, on two disjoint
     one-device meshes: iteration k trains on batch k-1 (mesh `trainer`) and
     samples batch k (mesh `sampler`); the trainer's new weights flow back to
-    the sampler.
+    the sampler, the batches to the trainer.
 
     With `overlap` (one step off-policy) batch k is sampled with the weights
     the trainer is starting from, so the sampler and the trainer can run at
@@ -175,17 +183,17 @@ def rl_loop_block(place, jit, policy, w_reward, prompts, seeds, overlap=True):
     sample = jit(rl_sample, None, None)
     train = jit(rl_train, None, None)
     with place("sampler", 1):
-        batch = sample(policy, w_reward, prompts[0], seeds[0])
+        batch = sample(policy, w_reward, seeds[0])
     all_rewards = [batch[-1]]
-    for k in range(1, len(prompts)):
+    for k in range(1, len(seeds)):
         if overlap:
             with place("sampler", 1):
-                next_batch = sample(policy, w_reward, prompts[k], seeds[k])
+                next_batch = sample(policy, w_reward, seeds[k])
         with place("trainer", 1):
-            policy = train(policy, prompts[k - 1], *batch)
+            policy = train(policy, *batch)
         if not overlap:
             with place("sampler", 1):
-                next_batch = sample(policy, w_reward, prompts[k], seeds[k])
+                next_batch = sample(policy, w_reward, seeds[k])
         batch = next_batch
         all_rewards.append(batch[-1])
     return [*policy, *all_rewards]
@@ -339,10 +347,8 @@ def pipeline_train_inputs(rng):
     return [microbatches, targets, params]
 
 
-# Sized so that one sampler call and one trainer call each take a few
-# milliseconds on one CPU device.
 RL_LOOP_ITERATIONS = 6
-RL_LOOP_BATCH, RL_LOOP_WIDTH, RL_LOOP_ACTIONS, RL_LOOP_REWARD_WIDTH = 128, 256, 64, 1024
+RL_LOOP_WIDTH, RL_LOOP_ACTIONS, RL_LOOP_REWARD_WIDTH = 256, 64, 256
 
 
 def rl_loop_inputs(rng):
@@ -351,17 +357,14 @@ def rl_loop_inputs(rng):
         rng.standard_normal((d, d), dtype=np.float32) / np.float32(np.sqrt(d)),
         rng.standard_normal((d, a), dtype=np.float32) / np.float32(np.sqrt(d)),
     )
-    # The reward model's hidden layer: half of its input variance from the
+    # The reward model's first layer: half of its input variance from the
     # prompt, half from the action (one row of the last `a`).
     w_in = rng.standard_normal((d + a, r), dtype=np.float32) / np.float32(np.sqrt(2 * d))
     w_in[d:] *= np.float32(np.sqrt(d))
-    w_hidden = rng.standard_normal((r, r), dtype=np.float32) / np.float32(np.sqrt(r))
+    w_hidden = rng.standard_normal((r, r), dtype=np.float32) / np.float32(np.sqrt(r) * REWARD_LAYERS)
     w_reward = (w_in, w_hidden, rng.standard_normal((r,), dtype=np.float32) / np.float32(np.sqrt(r / 4)))
-    prompts = [
-        rng.standard_normal((RL_LOOP_BATCH, d), dtype=np.float32) for _ in range(RL_LOOP_ITERATIONS + 1)
-    ]
     seeds = [np.uint32(s) for s in rng.integers(0, 2**32, size=RL_LOOP_ITERATIONS + 1, dtype=np.uint32)]
-    return [policy, w_reward, prompts, seeds]
+    return [policy, w_reward, seeds]
 
 
 EXAMPLES = {

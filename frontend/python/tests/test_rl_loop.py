@@ -206,14 +206,14 @@ def test_overlapped_loop_matches_jax_and_sampler_runs_during_training(examples, 
     inputs = [np.load(os.path.join(data, f"input_{i}.npy")) for i in range(count)]
     for got, want in zip(inputs, flat_inputs(loop_inputs)):
         np.testing.assert_array_equal(got, want)
-    expected = [np.load(os.path.join(data, f"expected_{i}.npy")) for i in range(2 + len(loop_inputs[2]))]
+    expected = [np.load(os.path.join(data, f"expected_{i}.npy")) for i in range(2 + len(loop_inputs[-1]))]
     with open(os.path.join(REPO, "examples", "rl_loop.mlir")) as f:
         text = f.read()
     with tempfile.TemporaryDirectory(prefix="pw-rl-loop-") as tmp:
         outputs, trace = pw_run(text, inputs, tmp)
     assert_outputs(outputs, expected)
     spans = device_spans(trace)
-    assert_calls_traced(spans, iterations=len(loop_inputs[2]) - 1)
+    assert_calls_traced(spans, iterations=len(loop_inputs[-1]) - 1)
     assert_disjoint_meshes(spans)
     assert sampler_and_trainer_overlap(spans), describe(spans)
 
@@ -232,6 +232,6 @@ def test_sequential_loop_matches_jax_and_does_not_overlap(examples, loop_inputs)
     overlapped = examples.reference(examples.rl_loop_block, loop_inputs)
     assert not np.allclose(overlapped[0], expected[0], rtol=1e-5, atol=1e-6)
     spans = device_spans(trace)
-    assert_calls_traced(spans, iterations=len(loop_inputs[2]) - 1)
+    assert_calls_traced(spans, iterations=len(loop_inputs[-1]) - 1)
     assert_disjoint_meshes(spans)
     assert not sampler_and_trainer_overlap(spans), describe(spans)
