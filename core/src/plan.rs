@@ -639,9 +639,10 @@ mod tests {
         assert_eq!(a.inputs, [0]);
         assert!(b.inputs.is_empty());
         assert_eq!(b.outputs, [3]);
-        // Worker 7 frees the copied value after the copy; worker 8 frees
-        // what it received after its call.
-        assert_eq!(a.steps[1].step.frees, [1]);
+        // Worker 7 frees the copied value after the copy, and the copy's
+        // output, which none of its steps reads; worker 8 frees what it
+        // received after its call.
+        assert_eq!(a.steps[1].step.frees, [1, 2]);
         assert_eq!(b.steps[1].step.frees, [2]);
         // Each worker gets the texts of the computations it runs.
         assert!(!b.computations[0].text.is_empty());

@@ -38,7 +38,8 @@ use std::{
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --expect examples/pipeline/expected_*.npy\n  \
         pw-run program.mlir --random-inputs --seed 7 --devices 8 --trace run.json --stats\n  \
         pw-run lowered.mlir x.npy --plugin /path/to/pjrt_plugin.so\n  \
-        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000 --stats\n\n\
+        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000 --stats\n  \
+        pw-run examples/pipeline_train.mlir examples/pipeline_train/input_*.npy --devices 4 --schedule 1f1b --warmup 2 --trace t.json\n\n\
         Set PW_LOG=debug (or trace) to log compilations and enqueued steps.\n\
         Without --server, pw-run is one process: it lowers, compiles and runs on its\n\
         own PJRT client. With --server, a pw-server lowers the program onto its\n\
@@ -108,6 +109,11 @@ pub struct Cli {
     /// scheduled again.
     #[arg(long, value_name = "POLICY", value_parser = schedule_policy)]
     pub schedule: Option<Policy>,
+
+    /// Run the program this many times first (outputs discarded), so that
+    /// timings, --stats and --trace show a warm run (0 to 1000).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1000), conflicts_with = "server")]
+    pub warmup: u16,
 
     /// Write a Chrome/Perfetto trace of compilation and execution.
     #[arg(long, value_name = "FILE.json")]
@@ -273,6 +279,11 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
     let mut cache = Executables::new(&client, DiskCache::open(cli.compile_cache.as_deref()));
     let prepared = exec::prepare(&plan, &mut cache, progress).map_err(|e| format!("error: {e}"))?;
     let executor = Executor::new(&client);
+    for i in 0..cli.warmup {
+        progress(&format!("warm-up run {} of {}", i + 1, cli.warmup));
+        exec::run_local(&executor, &prepared, &inputs, false)
+            .map_err(|e| format!("error: warm-up run {}: {e}", i + 1))?;
+    }
     let (outputs, report) = exec::run_local(
         &executor,
         &prepared,
@@ -295,6 +306,13 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
         lowered.map_or("already".to_owned(), |how| format!("onto {how}"))
     );
     placement(&mut header, &plan.meshes, |_| String::new());
+    if cli.warmup > 0 {
+        let _ = writeln!(
+            header,
+            "  warm-up    {} runs before this one",
+            cli.warmup
+        );
+    }
     let stats = &cache.stats;
     let from_cache = match cache.disk() {
         Some(disk) if stats.from_disk > 0 => format!(
@@ -319,12 +337,14 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
         ms(report.finished)
     );
     let (mut spans, shift) = trace::compile_spans(&cache.stats.spans);
+    let ready = trace::inputs_ready(&prepared.part, &report.steps);
     let steps = prepared
         .part
         .steps
         .iter()
         .zip(&report.steps)
-        .map(|(s, t)| (s.step.label.as_str(), s.step.kind.name(), t));
+        .zip(ready)
+        .map(|((s, t), r)| (s.step.label.as_str(), s.step.kind.name(), t, r));
     spans.extend(trace::run_spans(0, steps, shift));
     let trace = trace::chrome_json(&spans, &|track| match track {
         trace::Track::Compiler => "compiler".into(),
@@ -891,7 +911,7 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
         let sent = part_sent(s, p.worker);
         let steps = p.steps.iter().filter_map(|(index, timing)| {
             let line = s.steps.get(*index)?;
-            Some((line.label.as_str(), line.kind.as_str(), timing))
+            Some((line.label.as_str(), line.kind.as_str(), timing, Duration::ZERO))
         });
         spans.extend(trace::run_spans(p.worker, steps, sent));
         for send in &p.sends {

@@ -277,8 +277,20 @@ impl Enqueued {
         self.done.wait(send_timeout)
     }
 
-    /// The step timings with the recorded completion times.
+    /// The step timings with the recorded completion times. Call it after
+    /// [`Self::wait`]: a completion's callback can run just after its event
+    /// is ready, so it waits (at most a second) for every recorded one.
     pub fn timings(&self) -> Vec<StepTiming> {
+        let complete = |t: &Vec<Vec<(i64, Option<Duration>)>>| {
+            t.iter().flatten().all(|(_, done)| done.is_some())
+        };
+        for _ in 0..1000 {
+            match self.done_times.lock() {
+                Ok(t) if !complete(&t) => {}
+                _ => break,
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let mut timings = self.timings.clone();
         if let Ok(times) = self.done_times.lock() {
             for (timing, done) in timings.iter_mut().zip(times.iter()) {

@@ -47,20 +47,49 @@ pub fn compile_spans(compiles: &[Span]) -> (Vec<Span>, Duration) {
     (spans, at)
 }
 
+/// When each step's inputs were all ready, from the recorded completion
+/// times of the steps that wrote them (an assembly is ready when its parts
+/// are; a part's inputs count as ready from the start).
+pub fn inputs_ready(part: &pw_core::plan::Part, timings: &[StepTiming]) -> Vec<Duration> {
+    let mut value_ready: HashMap<pw_core::plan::ValueId, Duration> = HashMap::new();
+    let mut ready = Vec::with_capacity(part.steps.len());
+    for (s, timing) in part.steps.iter().zip(timings) {
+        let inputs = s
+            .step
+            .reads()
+            .iter()
+            .filter_map(|v| value_ready.get(v).copied())
+            .max()
+            .unwrap_or_default();
+        let done = timing
+            .done
+            .iter()
+            .filter_map(|(_, d)| *d)
+            .max()
+            .unwrap_or(inputs);
+        for v in s.step.writes() {
+            value_ready.insert(v, done);
+        }
+        ready.push(inputs);
+    }
+    ready
+}
+
 /// The spans of one worker's part of a run, shifted by `shift`: the host
 /// enqueueing each step, and each device working on each step. `steps`
-/// gives each step's label, kind (`StepKind::name`) and timing. A device
-/// starts a step when the host has enqueued it and the device finished its
-/// previous one: PJRT does not report start times, so the start is this
-/// bound.
+/// gives each step's label, kind (`StepKind::name`), timing and when its
+/// inputs were ready (zero: unknown). PJRT does not report start times, so
+/// a device's span starts at the bound: when the host had enqueued the
+/// step, the device had finished its previous one, and the inputs were
+/// ready.
 pub fn run_spans<'a>(
     worker: u32,
-    steps: impl IntoIterator<Item = (&'a str, &'a str, &'a StepTiming)>,
+    steps: impl IntoIterator<Item = (&'a str, &'a str, &'a StepTiming, Duration)>,
     shift: Duration,
 ) -> Vec<Span> {
     let mut spans = Vec::new();
     let mut device_free: HashMap<i64, Duration> = HashMap::new();
-    for (label, kind, timing) in steps {
+    for (label, kind, timing, ready) in steps {
         spans.push(Span {
             name: label.to_owned(),
             category: "enqueue",
@@ -76,8 +105,10 @@ pub fn run_spans<'a>(
         for (device, done) in &timing.done {
             let Some(done) = done else { continue };
             let free = device_free.get(device).copied().unwrap_or_default();
-            let start = timing.enqueue_end.max(free).min(*done);
-            device_free.insert(*device, *done);
+            let start = timing.enqueue_end.max(free).max(ready).min(*done);
+            // Completions can be recorded out of order: the device is free
+            // after the latest.
+            device_free.insert(*device, free.max(*done));
             spans.push(Span {
                 name: label.to_owned(),
                 category,
