@@ -14,6 +14,7 @@ device). Everything is deterministic; rerunning reproduces the files.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 
@@ -199,23 +200,28 @@ def rl_loop_block(place, jit, policy, w_reward, seeds, overlap=True):
     return [*policy, *all_rewards]
 
 
-def stage_forward(w, b, x):
-    return jnp.tanh(x @ w + b)
+def stage_forward(w, b, x, depth=1):
+    """`depth` tied tanh layers (benches/schedules.py makes stages deep)."""
+    if depth == 1:
+        return jnp.tanh(x @ w + b)
+    return jax.lax.fori_loop(0, depth, lambda _, h: jnp.tanh(h @ w + b), x)
 
 
-def stage_backward(w, b, x, g):
+def stage_backward(w, b, x, g, depth=1):
     """The cotangents (dw, db, dx) of `stage_forward` at `x` for `g`: the
     stage's backward, recomputing its forward from the saved input."""
-    _, vjp = jax.vjp(stage_forward, w, b, x)
+    _, vjp = jax.vjp(lambda w, b, x: stage_forward(w, b, x, depth), w, b, x)
     return vjp(g)
 
 
-def last_stage_backward(w, b, x, y):
-    """The last stage: its forward, the squared-error loss against `y`, and
-    the cotangents (dw, db, dx)."""
+def last_stage_backward(w, b, x, y, depth=1):
+    """The last stage: its forward (`depth - 1` tanh layers, then a linear
+    one), the squared-error loss against `y`, and the cotangents (dw, db,
+    dx)."""
 
     def error(w, b, x):
-        return jnp.mean((x @ w + b - y) ** 2)
+        h = x if depth == 1 else stage_forward(w, b, x, depth - 1)
+        return jnp.mean((h @ w + b - y) ** 2)
 
     value, grads = jax.value_and_grad(error, argnums=(0, 1, 2))(w, b, x)
     return (value, *grads)
@@ -229,15 +235,20 @@ def sgd(w, b, dw, db, scale):
     return w - scale * dw, b - scale * db
 
 
-def pipeline_train_block(place, jit, microbatches, targets, params):
-    """One training step of a 4-stage pipeline over 8 microbatches, written
-    as a plain loop: per microbatch the forward through every stage, the
-    backward back through them (gradients summed per stage), then an SGD
-    update per stage. Stage s runs on mesh `stage{s}`, one device each.
-    Returns the updated weights and each microbatch's loss."""
-    forward = jit(stage_forward, None, None)
-    backward = jit(stage_backward, None, None)
-    last = jit(last_stage_backward, None, None)
+def pipeline_train_block(place, jit, microbatches, targets, params, depth=1):
+    """One training step of a pipeline (the example: 4 stages, 8
+    microbatches), written as a plain loop: per microbatch the forward
+    through every stage, the backward back through them (gradients summed
+    per stage), then an SGD update per stage. Stage s runs on mesh
+    `stage{s}`, one device each; each stage is `depth` layers. Returns the
+    updated weights and each microbatch's loss."""
+
+    def deep(fn):
+        return fn if depth == 1 else functools.partial(fn, depth=depth)
+
+    forward = jit(deep(stage_forward), None, None)
+    backward = jit(deep(stage_backward), None, None)
+    last = jit(deep(last_stage_backward), None, None)
     add = jit(accumulate, None, None)
     update = jax.jit(sgd, static_argnums=4)
     stages = len(params)
