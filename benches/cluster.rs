@@ -305,7 +305,8 @@ fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
             String::new(),
         ))
     };
-    let (plan, _) = pw_tools::lower::plan_of("bench", text, &topology).unwrap_or_else(|e| fail(e));
+    let (plan, _) =
+        pw_tools::lower::plan_of("bench", text, None, &topology).unwrap_or_else(|e| fail(e));
     let mut cache = Executables::new(&client, None);
     let prepared = exec::prepare(&plan, &mut cache, &mut |_| {}).unwrap_or_else(|e| fail(e));
     let executor = Executor::new(&client);

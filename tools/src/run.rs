@@ -307,11 +307,7 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
     );
     placement(&mut header, &plan.meshes, |_| String::new());
     if cli.warmup > 0 {
-        let _ = writeln!(
-            header,
-            "  warm-up    {} runs before this one",
-            cli.warmup
-        );
+        let _ = writeln!(header, "  warm-up    {} runs before this one", cli.warmup);
     }
     let stats = &cache.stats;
     let from_cache = match cache.disk() {
@@ -892,7 +888,15 @@ fn remote_stats(s: &RunSummary) -> String {
             }
         }
     }
-    stats_table(rows)
+    // Device ids are global: each is one worker's.
+    let peak = s
+        .parts
+        .iter()
+        .flat_map(|p| p.peak_bytes.iter().map(|(d, b)| (*d, *b)))
+        .collect();
+    let mut out = peak_bytes_table(&peak);
+    out.push_str(&stats_table(rows));
+    out
 }
 
 /// When `worker` was sent its part, from the start of the run.
@@ -911,7 +915,12 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
         let sent = part_sent(s, p.worker);
         let steps = p.steps.iter().filter_map(|(index, timing)| {
             let line = s.steps.get(*index)?;
-            Some((line.label.as_str(), line.kind.as_str(), timing, Duration::ZERO))
+            Some((
+                line.label.as_str(),
+                line.kind.as_str(),
+                timing,
+                Duration::ZERO,
+            ))
         });
         spans.extend(trace::run_spans(p.worker, steps, sent));
         for send in &p.sends {

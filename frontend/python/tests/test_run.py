@@ -31,11 +31,12 @@ def assert_matches_jax(outputs, expected, rtol=1e-5, atol=1e-6):
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"output {i}")
 
 
-@pytest.mark.parametrize("name", ["pipeline", "rl_step", "partially_placed"])
+@pytest.mark.parametrize("name", ["pipeline", "rl_step", "partially_placed", "pipeline_train", "rl_loop"])
 def test_example_runs_like_plain_jax(examples, name):
-    """The pipeline, the RL loop step and the partially placed program of
-    examples/generate.py: captured, run by pw-run, compared with the same
-    block run by plain JAX on the same inputs."""
+    """Every example of examples/generate.py (the pipeline, the RL step, the
+    partially placed program, the pipeline training step, the RL loop):
+    captured, run by pw-run, compared with the same block run by plain JAX
+    on the same inputs."""
     block, make_inputs = examples.EXAMPLES[name]
     inputs = make_inputs(np.random.default_rng(SEED))
     program = examples.capture(name, block, inputs)

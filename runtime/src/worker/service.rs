@@ -43,6 +43,10 @@ pub struct PartReport {
     pub steps: Vec<(usize, StepTiming)>,
     /// Pieces sent to peers.
     pub sends: Vec<SendRecord>,
+    /// When recorded: the most bytes of buffers the part held at once, per
+    /// device.
+    #[serde(default)]
+    pub peak_bytes: std::collections::BTreeMap<i64, u64>,
 }
 
 /// See the module doc.
@@ -551,6 +555,7 @@ fn execute_part(
                     Vec::new()
                 },
                 sends: peers.sends.lock().map(|s| s.clone()).unwrap_or_default(),
+                peak_bytes: enqueued.peak_bytes.clone(),
             };
             report.report_json = serde_json::to_string(&r).unwrap_or_default();
             drop(enqueued);

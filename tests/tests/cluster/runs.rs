@@ -3,7 +3,7 @@
 use crate::harness::{bin, example_args, other_plugin, run_bounded, serial, text, Cluster, Place};
 use std::{process::Command, time::Duration};
 
-const EXAMPLES: [&str; 3] = ["pipeline", "rl_step", "partially_placed"];
+const EXAMPLES: [&str; 4] = ["pipeline", "rl_step", "partially_placed", "pipeline_train"];
 
 /// Every example on 3 workers of 2 devices gives JAX's outputs; the pieces
 /// between stages go worker to worker: the controller moves only inputs
@@ -57,6 +57,14 @@ fn examples_match_jax_on_three_workers() {
         stdout.contains("(worker 1)") && stdout.contains("finished"),
         "{stdout}"
     );
+    // The buffers each device held at most, as the workers measured them.
+    let peaks = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("peak device bytes"))
+        .skip(1)
+        .take_while(|l| l.trim_start().starts_with("device"))
+        .count();
+    assert_eq!(peaks, 6, "{stdout}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
@@ -103,7 +111,7 @@ fn examples_match_jax_on_three_workers() {
     );
     // The controller saw exactly the inputs: no piece passed through it.
     assert_eq!(counters.bytes_from_clients, client_bytes, "{counters:?}");
-    assert_eq!(counters.runs_ok, 4);
+    assert_eq!(counters.runs_ok, EXAMPLES.len() as u64 + 1);
     cluster.assert_no_buffers();
 }
 

@@ -70,7 +70,13 @@ pub(crate) fn run_example(example: &str, extra: &[&str]) -> Output {
     pw_run(&args, b"")
 }
 
-const EXAMPLES: [&str; 3] = ["pipeline", "rl_step", "partially_placed"];
+const EXAMPLES: [&str; 5] = [
+    "pipeline",
+    "rl_step",
+    "partially_placed",
+    "pipeline_train",
+    "rl_loop",
+];
 
 #[test]
 fn examples_match_jax_on_four_devices() {

@@ -5,6 +5,7 @@
 
 use crate::{
     common::pw_opt,
+    pipeline::elide_computations,
     run::{program, run_example},
 };
 use std::collections::BTreeMap;
@@ -133,6 +134,17 @@ fn scheduled_orders_respect_dataflow_and_policy() {
         assert_eq!(
             again.stdout, text,
             "{policy}: scheduling again changed the order"
+        );
+    }
+}
+
+/// The training step's scheduled program under each pipeline policy.
+#[test]
+fn pipeline_train_scheduled_per_policy() {
+    for policy in ["gpipe", "1f1b"] {
+        insta::assert_snapshot!(
+            format!("pipeline_train__{policy}"),
+            elide_computations(&lower("pipeline_train", policy))
         );
     }
 }
