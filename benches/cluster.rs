@@ -20,7 +20,7 @@
 //! plugin the set-up recorded, and the venv's JAX. Compilation is excluded
 //! (a warm-up run first); medians of 5 runs.
 
-use pw_benches::{chain_program, fail, pipeline_program};
+use pw_benches::{fail, pipeline_program};
 use pw_core::DType;
 use pw_runtime::{
     cache::Executables,
@@ -30,6 +30,7 @@ use pw_runtime::{
     host::HostArray,
     pjrt::{Client, ClientOptions, Plugin},
 };
+use pw_tests::chain_program;
 use std::{
     io::{BufRead, BufReader, Read, Write},
     path::{Path, PathBuf},
@@ -407,7 +408,7 @@ fn main() {
     for plane in ["tcp", "grpc"] {
         eprintln!("b. 1,000-node chain across two workers ({plane})...");
         let c = cluster(&root, 2, 1, plane);
-        let text = chain_program(NODES, true);
+        let text = chain_program(NODES, |i| if i % 2 == 1 { "b" } else { "a" });
         let inputs = inputs_for(&text);
         let summaries = remote_runs(&c, &text, &inputs, false);
         let per_node = median(

@@ -15,7 +15,7 @@
 //! Uses the CPU plugin of the project venv (or `PW_PJRT_PLUGIN`) with 4
 //! devices, and the venv's JAX.
 
-use pw_benches::{chain_program, fail, pipeline_program};
+use pw_benches::{fail, pipeline_program};
 use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
 use pw_core::plan::{Plan, StepKind};
 use pw_runtime::{
@@ -25,6 +25,7 @@ use pw_runtime::{
     pjrt::{Client, ClientOptions, Plugin},
     DType,
 };
+use pw_tests::chain_program;
 use std::{path::Path, process::Command, time::Duration, time::Instant};
 
 const NODES: usize = 1000;
@@ -237,7 +238,10 @@ fn main() {
         ("alternating between 2 devices", true, "alternating"),
         ("on 1 device", false, "single"),
     ] {
-        let p = lowered(&chain_program(NODES, alternate), 2);
+        let p = lowered(
+            &chain_program(NODES, |i| if alternate && i % 2 == 1 { "b" } else { "a" }),
+            2,
+        );
         let (wall, report) = measure(&client, &p, &random_inputs(&p), false);
         rows.push([
             format!("a. chain of {NODES} tiny calls {name}: time per node"),

@@ -148,7 +148,7 @@ impl Pass for Schedule {
                         },
                     )
                 };
-                let structure = stages::recognize(&ops, &graph.preds)
+                let structure = stages::recognize(&ops, |i| graph.preds(i))
                     .map_err(|why| unschedulable(program.location(), why))?;
                 if policy == Policy::OneFOneB && !structure.has_backward() {
                     return Err(unschedulable(
@@ -176,10 +176,13 @@ impl Pass for Schedule {
 }
 
 /// The dataflow between the ops of a body: for each op, the ops whose
-/// results it reads, and those that read its results (each once).
+/// results it reads, and those that read its results (each once), as two
+/// flat lists (programs have hundreds of thousands of ops).
 struct Dataflow {
-    preds: Vec<Vec<usize>>,
-    succs: Vec<Vec<usize>>,
+    pred_starts: Vec<usize>,
+    pred_list: Vec<usize>,
+    succ_starts: Vec<usize>,
+    succ_list: Vec<usize>,
 }
 
 impl Dataflow {
@@ -189,25 +192,50 @@ impl Dataflow {
             .enumerate()
             .flat_map(|(i, op)| op.results().map(move |r| (r.to_raw().ptr as usize, i)))
             .collect();
-        let preds: Vec<Vec<usize>> = ops
-            .iter()
-            .map(|op| {
-                let mut p: Vec<usize> = op
-                    .operands()
-                    .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied())
-                    .collect();
-                p.sort_unstable();
-                p.dedup();
-                p
-            })
-            .collect();
-        let mut succs = vec![Vec::new(); ops.len()];
-        for (i, p) in preds.iter().enumerate() {
-            for &q in p {
-                succs[q].push(i);
+        let mut pred_starts = Vec::with_capacity(ops.len() + 1);
+        let mut pred_list = Vec::with_capacity(ops.len() * 2);
+        let mut edges: Vec<(usize, usize)> = Vec::with_capacity(ops.len() * 2);
+        pred_starts.push(0);
+        for (i, op) in ops.iter().enumerate() {
+            let from = pred_list.len();
+            pred_list.extend(
+                op.operands()
+                    .filter_map(|v| index.get(&(v.to_raw().ptr as usize)).copied()),
+            );
+            pred_list[from..].sort_unstable();
+            let mut kept = from;
+            for k in from..pred_list.len() {
+                if k == from || pred_list[k] != pred_list[kept - 1] {
+                    pred_list[kept] = pred_list[k];
+                    kept += 1;
+                }
             }
+            pred_list.truncate(kept);
+            edges.extend(pred_list[from..].iter().map(|&p| (p, i)));
+            pred_starts.push(pred_list.len());
         }
-        Self { preds, succs }
+        edges.sort_unstable();
+        let mut succ_starts = vec![0usize; ops.len() + 1];
+        for &(p, _) in &edges {
+            succ_starts[p + 1] += 1;
+        }
+        for p in 0..ops.len() {
+            succ_starts[p + 1] += succ_starts[p];
+        }
+        Self {
+            pred_starts,
+            pred_list,
+            succ_starts,
+            succ_list: edges.into_iter().map(|(_, c)| c).collect(),
+        }
+    }
+
+    fn preds(&self, i: usize) -> &[usize] {
+        &self.pred_list[self.pred_starts[i]..self.pred_starts[i + 1]]
+    }
+
+    fn succs(&self, i: usize) -> &[usize] {
+        &self.succ_list[self.succ_starts[i]..self.succ_starts[i + 1]]
     }
 }
 
@@ -216,13 +244,14 @@ fn critical_path(graph: &Dataflow, costs: &[f64]) -> Vec<usize> {
     let n = costs.len();
     let mut bottom = vec![0.0f64; n];
     for i in (0..n).rev() {
-        let tail = graph.succs[i]
+        let tail = graph
+            .succs(i)
             .iter()
             .map(|&s| bottom[s])
             .fold(0.0, f64::max);
         bottom[i] = costs[i] + tail;
     }
-    let mut waiting: Vec<usize> = graph.preds.iter().map(Vec::len).collect();
+    let mut waiting: Vec<usize> = (0..n).map(|i| graph.preds(i).len()).collect();
     let mut ready: BinaryHeap<Ready> = (0..n)
         .filter(|&i| waiting[i] == 0)
         .map(|i| Ready {
@@ -233,7 +262,7 @@ fn critical_path(graph: &Dataflow, costs: &[f64]) -> Vec<usize> {
     let mut order = Vec::with_capacity(n);
     while let Some(Ready { index: i, .. }) = ready.pop() {
         order.push(i);
-        for &s in &graph.succs[i] {
+        for &s in graph.succs(i) {
             waiting[s] -= 1;
             if waiting[s] == 0 {
                 ready.push(Ready {
@@ -274,7 +303,7 @@ fn pipelined(
     }
     let mut next = vec![0usize; p];
     let mut free_at = vec![0.0f64; p];
-    let mut waiting: Vec<usize> = graph.preds.iter().map(Vec::len).collect();
+    let mut waiting: Vec<usize> = (0..n).map(|i| graph.preds(i).len()).collect();
     let mut finish = vec![0.0f64; n];
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
@@ -283,7 +312,8 @@ fn pipelined(
         .filter(|&i| waiting[i] == 0 && structure.roles[i].is_none())
         .collect();
     let start = |i: usize, finish: &[f64]| {
-        graph.preds[i]
+        graph
+            .preds(i)
             .iter()
             .map(|&q| finish[q])
             .fold(0.0, f64::max)
@@ -310,7 +340,7 @@ fn pipelined(
         };
         done[pick] = true;
         order.push(pick);
-        for &s in &graph.succs[pick] {
+        for &s in graph.succs(pick) {
             waiting[s] -= 1;
             if waiting[s] == 0 && structure.roles[s].is_none() {
                 loose.insert(s);
@@ -344,7 +374,7 @@ fn stuck(
     let i = sequences[s][next[s]];
     // The nearest unscheduled call it needs, looking through moves.
     let mut blocker = None;
-    let mut stack: Vec<usize> = graph.preds[i].clone();
+    let mut stack: Vec<usize> = graph.preds(i).to_vec();
     let mut seen = vec![false; done.len()];
     while let Some(q) = stack.pop() {
         if done[q] || std::mem::replace(&mut seen[q], true) {
@@ -354,7 +384,7 @@ fn stuck(
             blocker = Some(q);
             break;
         }
-        stack.extend_from_slice(&graph.preds[q]);
+        stack.extend_from_slice(graph.preds(q));
     }
     let why = match blocker {
         Some(q) => format!(

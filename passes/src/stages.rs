@@ -57,11 +57,11 @@ impl Structure {
 }
 
 /// Recognizes the structure of `ops` (the body, in program order, without
-/// the terminator), whose dataflow is `preds[i]`: the ops whose results op
+/// the terminator), whose dataflow is `preds(i)`: the ops whose results op
 /// `i` reads, each once. Errors say why there is no pipeline.
-pub fn recognize(
+pub fn recognize<'g>(
     ops: &[melior::ir::operation::OperationRef<'_, '_>],
-    preds: &[Vec<usize>],
+    preds: impl Fn(usize) -> &'g [usize],
 ) -> Result<Structure, String> {
     let n = ops.len();
     let call: Vec<Option<(String, String)>> = ops
@@ -81,7 +81,7 @@ pub fn recognize(
     let mut feeding: Vec<Vec<usize>> = vec![Vec::new(); n];
     for i in 0..n {
         let mut f: Vec<usize> = Vec::new();
-        for &p in &preds[i] {
+        for &p in preds(i) {
             if call[p].is_some() {
                 f.push(p);
             } else {

@@ -331,41 +331,6 @@ fn concurrent_runs_share_the_workers() {
     cluster.assert_no_buffers();
 }
 
-/// A chain of `nodes` calls of `x * 0.5 + 1` on `f32[4]`, alternating
-/// between meshes @a and @b (starting on @b when `from_b`).
-fn chain_program(nodes: usize, from_b: bool) -> String {
-    let mut text = String::from(concat!(
-        "module {\n  pw.mesh @a []\n  pw.mesh @b []\n",
-        "  \"builtin.module\"() <{sym_name = \"step\"}> ({\n",
-        "    \"func.func\"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = \"main\", sym_visibility = \"public\"}> ({\n",
-        "    ^bb0(%x: tensor<4xf32>):\n",
-        "      %h = \"stablehlo.constant\"() <{value = dense<5.000000e-01> : tensor<4xf32>}> : () -> tensor<4xf32>\n",
-        "      %o = \"stablehlo.constant\"() <{value = dense<1.000000e+00> : tensor<4xf32>}> : () -> tensor<4xf32>\n",
-        "      %0 = \"stablehlo.multiply\"(%x, %h) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n",
-        "      %1 = \"stablehlo.add\"(%0, %o) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n",
-        "      \"func.return\"(%1) : (tensor<4xf32>) -> ()\n",
-        "    }) : () -> ()\n  }) {mhlo.num_partitions = 1 : i32} : () -> ()\n",
-    ));
-    let mesh = |i: usize| if (i % 2 == 1) != from_b { "b" } else { "a" };
-    let first = mesh(0);
-    let last = mesh(nodes - 1);
-    text.push_str(&format!(
-        "  func.func @main(%v0: !pw.array<4xf32, @{first}, [{{}}]>) -> !pw.array<4xf32, @{last}> {{\n"
-    ));
-    let mut previous = format!("!pw.array<4xf32, @{first}, [{{}}]>");
-    for i in 0..nodes {
-        let m = mesh(i);
-        let t = format!("!pw.array<4xf32, @{m}>");
-        text.push_str(&format!(
-            "    %v{} = pw.call @step(%v{i}) on @{m} : ({previous}) -> {t}\n",
-            i + 1
-        ));
-        previous = t;
-    }
-    text.push_str(&format!("    return %v{nodes} : {previous}\n  }}\n}}\n"));
-    text
-}
-
 /// Long chains in both directions at once, each deeper than what a CPU
 /// device admits in flight (32), so a worker blocks while enqueueing: every
 /// worker enqueues runs in one order, so none waits for a run the other has
@@ -391,7 +356,11 @@ fn long_chains_in_both_directions_at_once() {
         .enumerate()
     {
         let file = cluster.dir.join(format!("chain{i}.mlir"));
-        std::fs::write(&file, chain_program(nodes, from_b)).unwrap();
+        std::fs::write(
+            &file,
+            pw_tests::chain_program(nodes, |i| if (i % 2 == 1) != from_b { "b" } else { "a" }),
+        )
+        .unwrap();
         runs.push(cluster.spawn_pw_run(&[
             file.display().to_string(),
             "--random-inputs".into(),
