@@ -42,6 +42,14 @@ fn examples_match_jax_on_three_workers() {
         );
         client_bytes += args_bytes(&example_args(example));
     }
+    // The server lowers with the schedule the client asks for.
+    let mut args = example_args("pipeline_train");
+    args.extend(["--schedule".into(), "1f1b".into()]);
+    let out = cluster.pw_run(&args, &Place::default());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout.matches("matches").count(), 16, "{stdout}");
+    client_bytes += args_bytes(&args);
     // --stats and --trace: a track per worker device, and the network.
     let trace = cluster.dir.join("trace.json");
     let mut args = example_args("pipeline");
@@ -111,7 +119,7 @@ fn examples_match_jax_on_three_workers() {
     );
     // The controller saw exactly the inputs: no piece passed through it.
     assert_eq!(counters.bytes_from_clients, client_bytes, "{counters:?}");
-    assert_eq!(counters.runs_ok, EXAMPLES.len() as u64 + 1);
+    assert_eq!(counters.runs_ok, EXAMPLES.len() as u64 + 2);
     cluster.assert_no_buffers();
 }
 
