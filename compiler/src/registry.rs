@@ -117,6 +117,9 @@ pub const FULL_PIPELINE: &str = "pw-lower";
 /// What `--pw-lower` says about itself.
 pub const FULL_PIPELINE_SUMMARY: &str = "the full lowering pipeline: the place phase (assign, shardings, transfers, fold, dce), lower, schedule; takes pw-lower-to-physical's options and schedule=POLICY";
 
+// FULL_PIPELINE_OPTIONS lists lower-to-physical's options one by one.
+const _: () = assert!(lower_to_physical::OPTIONS.len() == 3);
+
 /// The options `pw-lower` takes: pw-lower-to-physical's, and the schedule
 /// policy.
 pub const FULL_PIPELINE_OPTIONS: OptionList = &[

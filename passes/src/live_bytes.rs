@@ -4,9 +4,12 @@
 //! The model follows the runtime's: every device of a call's mesh holds one
 //! shard of each result; a copy (scatter, gather) writes whole shards on the
 //! devices its pieces go to; `pw.assemble` makes no buffer, its result holds
-//! its parts' shards. Inputs are held from the start. A buffer is freed after
-//! the last op that reads it (through any assembled value) and outputs are
-//! held to the end. Donation is not counted.
+//! its parts' shards. Inputs are held from the start (to the end when no op
+//! reads them). A buffer is freed after the last op that reads it (through
+//! any assembled value) and outputs are held to the end. Donation is not
+//! counted. These are the host's references, which is what the runtime
+//! counts (`pw-run --stats`); PJRT may free a buffer's memory somewhat after
+//! its last reader is enqueued, when that reader has run.
 
 use melior::ir::{
     operation::{OperationLike, OperationRef},
@@ -33,7 +36,9 @@ pub fn peak_live_bytes<'c>(analysis: &Analysis<'c, '_>) -> BTreeMap<i64, u64> {
             .unwrap_or_default();
         devices.iter().map(|&d| (d, info.shard_bytes())).collect()
     };
-    for input in program.inputs() {
+    let inputs = program.inputs();
+    let mut read: std::collections::HashSet<usize> = Default::default();
+    for &input in &inputs {
         buffers.make(input, &shards_of(input), 0);
     }
     for (i, op) in ops.iter().enumerate() {
@@ -46,6 +51,7 @@ pub fn peak_live_bytes<'c>(analysis: &Analysis<'c, '_>) -> BTreeMap<i64, u64> {
         };
         for operand in op.operands() {
             buffers.read(operand, until);
+            read.insert(key(operand));
         }
         match kind {
             Some(OpKind::Return) => {}
@@ -68,6 +74,13 @@ pub fn peak_live_bytes<'c>(analysis: &Analysis<'c, '_>) -> BTreeMap<i64, u64> {
                     buffers.make(r.into(), &shards_of(r.into()), i);
                 }
             }
+        }
+    }
+    // The runtime frees a value after its last reader: one no op reads is
+    // held to the end.
+    for &input in &inputs {
+        if !read.contains(&key(input)) {
+            buffers.read(input, usize::MAX);
         }
     }
     // Sweep in op order: a buffer counts from the op that makes it; it is

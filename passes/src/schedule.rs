@@ -14,7 +14,8 @@
 //!   every backward.
 //! - `1f1b`: stage `s` of `p` runs `p - 1 - s` forwards, then alternates one
 //!   forward and one backward, then the remaining backwards: at most `p - s`
-//!   microbatches' activations are held on it at once.
+//!   microbatches are in flight on it (their activations held, and the next
+//!   one's arriving).
 //!
 //! The pipeline policies need the stage, microbatch and direction of each
 //! call, recognized from the dataflow ([`crate::stages`]); calls that belong
@@ -42,7 +43,7 @@ use pw_dialect::{
 };
 use std::{
     cmp::Ordering,
-    collections::{BTreeMap, BinaryHeap, HashMap},
+    collections::{BinaryHeap, HashMap},
 };
 
 /// How the pass orders a program.
@@ -285,20 +286,22 @@ fn pipelined(
     costs: &[f64],
 ) -> Result<Vec<usize>, (usize, String)> {
     let n = costs.len();
-    let slot = match policy {
-        Policy::OneFOneB => stages::one_f_one_b_slot,
-        _ => stages::gpipe_slot,
-    };
-    let (p, m) = (structure.stages.len(), structure.microbatches);
+    let (m, positions) = (structure.microbatches, structure.positions);
+    let p = structure.stages.len();
     // Each stage's sequence: by slot, then program order.
+    let mut keyed: Vec<(usize, usize, usize)> = structure
+        .roles
+        .iter()
+        .enumerate()
+        .filter_map(|(i, role)| {
+            let r = (*role)?;
+            let slot = stages::slot(r, policy == Policy::OneFOneB, positions, m);
+            Some((r.stage, slot, i))
+        })
+        .collect();
+    keyed.sort_unstable();
     let mut sequences: Vec<Vec<usize>> = vec![Vec::new(); p];
-    let mut keyed: BTreeMap<(usize, usize, usize), usize> = BTreeMap::new();
-    for (i, role) in structure.roles.iter().enumerate() {
-        if let Some(r) = role {
-            keyed.insert((r.stage, slot(*r, p, m), i), i);
-        }
-    }
-    for ((stage, _, _), i) in keyed {
+    for (stage, _, i) in keyed {
         sequences[stage].push(i);
     }
     let mut next = vec![0usize; p];

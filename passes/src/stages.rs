@@ -6,36 +6,42 @@
 //! The rules (`docs/passes.md`), for a program written as a plain unrolled
 //! Python loop over microbatches:
 //!
-//! 1. **Stage**: the mesh a call runs on.
+//! 1. **Stage**: the mesh a call runs on (every call must be placed).
 //! 2. **Repeated calls**: a computation called more than once on a stage is
 //!    per-microbatch work; a computation called once there (an optimizer
 //!    update, say) belongs to no microbatch and runs when its inputs are
 //!    ready.
 //! 3. **Microbatch**: two repeated calls belong to one microbatch when data
 //!    flows from one to the other (through moves, never through a call of
-//!    rule 2's second kind). An *accumulator* is the exception: a
-//!    computation whose calls on a stage form one chain, each reading the
-//!    previous one's result (gradients summed across microbatches); each of
-//!    its calls joins only the microbatch of the latest other call it reads.
-//!    Microbatches are numbered in the order their first call appears in the
-//!    program.
-//! 4. **Stage order**: stages are ranked by how deep in microbatch 0's
-//!    dataflow their first call sits (the first stage reads only inputs).
+//!    rule 2's second kind). A gradient sum is the exception: a call that
+//!    reads an earlier call of its own computation on its stage and another
+//!    repeated call (`acc = add(acc, grad)`), and the first call of such a
+//!    chain, joins only the microbatch of the latest other call it reads.
+//!    Microbatches are numbered in the order their first call appears in
+//!    the program.
+//! 4. **Stage position**: how many stage changes lead from the start of a
+//!    microbatch's dataflow to the stage's first call, the least over all
+//!    microbatches (0: a first stage). Replicas of one pipeline have their
+//!    stages at the same positions; p is the number of positions.
 //! 5. **Direction**: a call is *backward* when data of its own microbatch
-//!    reaches it from a stage of higher rank (the gradient coming back), or
-//!    when it is on the last stage, reads data of its microbatch from its
-//!    own stage, and its results go back to a lower stage (where the
+//!    reaches it from a stage at a later position (the gradient coming
+//!    back), or when it is on a last stage, reads its microbatch's data from
+//!    its own stage, and its results reach an earlier stage (where the
 //!    gradient turns around); otherwise it is *forward*. A last stage that
 //!    computes its forward, loss and gradient in one call runs it as a
-//!    forward.
+//!    forward; one whose forward is several calls has all but the first
+//!    counted as backward (a valid order, not exactly GPipe's).
 
 use pw_dialect::{ops, ops::OpKind};
+use std::collections::HashMap;
 
 /// What a repeated call is in the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Role {
-    /// Its stage's rank (0: the first stage of the forward pass).
+    /// Its stage: an index into [`Structure::stages`].
     pub stage: usize,
+    /// Its stage's position in the pipeline (0: a first stage).
+    pub position: usize,
     pub microbatch: usize,
     pub backward: bool,
 }
@@ -43,8 +49,10 @@ pub struct Role {
 /// The recognized structure of a program.
 #[derive(Debug)]
 pub struct Structure {
-    /// The stages' meshes, by rank.
+    /// The stages' meshes, in order of first appearance.
     pub stages: Vec<String>,
+    /// How many positions the pipeline has (p).
+    pub positions: usize,
     pub microbatches: usize,
     /// Per op (in the order given): its role, for repeated calls.
     pub roles: Vec<Option<Role>>,
@@ -64,19 +72,31 @@ pub fn recognize<'g>(
     preds: impl Fn(usize) -> &'g [usize],
 ) -> Result<Structure, String> {
     let n = ops.len();
-    let call: Vec<Option<(String, String)>> = ops
-        .iter()
-        .map(|op| {
-            (OpKind::of(op) == Some(OpKind::Call))
-                .then(|| {
-                    Some((
-                        ops::symbol_attr(op, ops::ATTR_MESH)?,
-                        ops::symbol_attr(op, ops::ATTR_CALLEE)?,
-                    ))
-                })
-                .flatten()
-        })
-        .collect();
+    // Each call's (stage, computation), meshes interned.
+    let mut stages: Vec<String> = Vec::new();
+    let mut stage_of: HashMap<String, usize> = HashMap::new();
+    let mut call: Vec<Option<(usize, String)>> = Vec::with_capacity(n);
+    for op in ops {
+        if OpKind::of(op) != Some(OpKind::Call) {
+            call.push(None);
+            continue;
+        }
+        let (Some(mesh), Some(callee)) = (
+            ops::symbol_attr(op, ops::ATTR_MESH),
+            ops::symbol_attr(op, ops::ATTR_CALLEE),
+        ) else {
+            return Err(
+                "some calls are not placed on a mesh yet (run pw-assign-devices first)".into(),
+            );
+        };
+        let next = stages.len();
+        let stage = *stage_of.entry(mesh.clone()).or_insert(next);
+        if stage == next {
+            stages.push(mesh);
+        }
+        call.push(Some((stage, callee)));
+    }
+    let stage = |i: usize| call[i].as_ref().map_or(0, |c| c.0);
     // The calls each op reads from, looking through moves.
     let mut feeding: Vec<Vec<usize>> = vec![Vec::new(); n];
     for i in 0..n {
@@ -92,29 +112,38 @@ pub fn recognize<'g>(
         f.dedup();
         feeding[i] = f;
     }
-    // Rule 2: calls of one computation on one stage, in program order.
-    let mut groups: std::collections::BTreeMap<&(String, String), Vec<usize>> = Default::default();
-    for (i, c) in call.iter().enumerate() {
-        if let Some(key) = c {
-            groups.entry(key).or_default().push(i);
-        }
+    // Rule 2: how often each computation is called on each stage.
+    let mut counts: HashMap<&(usize, String), usize> = HashMap::new();
+    for key in call.iter().flatten() {
+        *counts.entry(key).or_default() += 1;
     }
-    let mut repeated = vec![false; n];
-    let mut accumulator = vec![false; n];
-    for calls in groups.values().filter(|c| c.len() > 1) {
-        let chain = calls
-            .windows(2)
-            .all(|w| feeding[w[1]].binary_search(&w[0]).is_ok());
-        for &i in calls {
-            repeated[i] = true;
-            accumulator[i] = chain;
-        }
-    }
+    let repeated: Vec<bool> = call
+        .iter()
+        .map(|c| c.as_ref().is_some_and(|key| counts[key] > 1))
+        .collect();
     if !repeated.iter().any(|&r| r) {
         return Err(
             "no computation is called more than once on a mesh, so the program has no microbatches"
                 .into(),
         );
+    }
+    let same_key = |i: usize, p: usize| call[p] == call[i];
+    // Rule 3's gradient sums: the links of each chain, then its first calls.
+    let mut accumulator: Vec<bool> = (0..n)
+        .map(|i| {
+            repeated[i]
+                && feeding[i].iter().any(|&p| same_key(i, p))
+                && feeding[i].iter().any(|&p| repeated[p] && !same_key(i, p))
+        })
+        .collect();
+    for i in (0..n).rev() {
+        if accumulator[i] {
+            for &p in &feeding[i] {
+                if same_key(i, p) {
+                    accumulator[p] = true;
+                }
+            }
+        }
     }
     // Rule 3: microbatches are the connected groups of repeated calls.
     let mut parent: Vec<usize> = (0..n).collect();
@@ -126,22 +155,14 @@ pub fn recognize<'g>(
         i
     }
     for i in (0..n).filter(|&i| repeated[i]) {
+        let others = feeding[i]
+            .iter()
+            .copied()
+            .filter(|&p| repeated[p] && !(accumulator[i] && same_key(i, p)));
         let joins: Vec<usize> = if accumulator[i] {
-            // The latest other repeated call it reads (the first sum of a
-            // chain may read two microbatches' gradients).
-            feeding[i]
-                .iter()
-                .copied()
-                .filter(|&p| repeated[p] && call[p] != call[i])
-                .max()
-                .into_iter()
-                .collect()
+            others.max().into_iter().collect()
         } else {
-            feeding[i]
-                .iter()
-                .copied()
-                .filter(|&p| repeated[p])
-                .collect()
+            others.collect()
         };
         for p in joins {
             let (a, b) = (root(&mut parent, i), root(&mut parent, p));
@@ -167,90 +188,80 @@ pub fn recognize<'g>(
                 .into(),
         );
     }
-    // Rule 4: depth in microbatch 0's dataflow, and each stage's rank.
-    let mut depth = vec![0usize; n];
-    let mut first_depth: std::collections::HashMap<&str, (usize, usize)> = Default::default();
-    for i in (0..n).filter(|&i| microbatch[i] == 0) {
-        depth[i] = feeding[i]
+    let same = |i: usize, p: usize| repeated[p] && microbatch[p] == microbatch[i];
+    // Rule 4: stage changes from the start of each microbatch's dataflow.
+    let mut changes = vec![0usize; n];
+    let mut position = vec![usize::MAX; stages.len()];
+    for i in (0..n).filter(|&i| repeated[i]) {
+        changes[i] = feeding[i]
             .iter()
-            .filter(|&&p| microbatch[p] == 0)
-            .map(|&p| depth[p] + 1)
+            .filter(|&&p| same(i, p))
+            .map(|&p| changes[p] + usize::from(stage(p) != stage(i)))
             .max()
             .unwrap_or(0);
-        let mesh = call[i].as_ref().map_or("", |(m, _)| m.as_str());
-        let e = first_depth.entry(mesh).or_insert((depth[i], i));
-        *e = (*e).min((depth[i], i));
+        position[stage(i)] = position[stage(i)].min(changes[i]);
     }
-    let mut stages: Vec<(usize, usize, String)> = first_depth
-        .into_iter()
-        .map(|(m, (d, i))| (d, i, m.to_owned()))
-        .collect();
-    // Stages microbatch 0 never visits come last, in program order.
-    for i in (0..n).filter(|&i| repeated[i]) {
-        let mesh = &call[i].as_ref().map_or(String::new(), |(m, _)| m.clone());
-        if !stages.iter().any(|(_, _, m)| m == mesh) {
-            stages.push((usize::MAX, i, mesh.clone()));
-        }
-    }
-    stages.sort();
-    let rank_of = |mesh: &str| stages.iter().position(|(_, _, m)| m == mesh);
-    // Rule 5: the highest stage rank data of the same microbatch came from,
-    // and the lowest it goes to.
-    let same = |i: usize, p: usize| repeated[p] && microbatch[p] == microbatch[i];
-    let mut rank = vec![0usize; n];
+    let positions = position
+        .iter()
+        .filter(|&&p| p != usize::MAX)
+        .max()
+        .map_or(1, |p| p + 1);
+    let last = positions - 1;
+    // Rule 5: the latest position data of the same microbatch came from,
+    // and the earliest its results reach.
+    let at = |i: usize| position[stage(i)];
     let mut reached = vec![0usize; n];
     for i in (0..n).filter(|&i| repeated[i]) {
-        rank[i] = call[i].as_ref().and_then(|(m, _)| rank_of(m)).unwrap_or(0);
         reached[i] = feeding[i]
             .iter()
             .filter(|&&p| same(i, p))
-            .map(|&p| rank[p].max(reached[p]))
+            .map(|&p| at(p).max(reached[p]))
             .max()
             .unwrap_or(0);
     }
-    let mut lowest = rank.clone();
+    let mut earliest: Vec<usize> = (0..n)
+        .map(|i| if repeated[i] { at(i) } else { 0 })
+        .collect();
     for i in (0..n).rev().filter(|&i| repeated[i]) {
         for &p in feeding[i].iter().filter(|&&p| same(i, p)) {
-            lowest[p] = lowest[p].min(lowest[i]);
+            earliest[p] = earliest[p].min(earliest[i]);
         }
     }
-    let last = stages.len().saturating_sub(1);
     let mut roles = vec![None; n];
     for i in (0..n).filter(|&i| repeated[i]) {
-        // On the last stage the gradient turns around: a call there reading
-        // its microbatch's data from its own stage, whose results go back
-        // down, is backward too.
-        let turns = rank[i] == last
-            && lowest[i] < rank[i]
-            && feeding[i].iter().any(|&p| same(i, p) && rank[p] == rank[i]);
+        let turns = at(i) == last
+            && earliest[i] < at(i)
+            && feeding[i]
+                .iter()
+                .any(|&p| same(i, p) && stage(p) == stage(i));
         roles[i] = Some(Role {
-            stage: rank[i],
+            stage: stage(i),
+            position: at(i),
             microbatch: microbatch[i],
-            backward: reached[i] > rank[i] || turns,
+            backward: reached[i] > at(i) || turns,
         });
     }
     Ok(Structure {
-        stages: stages.into_iter().map(|(_, _, m)| m).collect(),
+        stages,
+        positions,
         microbatches,
         roles,
     })
 }
 
-/// The position of a call in its stage's order under GPipe: every forward,
-/// microbatch by microbatch, then every backward.
-pub fn gpipe_slot(role: Role, _stages: usize, microbatches: usize) -> usize {
-    match role.backward {
-        false => role.microbatch,
-        true => microbatches + role.microbatch,
-    }
-}
-
-/// The position of a call in its stage's order under 1F1B: stage `s` of
-/// `p` first runs `p - 1 - s` forwards (the warm-up), then alternates one
-/// forward and one backward, then runs the remaining backwards.
-pub fn one_f_one_b_slot(role: Role, stages: usize, microbatches: usize) -> usize {
-    let warmup = stages.saturating_sub(1 + role.stage).min(microbatches);
+/// A call's place in its stage's order under `policy`: GPipe runs every
+/// forward, microbatch by microbatch, then every backward; 1F1B on the
+/// stage at position `s` of `p` first runs `p - 1 - s` forwards (the
+/// warm-up), then alternates one forward and one backward, then runs the
+/// remaining backwards.
+pub fn slot(role: Role, one_f_one_b: bool, positions: usize, microbatches: usize) -> usize {
     let k = role.microbatch;
+    if !one_f_one_b {
+        return if role.backward { microbatches + k } else { k };
+    }
+    let warmup = positions
+        .saturating_sub(1 + role.position)
+        .min(microbatches);
     match role.backward {
         false if k < warmup => k,
         false => warmup + 2 * (k - warmup),
@@ -268,12 +279,13 @@ mod tests {
             .flat_map(|k| {
                 [false, true].map(|backward| {
                     let role = Role {
-                        stage,
+                        stage: 0,
+                        position: stage,
                         microbatch: k,
                         backward,
                     };
                     (
-                        one_f_one_b_slot(role, p, m),
+                        slot(role, true, p, m),
                         format!("{}{k}", if backward { 'B' } else { 'F' }),
                     )
                 })
