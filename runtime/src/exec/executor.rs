@@ -277,14 +277,16 @@ impl Enqueued {
         self.done.wait(send_timeout)
     }
 
-    /// The step timings with the recorded completion times. Call it after
-    /// [`Self::wait`]: a completion's callback can run just after its event
-    /// is ready, so it waits (at most a second) for every recorded one.
-    pub fn timings(&self) -> Vec<StepTiming> {
+    /// The step timings with the recorded completion times. After a
+    /// successful [`Self::wait`], `settle` waits (at most a second) for
+    /// every completion's callback, which can run just after its event is
+    /// ready; a failed part's later steps never complete, so without it
+    /// the times recorded so far are taken.
+    pub fn timings(&self, settle: bool) -> Vec<StepTiming> {
         let complete = |t: &Vec<Vec<(i64, Option<Duration>)>>| {
             t.iter().flatten().all(|(_, done)| done.is_some())
         };
-        for _ in 0..1000 {
+        for _ in 0..if settle { 1000 } else { 0 } {
             match self.done_times.lock() {
                 Ok(t) if !complete(&t) => {}
                 _ => break,

@@ -176,7 +176,7 @@ pub fn run_local(
             enqueued: enqueued.enqueued,
             outputs_ready,
             finished: t0.elapsed(),
-            steps: enqueued.timings(),
+            steps: enqueued.timings(true),
             peak_bytes: enqueued.peak_bytes.clone(),
         },
     ))

@@ -546,11 +546,8 @@ fn execute_part(
                 worker: part.worker,
                 enqueued: enqueued.enqueued,
                 steps: if record {
-                    part.steps
-                        .iter()
-                        .map(|s| s.index)
-                        .zip(enqueued.timings())
-                        .collect()
+                    let timings = enqueued.timings(report.error.is_empty());
+                    part.steps.iter().map(|s| s.index).zip(timings).collect()
                 } else {
                     Vec::new()
                 },
