@@ -813,14 +813,16 @@ class Program:
             self.text(locations=True), topology=topology, devices=devices, kind=kind, schedule=_policy(schedule)
         )
 
-    def run(self, *arrays, devices: int | None = None, topology=None, schedule: str | None = None):
+    def run(self, *arrays, devices: int | None = None, topology=None, schedule: str | None = None, trace=None):
         """Runs the program through pw-run on the given inputs: arrays, or
         pytrees of arrays, whose leaves in order are the inputs in
         declaration order. Returns the outputs as numpy arrays in the
         pytree given to ``p.outputs``. ``devices`` asks the PJRT CPU plugin
         for that many devices; ``topology`` is a TOML/JSON file of islands
-        to lower onto; ``schedule`` orders it as in ``lower``. Raises
-        ToolError with pw-run's diagnostics when the program cannot run."""
+        to lower onto; ``schedule`` orders it as in ``lower``; ``trace`` is
+        a path where pw-run writes a Chrome/Perfetto trace of the run.
+        Raises ToolError with pw-run's diagnostics when the program cannot
+        run."""
         from .tools import run
 
         schedule = _policy(schedule)
@@ -834,7 +836,7 @@ class Program:
                     f"{where()}: input #{i} is {a.dtype}{list(a.shape)}, the program "
                     f"expects {value.aval.dtype}{list(value.aval.shape)}"
                 )
-        results = run(text, leaves, devices=devices, topology=topology, schedule=schedule)
+        results = run(text, leaves, devices=devices, topology=topology, schedule=schedule, trace=trace)
         if len(results) != len(self._outputs):
             raise ToolError(f"pw-run returned {len(results)} outputs, the program has {len(self._outputs)}")
         outputs = []

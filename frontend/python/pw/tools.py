@@ -102,12 +102,17 @@ def lower(
 
 
 def run(
-    text: str, arrays: list[np.ndarray], devices: int | None = None, topology=None, schedule: str | None = None
+    text: str,
+    arrays: list[np.ndarray],
+    devices: int | None = None,
+    topology=None,
+    schedule: str | None = None,
+    trace=None,
 ) -> list[np.ndarray]:
     """Runs program text with pw-run on `arrays`; returns its outputs.
 
     pw-run's contract: `pw-run PROGRAM.mlir IN0.npy IN1.npy ... --out-dir
-    DIR [--devices N] [--topology FILE] [--schedule POLICY]` writes `DIR/output_<i>.npy`, one
+    DIR [--devices N] [--topology FILE] [--schedule POLICY] [--trace FILE]` writes `DIR/output_<i>.npy`, one
     per program result, and exits 0; on failure it exits non-zero with
     `error:` diagnostics on stderr."""
     with tempfile.TemporaryDirectory(prefix="pw-run-") as tmp:
@@ -130,6 +135,8 @@ def run(
             args += ["--topology", path]
         if schedule is not None:
             args += ["--schedule", schedule]
+        if trace is not None:
+            args += ["--trace", os.path.abspath(os.fspath(trace))]
         env = dict(os.environ)
         if "PW_PJRT_PLUGIN" not in env and "PW_VENV" not in env and sys.prefix != sys.base_prefix:
             # pw-run finds the PJRT CPU plugin in a venv: this one, from

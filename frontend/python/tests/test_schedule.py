@@ -58,6 +58,22 @@ def test_lower_orders_stages_by_the_policy(train):
     assert stage_order(one_f_one_b, "stage2") == "FFB" + "FB+" * 6 + "B+U"
 
 
+def test_a_run_writes_its_trace(train, tmp_path):
+    """`trace=` gives pw-run's Chrome trace: a track per device, and the
+    calls of every stage on them."""
+    import json
+
+    program, inputs, _ = train
+    path = tmp_path / "run.json"
+    program.run(*inputs, devices=4, schedule="1f1b", trace=path)
+    events = json.loads(path.read_text())["traceEvents"]
+    tracks = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert {f"device {d}" for d in range(4)} <= tracks, tracks
+    calls = [e for e in events if e.get("cat") == "execute"]
+    assert {e["tid"] for e in calls} == {0, 1, 2, 3}
+    assert len(calls) == 8 * 3 * 2 + 8 + 7 * 4 + 4  # F and B on 3 stages, the fused last, sums, updates
+
+
 def test_a_bad_policy_is_a_value_error(train):
     program, inputs, _ = train
     with pytest.raises(ValueError, match="schedule must be one of critical-path, gpipe, 1f1b"):
