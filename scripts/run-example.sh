@@ -3,8 +3,10 @@
 # jax.jit functions over 4 microbatches, captured as one pw program) on the
 # PJRT CPU plugin and compares its outputs with JAX's: first in one process
 # (pw-run), then across a pw-server with three pw-workers on 127.0.0.1, one
-# stage per worker, pieces going worker to worker. Works on a fresh Debian 12
-# machine (as root): scripts/setup.sh installs what is missing first.
+# stage per worker, pieces going worker to worker; in between, the pipeline
+# training step under GPipe and 1F1B with the bytes each device held. Works
+# on a fresh Debian 12 machine (as root): scripts/setup.sh installs what is
+# missing first.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -24,6 +26,17 @@ echo "== in one process"
 "$bin/pw-run" "$example.mlir" "${inputs[@]}" \
   --expect "${expected[@]}" --out-dir "$out" --trace "$out/trace.json"
 echo "trace (open in Perfetto or chrome://tracing): $out/trace.json"
+
+echo
+echo "== a pipeline training step (4 stages x 8 microbatches): each schedule, and the bytes each device held"
+train=examples/pipeline_train
+mapfile -t train_inputs < <(ls "$train"/input_*.npy | sort -V)
+mapfile -t train_expected < <(ls "$train"/expected_*.npy | sort -V)
+for policy in gpipe 1f1b; do
+  echo "-- --schedule $policy"
+  "$bin/pw-run" "$train.mlir" "${train_inputs[@]}" --expect "${train_expected[@]}" \
+    --devices 4 --schedule "$policy" --stats | sed -n '/^peak device bytes/,/^steps/p' | sed '$d'
+done
 
 echo
 echo "== across a pw-server and three pw-workers on 127.0.0.1"
