@@ -107,7 +107,7 @@ pub struct Cli {
     /// Order the program by this pw-schedule policy: critical-path (the
     /// default when lowering), gpipe or 1f1b. A lowered program is
     /// scheduled again.
-    #[arg(long, value_name = "POLICY", value_parser = schedule_policy)]
+    #[arg(long, value_name = "POLICY", value_parser = Policy::parse)]
     pub schedule: Option<Policy>,
 
     /// Run the program this many times first (outputs discarded), so that
@@ -146,10 +146,6 @@ fn tolerance(text: &str) -> Result<f64, String> {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
         _ => Err(format!("'{text}' is not a finite tolerance >= 0")),
     }
-}
-
-fn schedule_policy(text: &str) -> Result<Policy, String> {
-    Policy::parse(text)
 }
 
 /// Runs pw-run with `args` (program name first); returns the exit code.

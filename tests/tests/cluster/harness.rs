@@ -86,6 +86,17 @@ impl Proc {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// Waits (at most 120 s) for it to exit; fails the test unless with 0.
+    pub fn exit_ok(&mut self) {
+        let status = self.wait_exit(Duration::from_secs(120));
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "{}",
+            self.stderr_text()
+        );
+    }
+
     /// Sends `signal` (by PID).
     pub fn signal(&self, signal: &str) {
         let status = Command::new("kill")

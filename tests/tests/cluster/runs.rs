@@ -326,15 +326,7 @@ fn concurrent_runs_share_the_workers() {
             cluster.spawn_pw_run(&args)
         })
         .collect();
-    for mut run in runs {
-        let status = run.wait_exit(Duration::from_secs(120));
-        assert_eq!(
-            status.and_then(|s| s.code()),
-            Some(0),
-            "{}",
-            run.stderr_text()
-        );
-    }
+    runs.into_iter().for_each(|mut run| run.exit_ok());
     assert_eq!(cluster.status().counters.unwrap().runs_ok, 4);
     cluster.assert_no_buffers();
 }
@@ -379,14 +371,6 @@ fn long_chains_in_both_directions_at_once() {
             "-q".into(),
         ]));
     }
-    for mut run in runs {
-        let status = run.wait_exit(Duration::from_secs(120));
-        assert_eq!(
-            status.and_then(|s| s.code()),
-            Some(0),
-            "{}",
-            run.stderr_text()
-        );
-    }
+    runs.into_iter().for_each(|mut run| run.exit_ok());
     cluster.assert_no_buffers();
 }
