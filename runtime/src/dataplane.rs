@@ -27,7 +27,7 @@ use crate::{
 };
 use bytes::Bytes;
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     io::{Read, Write},
     net::{TcpListener, TcpStream},
     sync::{
@@ -683,6 +683,9 @@ pub struct ReceiveCounters {
 /// Matches arriving chunks with destination buffers (see the module doc).
 pub struct Receiver {
     slots: Mutex<HashMap<PieceKey, Slot>>,
+    /// Runs that are over: their pieces are refused or dropped. Locked only
+    /// while `slots` is held.
+    ended: Mutex<HashSet<u64>>,
     /// Bytes held for pieces whose destination does not exist yet, and the
     /// most that may be.
     early: AtomicU64,
@@ -695,6 +698,7 @@ impl Receiver {
     pub fn new(early_limit: u64) -> Receiver {
         Receiver {
             slots: Mutex::new(HashMap::new()),
+            ended: Mutex::default(),
             early: AtomicU64::new(0),
             early_limit,
             counters: ReceiveCounters::default(),
@@ -705,8 +709,17 @@ impl Receiver {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether run `run` is over; call with `slots` held.
+    fn is_over(&self, run: u64) -> bool {
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&run)
+    }
+
     /// The executor made the destination of piece `key` (from worker
-    /// `from`): writes what already arrived, and routes the rest to it.
+    /// `from`): writes what already arrived, and routes the rest to it. An
+    /// error for a run that is over.
     pub fn expect(
         &self,
         key: PieceKey,
@@ -714,6 +727,11 @@ impl Receiver {
         mut transfer: AsyncTransfer,
     ) -> Result<(), String> {
         let mut slots = self.lock();
+        if self.is_over(key.run) {
+            let why = format!("run {} is over", key.run);
+            let _ = transfer.fail(&why);
+            return Err(why);
+        }
         match slots.remove(&key) {
             None => {
                 slots.insert(
@@ -787,7 +805,8 @@ impl Receiver {
     }
 
     /// A chunk of piece `key` from worker `from`. An error ends the peer's
-    /// stream (the piece's destination, if any, fails with it).
+    /// stream (the piece's destination, if any, fails with it); a chunk of
+    /// a run that is over is dropped.
     pub fn deliver(&self, from: u32, key: PieceKey, chunk: proto::Chunk) -> Result<(), WireError> {
         let what = || {
             format!(
@@ -796,6 +815,9 @@ impl Receiver {
             )
         };
         let mut slots = self.lock();
+        if self.is_over(key.run) {
+            return Ok(());
+        }
         let len = chunk.data.len() as u64;
         match slots.get_mut(&key) {
             None => {
@@ -898,11 +920,28 @@ impl Receiver {
         );
     }
 
-    /// Run `run` is over: its pieces not yet complete fail with `why`, and
-    /// everything the receiver holds for it is dropped.
+    /// Run `run` is over: its pieces not yet complete fail with `why`,
+    /// everything the receiver holds for it is dropped, and its pieces are
+    /// refused from now on (until [`Receiver::forget`]).
     pub fn end_run(&self, run: u64, why: &str) {
+        {
+            let _slots = self.lock();
+            self.ended
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(run);
+        }
         self.close(|key, _| key.run == run, why);
         self.lock().retain(|key, _| key.run != run);
+    }
+
+    /// Forgets that run `run` ended.
+    pub fn forget(&self, run: u64) {
+        let _slots = self.lock();
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&run);
     }
 
     fn close(&self, matches: impl Fn(&PieceKey, u32) -> bool, why: &str) {

@@ -1,5 +1,6 @@
 //! The runtime core against real PJRT CPU plugins (no mocks): the binding,
-//! arrays, SPMD execution and `.npy` I/O, each on the 0.115 plugin
+//! arrays, SPMD execution, `.npy` I/O and what a worker does with late
+//! arrivals of a released run, each on the 0.115 plugin
 //! (`lammps-jax-pjrt-cpu`) and on the 0.81 one (`xla-cpu-pjrt`).
 
 #[macro_use]
@@ -14,5 +15,7 @@ mod binding;
 mod errors;
 #[path = "runtime/npy.rs"]
 mod npy;
+#[path = "runtime/released.rs"]
+mod released;
 #[path = "runtime/spmd.rs"]
 mod spmd;

@@ -161,8 +161,8 @@ impl State {
     /// Drops everything of run `run`: its buffers, its pending pieces
     /// (they fail with `why`), its peers.
     pub fn end_run(&self, run: u64, why: &str) {
-        self.receiver.end_run(run, why);
         self.store.end_run(run, why);
+        self.receiver.end_run(run, why);
         if let Ok(mut p) = self.progress.lock() {
             p.remove(&run);
         }
@@ -174,6 +174,13 @@ impl State {
         {
             self.counters.runs_active.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    /// Forgets that run `run` ended (long after, once no late request of
+    /// it can still arrive).
+    pub fn forget(&self, run: u64) {
+        self.store.forget(run);
+        self.receiver.forget(run);
     }
 }
 

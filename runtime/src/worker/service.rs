@@ -240,7 +240,10 @@ impl proto::worker_server::Worker for WorkerService {
             .client
             .buffer_from_host(&bytes, dtype, &dims, &device)
             .map_err(|e| Status::internal(e.to_string()))?;
-        self.state.store.put(run, value, position, Arc::new(buffer));
+        self.state
+            .store
+            .put(run, value, position, Arc::new(buffer))
+            .map_err(Status::failed_precondition)?;
         Ok(Response::new(proto::PutReply {}))
     }
 
@@ -310,6 +313,13 @@ impl proto::worker_server::Worker for WorkerService {
                 .runs
                 .lock()
                 .map_err(|_| Status::internal("runs lock poisoned"))?;
+            // Checked with `runs` held: a release ends the store's run
+            // before it takes `runs`, so this part is refused or released.
+            if let Some(why) = self.state.store.ended(run) {
+                return Err(Status::failed_precondition(format!(
+                    "run {run} is over: {why}"
+                )));
+            }
             let peers = r
                 .peers
                 .iter()
@@ -415,7 +425,7 @@ impl proto::worker_server::Worker for WorkerService {
         let state = self.state.clone();
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_secs(60)).await;
-            state.store.forget(r.run);
+            state.forget(r.run);
         });
         Ok(Response::new(proto::ReleaseReply {}))
     }
@@ -521,7 +531,8 @@ fn execute_part(
             for &id in &part.outputs {
                 for (position, buffer) in enqueued.values[id].iter().flatten().enumerate() {
                     if let Some(b) = buffer {
-                        state.store.put(run, id, position, b.clone());
+                        // Refused once the run is released: nobody will fetch it.
+                        let _ = state.store.put(run, id, position, b.clone());
                     }
                 }
             }

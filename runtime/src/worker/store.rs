@@ -32,14 +32,29 @@ impl ObjectStore {
         self.runs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Stores shard `position` of value `value` of run `run`.
-    pub fn put(&self, run: u64, value: ValueId, position: usize, buffer: Arc<Buffer>) {
-        self.lock()
-            .entry(run)
-            .or_default()
-            .buffers
-            .insert((value, position), buffer);
+    /// Stores shard `position` of value `value` of run `run`; refused (the
+    /// buffer is dropped) once the run is over.
+    pub fn put(
+        &self,
+        run: u64,
+        value: ValueId,
+        position: usize,
+        buffer: Arc<Buffer>,
+    ) -> Result<(), String> {
+        let mut runs = self.lock();
+        let objects = runs.entry(run).or_default();
+        if let Some(why) = &objects.ended {
+            return Err(format!("run {run} is over: {why}"));
+        }
+        objects.buffers.insert((value, position), buffer);
+        drop(runs);
         self.changed.notify_waiters();
+        Ok(())
+    }
+
+    /// Why run `run` is over, if it is.
+    pub fn ended(&self, run: u64) -> Option<String> {
+        self.lock().get(&run).and_then(|o| o.ended.clone())
     }
 
     /// Takes every shard of `value` of run `run` out of the store.
