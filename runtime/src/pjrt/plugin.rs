@@ -109,12 +109,19 @@ impl Plugin {
         if let Some(path) = std::env::var_os(PLUGIN_ENV) {
             return Ok(PathBuf::from(path));
         }
-        if let Some(recorded) = recorded_plugin_file()
-            .and_then(|f| std::fs::read_to_string(f).ok())
-            .map(|text| PathBuf::from(text.trim()))
-            .filter(|p| p.is_file())
-        {
-            return Ok(recorded);
+        let mut stale = String::new();
+        if let Some(file) = recorded_plugin_file() {
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                let recorded = PathBuf::from(text.trim());
+                if recorded.is_file() {
+                    return Ok(recorded);
+                }
+                stale = format!(
+                    "; {} records {}, which no longer exists",
+                    file.display(),
+                    recorded.display()
+                );
+            }
         }
         let mut venvs = Vec::new();
         if let Some(venv) = std::env::var_os("PW_VENV") {
@@ -130,7 +137,7 @@ impl Plugin {
         }
         Err(Error::PluginNotFound {
             path: PathBuf::from(format!(
-                "<none: pass --plugin, set {PLUGIN_ENV}, or run scripts/setup.sh, which installs the CPU plugin and records its path>"
+                "<none: pass --plugin, set {PLUGIN_ENV}, or run scripts/setup.sh, which installs the CPU plugin and records its path{stale}>"
             )),
         })
     }
