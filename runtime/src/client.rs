@@ -35,9 +35,7 @@ pub async fn run(
     let channel = net::channel(address, Duration::from_secs(5))
         .await
         .map_err(|e| format!("error: cannot reach pw-server at {address}: {e}"))?;
-    let mut client = proto::controller_client::ControllerClient::new(channel)
-        .max_decoding_message_size(wire::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(wire::MAX_MESSAGE_BYTES);
+    let mut client = net::controller_client(channel);
     let mut requests = vec![proto::RunRequest {
         request: Some(proto::run_request::Request::Begin(proto::RunBegin {
             protocol: crate::controller::PROTOCOL as i32,
@@ -130,7 +128,7 @@ pub async fn status(address: &str) -> Result<proto::StatusReply, String> {
     let channel = net::channel(address, Duration::from_secs(5))
         .await
         .map_err(|e| format!("cannot reach pw-server at {address}: {e}"))?;
-    proto::controller_client::ControllerClient::new(channel)
+    net::controller_client(channel)
         .status(proto::StatusRequest {})
         .await
         .map(|r| r.into_inner())

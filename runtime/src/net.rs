@@ -81,3 +81,92 @@ pub async fn bind(address: &str) -> Result<tokio::net::TcpListener, String> {
         _ => format!("cannot listen on {addr}: {e}"),
     })
 }
+
+/// The metadata key that carries a server's token.
+pub const TOKEN_KEY: &str = "x-pw-token";
+
+/// The token a client presents: `$PW_TOKEN`, if set.
+pub fn client_token() -> Option<String> {
+    std::env::var("PW_TOKEN").ok().filter(|t| !t.is_empty())
+}
+
+/// Adds the client's token to every request.
+#[derive(Clone)]
+pub struct PresentToken(Option<tonic::metadata::AsciiMetadataValue>);
+
+impl tonic::service::Interceptor for PresentToken {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(t) = &self.0 {
+            request.metadata_mut().insert(TOKEN_KEY, t.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// A client of the controller on `channel`, presenting `$PW_TOKEN`.
+pub type ControllerClient = crate::wire::proto::controller_client::ControllerClient<
+    tonic::service::interceptor::InterceptedService<Channel, PresentToken>,
+>;
+
+pub fn controller_client(channel: Channel) -> ControllerClient {
+    let token = client_token().and_then(|t| t.parse().ok());
+    crate::wire::proto::controller_client::ControllerClient::with_interceptor(
+        channel,
+        PresentToken(token),
+    )
+    .max_decoding_message_size(wire::MAX_MESSAGE_BYTES)
+    .max_encoding_message_size(wire::MAX_MESSAGE_BYTES)
+}
+
+/// Refuses requests that do not present the server's token (when it has
+/// one). The comparison takes the same time wherever the tokens differ.
+#[derive(Clone)]
+pub struct CheckToken(pub Option<Vec<u8>>);
+
+impl tonic::service::Interceptor for CheckToken {
+    fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        let Some(want) = &self.0 else {
+            return Ok(request);
+        };
+        let given = request
+            .metadata()
+            .get(TOKEN_KEY)
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        let same = given.len() == want.len()
+            && given
+                .iter()
+                .zip(want)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if same {
+            Ok(request)
+        } else {
+            Err(tonic::Status::unauthenticated(
+                "this pw-server needs its token: set PW_TOKEN (or pass token=) to the server's --token",
+            ))
+        }
+    }
+}
+
+/// Whether `address` (`host:port`) is a loopback address.
+pub async fn is_loopback(address: &str) -> bool {
+    match tokio::net::lookup_host(address).await {
+        Ok(mut addrs) => addrs.all(|a| a.ip().is_loopback()),
+        Err(_) => false,
+    }
+}
+
+/// `service`, refusing requests without `token` (when given).
+pub fn checked<S>(
+    service: S,
+    token: Option<String>,
+) -> tonic::service::interceptor::InterceptedService<S, CheckToken> {
+    tonic::service::interceptor::InterceptedService::new(
+        service,
+        CheckToken(token.map(String::into_bytes)),
+    )
+}

@@ -23,7 +23,8 @@ use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
     after_help = "Examples:\n  \
         pw-server --listen 127.0.0.1:29000\n  \
         pw-worker --controller 127.0.0.1:29000 --devices 2   # on every host\n  \
-        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000\n\n\
+        pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000\n  \
+        PW_TOKEN=secret pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n\n\
         The server prints `pw-server: listening on HOST:PORT` once it serves. Set\n\
         PW_LOG=debug for more detail. Stop it with SIGINT or SIGTERM."
 )]
@@ -63,6 +64,16 @@ pub struct Cli {
     /// The longest a run may take, in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub run_timeout: u64,
+
+    /// How long a silent client keeps its session (its devices and
+    /// arrays), in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub client_lease_ms: u64,
+
+    /// Serve only requests that present this token (clients and workers
+    /// read it from PW_TOKEN). Needed to listen on anything but loopback.
+    #[arg(long, env = "PW_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
 }
 
 /// Lowers with pw's pipeline (the MLIR side of the controller).
@@ -138,21 +149,31 @@ fn serve(cli: Cli) -> Result<(), String> {
         heartbeat: Duration::from_millis(cli.heartbeat_ms),
         lease: Duration::from_millis(cli.lease_ms),
         run_timeout: Duration::from_secs(cli.run_timeout),
+        client_lease: Duration::from_millis(cli.client_lease_ms.max(1)),
     };
+    let token = cli.token.clone().filter(|t| !t.is_empty());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     runtime.block_on(async move {
+        if token.is_none() && !net::is_loopback(&cli.listen).await {
+            return Err(format!(
+                "--listen {}: not a loopback address, so anyone who can reach it could use the devices; give --token (or PW_TOKEN) so that only clients and workers that know it are served",
+                cli.listen
+            ));
+        }
         let listener = net::bind(&cli.listen).await?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let controller = Controller::new(config, Arc::new(PipelineLowerer));
         tokio::spawn(controller.clone().watch_leases());
-        let service =
+        let service = net::checked(
             proto::controller_server::ControllerServer::new(ControllerService::new(controller))
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(MAX_MESSAGE_BYTES);
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            token,
+        );
         println!("pw-server: listening on {address}");
         let _ = std::io::stdout().flush();
         net::server()

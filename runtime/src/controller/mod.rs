@@ -20,6 +20,8 @@
 pub mod compile;
 pub mod registry;
 pub mod service;
+pub mod session;
+pub mod slices;
 pub mod summary;
 
 use crate::{
@@ -62,6 +64,8 @@ pub struct Config {
     pub lease: Duration,
     /// The longest a run may take unless it asks otherwise.
     pub run_timeout: Duration,
+    /// How long a silent client keeps its session.
+    pub client_lease: Duration,
 }
 
 impl Default for Config {
@@ -72,6 +76,7 @@ impl Default for Config {
             heartbeat: Duration::from_millis(250),
             lease: Duration::from_millis(1500),
             run_timeout: Duration::from_secs(600),
+            client_lease: Duration::from_secs(10),
         }
     }
 }
@@ -132,6 +137,17 @@ struct Inner {
     /// order (see `worker::GangOrder`).
     dispatch: tokio::sync::Mutex<()>,
     counters: Counters,
+    /// Clients' sessions and the line for devices.
+    sessions: Mutex<session::Sessions>,
+}
+
+/// A program lowered onto the workers: its plan, each worker's part, and
+/// where every device of the plan is.
+pub(crate) struct Prepared {
+    pub plan: Plan,
+    pub parts: BTreeMap<u32, (Part, Work)>,
+    pub workers: Vec<u32>,
+    pub addrs: HashMap<i64, pw_core::plan::DeviceAddr>,
 }
 
 /// A program to run, with its inputs.
@@ -169,6 +185,7 @@ impl Controller {
                 next_run: AtomicU64::new(epoch << 32),
                 dispatch: tokio::sync::Mutex::new(()),
                 counters: Counters::default(),
+                sessions: Mutex::default(),
             }),
         }
     }
@@ -252,6 +269,8 @@ impl Controller {
             entry.plugin
         );
         registry.workers.insert(id, entry);
+        drop(registry);
+        self.sessions_workers_changed();
         Ok(proto::Registered {
             worker: id,
             device_ids: globals,
@@ -300,6 +319,12 @@ impl Controller {
         };
         let why = why.as_str();
         tracing::warn!("{} is gone: {why}", entry.describe());
+        let devices: Vec<i64> = entry.devices.iter().map(|d| d.0).collect();
+        self.sessions_lost_worker(
+            worker,
+            &devices,
+            &format!("{} was lost: {why}", entry.describe()),
+        );
         let runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
         for (run, (workers, tx)) in runs.iter() {
             if workers.contains(&worker) {
@@ -408,24 +433,112 @@ impl Controller {
     ) -> Result<(Vec<HostArray>, RunSummary), String> {
         let t0 = Instant::now();
         let mut summary = RunSummary::default();
-        // Lower onto what is registered now.
         let (topology, addrs) = {
             let r = self.registry();
             if r.workers.is_empty() {
                 return Err("no worker is registered with this server".into());
             }
-            (r.topology(), r.addresses())
+            (r.topology(None), r.addresses())
         };
+        let prepared = self
+            .prepare(
+                &request.name,
+                request.text,
+                request.schedule,
+                topology,
+                &addrs,
+                &mut summary,
+            )
+            .await?;
+        summary.timings.lowered = t0.elapsed();
+        check_inputs(&prepared.plan, &request.inputs)?;
+        let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
+        summary.run = run;
+        let mut events = self.open_run(run, &prepared.workers);
+        let deadline = t0 + request.timeout.unwrap_or(self.inner.config.run_timeout);
+        let outcome = async {
+            let keys = self
+                .executables(&prepared.parts, &mut summary, progress)
+                .await?;
+            summary.timings.executables_ready = t0.elapsed();
+            let inputs: Vec<(usize, &HostArray)> = prepared
+                .plan
+                .inputs
+                .iter()
+                .copied()
+                .zip(&request.inputs)
+                .collect();
+            let put_bytes = self.upload(run, &prepared, &inputs).await?;
+            summary.timings.inputs_sent = t0.elapsed();
+            self.dispatch(
+                run,
+                &prepared,
+                &keys,
+                request.record,
+                &Default::default(),
+                &mut summary,
+                t0,
+            )
+            .await?;
+            summary.timings.parts_sent = t0.elapsed();
+            self.wait_parts(&prepared, &mut events, deadline, t0, &mut summary)
+                .await?;
+            summary.timings.parts_done = t0.elapsed();
+            let mut outputs = Vec::with_capacity(prepared.plan.outputs.len());
+            let mut fetched: BTreeMap<u32, u64> = BTreeMap::new();
+            for &id in &prepared.plan.outputs {
+                let (host, bytes) = self
+                    .fetch_value(run, id, &prepared.plan.values[id], &prepared.addrs)
+                    .await
+                    .map_err(|e| format!("error: output {id}: {e}"))?;
+                for (w, b) in bytes {
+                    *fetched.entry(w).or_default() += b;
+                }
+                outputs.push(host);
+            }
+            summary.timings.outputs_fetched = t0.elapsed();
+            summary.controller_bytes = prepared
+                .parts
+                .keys()
+                .map(|w| {
+                    (
+                        *w,
+                        put_bytes.get(w).copied().unwrap_or(0),
+                        fetched.get(w).copied().unwrap_or(0),
+                    )
+                })
+                .collect();
+            Ok(outputs)
+        }
+        .await;
+        self.close_run(run);
+        let why = match &outcome {
+            Ok(_) => "the run finished".to_owned(),
+            Err(e) => format!("the run failed: {e}"),
+        };
+        self.release(run, &prepared.workers, &why).await;
+        outcome.map(|outputs| (outputs, summary))
+    }
+
+    /// Lowers a program onto `topology`, refuses it if it needs devices no
+    /// registered worker offers, and cuts it into each worker's part.
+    async fn prepare(
+        &self,
+        name: &str,
+        text: String,
+        schedule: Option<String>,
+        topology: Topology,
+        addrs: &BTreeMap<i64, pw_core::plan::DeviceAddr>,
+        summary: &mut RunSummary,
+    ) -> Result<Prepared, String> {
         let lowerer = self.inner.lowerer.clone();
-        let (name, text, schedule) = (request.name.clone(), request.text, request.schedule);
-        let lowering_topology = topology.clone();
+        let name_ = name.to_owned();
         let (plan, lowered) = tokio::task::spawn_blocking(move || {
-            lowerer.lower(&name, &text, &lowering_topology, schedule.as_deref())
+            lowerer.lower(&name_, &text, &topology, schedule.as_deref())
         })
         .await
         .map_err(|e| format!("lowering crashed: {e}"))??;
         summary.lowered = lowered;
-        summary.timings.lowered = t0.elapsed();
         plan.check()
             .map_err(|e| format!("error: the lowered plan is not runnable: {e}"))?;
         // Admission: every device of the plan is a registered worker's.
@@ -438,22 +551,17 @@ impl Controller {
                 ));
             }
         }
-        check_inputs(&plan, &request.inputs)?;
-        // Each worker's part.
+        let mut workers: Vec<u32> = plan
+            .devices()
+            .iter()
+            .filter_map(|d| addrs.get(d))
+            .map(|a| a.worker)
+            .collect();
+        workers.sort_unstable();
+        workers.dedup();
         let mut parts: BTreeMap<u32, (Part, Work)> = BTreeMap::new();
-        let workers_used: Vec<u32> = {
-            let mut w: Vec<u32> = plan
-                .devices()
-                .iter()
-                .filter_map(|d| addrs.get(d))
-                .map(|a| a.worker)
-                .collect();
-            w.sort_unstable();
-            w.dedup();
-            w
-        };
-        for &w in &workers_used {
-            let part = plan.part(w, &addrs).map_err(|e| format!("error: {e}"))?;
+        for &w in &workers {
+            let part = plan.part(w, addrs).map_err(|e| format!("error: {e}"))?;
             part.check().map_err(|e| format!("error: {e}"))?;
             let work = Work::of(&part).map_err(|e| format!("error: {e}"))?;
             parts.insert(w, (part, work));
@@ -475,7 +583,7 @@ impl Controller {
             .collect();
         {
             let r = self.registry();
-            for &w in &workers_used {
+            for &w in &workers {
                 let e = r
                     .workers
                     .get(&w)
@@ -490,58 +598,47 @@ impl Controller {
                 });
             }
         }
-        let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
-        summary.run = run;
-        let (tx, mut events) = mpsc::unbounded_channel();
+        let addrs = parts
+            .values()
+            .next()
+            .map(|(p, _)| p.devices.iter().copied().collect())
+            .unwrap_or_default();
+        Ok(Prepared {
+            plan,
+            parts,
+            workers,
+            addrs,
+        })
+    }
+
+    /// Registers run `run` of `workers`: its events come to the receiver.
+    fn open_run(&self, run: u64, workers: &[u32]) -> mpsc::UnboundedReceiver<RunEvent> {
+        let (tx, events) = mpsc::unbounded_channel();
         self.inner
             .runs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(run, (workers_used.clone(), tx));
-        let outcome = self
-            .execute(
-                run,
-                &plan,
-                &parts,
-                request.inputs,
-                request.record,
-                request.timeout,
-                &mut events,
-                &mut summary,
-                t0,
-                progress,
-            )
-            .await;
+            .insert(run, (workers.to_vec(), tx));
+        events
+    }
+
+    fn close_run(&self, run: u64) {
         self.inner
             .runs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&run);
-        let why = match &outcome {
-            Ok(_) => "the run finished".to_owned(),
-            Err(e) => format!("the run failed: {e}"),
-        };
-        self.release(run, &workers_used, &why).await;
-        outcome.map(|outputs| (outputs, summary))
     }
 
-    /// Everything of a run after admission; the caller releases it.
-    #[allow(clippy::too_many_arguments)]
-    async fn execute(
+    /// Every executable each part needs: compiled once, shipped where
+    /// missing. Each is listed in `summary.executables` with where it came
+    /// from (None: the worker had it).
+    async fn executables(
         &self,
-        run: u64,
-        plan: &Plan,
         parts: &BTreeMap<u32, (Part, Work)>,
-        inputs: Vec<HostArray>,
-        record: bool,
-        timeout: Option<Duration>,
-        events: &mut mpsc::UnboundedReceiver<RunEvent>,
         summary: &mut RunSummary,
-        t0: Instant,
         progress: &(dyn Fn(String) + Send + Sync),
-    ) -> Result<Vec<HostArray>, String> {
-        let deadline = t0 + timeout.unwrap_or(self.inner.config.run_timeout);
-        // Executables: compiled once, shipped where missing.
+    ) -> Result<BTreeMap<u32, Vec<Key>>, String> {
         let mut keys: BTreeMap<u32, Vec<Key>> = BTreeMap::new();
         for (&w, (_, work)) in parts {
             let (plugin, mut client, loaded) = self.worker_handle(w)?;
@@ -608,21 +705,26 @@ impl Controller {
             }
             keys.insert(w, worker_keys);
         }
-        summary.timings.executables_ready = t0.elapsed();
-        // Inputs: each shard to the worker of its device.
-        let addrs: HashMap<i64, pw_core::plan::DeviceAddr> = parts
-            .values()
-            .next()
-            .map(|(p, _)| p.devices.iter().copied().collect())
-            .unwrap_or_default();
+        Ok(keys)
+    }
+
+    /// Uploads host arrays as values of owner `run`, each shard to the
+    /// worker of its device; returns the bytes sent to each worker.
+    async fn upload(
+        &self,
+        run: u64,
+        prepared: &Prepared,
+        inputs: &[(usize, &HostArray)],
+    ) -> Result<BTreeMap<u32, u64>, String> {
         let mut put_bytes: BTreeMap<u32, u64> = BTreeMap::new();
         let mut puts = Vec::new();
-        for (&id, host) in plan.inputs.iter().zip(&inputs) {
-            let value = &plan.values[id];
+        for &(id, host) in inputs {
+            let value = &prepared.plan.values[id];
             let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
             let shards = crate::host::split(host, &regions).map_err(|e| e.to_string())?;
             for (position, (device, shard)) in value.devices.iter().zip(shards).enumerate() {
-                let addr = addrs
+                let addr = prepared
+                    .addrs
                     .get(device)
                     .copied()
                     .ok_or_else(|| format!("device {device} has no worker"))?;
@@ -634,11 +736,27 @@ impl Controller {
         for outcome in futures::future::join_all(puts).await {
             outcome?;
         }
-        summary.timings.inputs_sent = t0.elapsed();
-        // Parts: every worker gets all its steps in one message, at once.
+        Ok(put_bytes)
+    }
+
+    /// Sends every worker all its steps in one message; the parts of one
+    /// run go out together (gang order). `bindings` names, per worker, the
+    /// inputs it takes from and the outputs it leaves in a session.
+    #[allow(clippy::too_many_arguments)]
+    async fn dispatch(
+        &self,
+        run: u64,
+        prepared: &Prepared,
+        keys: &BTreeMap<u32, Vec<Key>>,
+        record: bool,
+        bindings: &HashMap<u32, (Vec<proto::Binding>, Vec<proto::Binding>)>,
+        summary: &mut RunSummary,
+        t0: Instant,
+    ) -> Result<(), String> {
         let peers: HashMap<u32, proto::PeerAddress> = {
             let r = self.registry();
-            parts
+            prepared
+                .parts
                 .keys()
                 .filter_map(|w| {
                     r.workers.get(w).map(|e| {
@@ -654,14 +772,17 @@ impl Controller {
                 .collect()
         };
         let mut sends = Vec::new();
-        for (&w, (part, _)) in parts {
+        for (&w, (part, _)) in &prepared.parts {
             let (_, mut client, _) = self.worker_handle(w)?;
+            let (inputs_from, outputs_to) = bindings.get(&w).cloned().unwrap_or_default();
             let request = proto::ExecuteRequest {
                 run,
                 part: postcard::to_allocvec(part).map_err(|e| e.to_string())?,
                 executables: keys[&w].iter().map(Key::hex).collect(),
                 record,
                 peers: peers.clone(),
+                inputs_from,
+                outputs_to,
             };
             sends.push(async move {
                 client
@@ -671,28 +792,35 @@ impl Controller {
                     .map_err(|s| format!("error: worker {w} refused its part: {}", s.message()))
             });
         }
-        {
-            let _order = self.inner.dispatch.lock().await;
-            let sent = t0.elapsed();
-            summary.part_sent = parts.keys().map(|w| (*w, sent)).collect();
-            for outcome in futures::future::join_all(sends).await {
-                outcome?;
-            }
+        let _order = self.inner.dispatch.lock().await;
+        let sent = t0.elapsed();
+        summary.part_sent = prepared.parts.keys().map(|w| (*w, sent)).collect();
+        for outcome in futures::future::join_all(sends).await {
+            outcome?;
         }
-        summary.timings.parts_sent = t0.elapsed();
-        // Wait for every part; the first failure (in schedule order among
-        // those reported together) is the cause.
+        Ok(())
+    }
+
+    /// Waits for every part; the first failure (in schedule order among
+    /// those reported together) is the cause.
+    async fn wait_parts(
+        &self,
+        prepared: &Prepared,
+        events: &mut mpsc::UnboundedReceiver<RunEvent>,
+        deadline: Instant,
+        t0: Instant,
+        summary: &mut RunSummary,
+    ) -> Result<(), String> {
+        let parts = &prepared.parts;
         let mut pending: Vec<u32> = parts.keys().copied().collect();
         let mut failures: Vec<(Option<u32>, String)> = Vec::new();
         while !pending.is_empty() {
             let event = tokio::time::timeout_at(deadline.into(), events.recv()).await;
             match event {
-                Err(_) => {
-                    return Err(format!(
+                Err(_) => return Err(format!(
                     "error: the run did not finish within {:?} (waiting for workers {pending:?})",
                     deadline - t0
-                ))
-                }
+                )),
                 Ok(None) => return Err("error: the run's event channel closed".into()),
                 Ok(Some(RunEvent::Lost(w, why, done))) => {
                     let steps = parts
@@ -736,49 +864,43 @@ impl Controller {
                 }
             }
         }
-        summary.timings.parts_done = t0.elapsed();
-        // Outputs: one replica of each tile, from the worker holding it.
-        let mut outputs = Vec::with_capacity(plan.outputs.len());
-        let mut fetched: BTreeMap<u32, u64> = BTreeMap::new();
-        for &id in &plan.outputs {
-            let value = &plan.values[id];
-            let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
-            let mut wanted = Vec::new();
-            for (position, region) in regions.iter().enumerate() {
-                if regions[..position].contains(region) {
-                    continue;
-                }
-                let addr = addrs
-                    .get(&value.devices[position])
-                    .copied()
-                    .ok_or("an output has no worker")?;
-                let (_, client, _) = self.worker_handle(addr.worker)?;
-                wanted.push(fetch(client, run, id, position, addr.worker));
+        Ok(())
+    }
+
+    /// Fetches value `key` of owner `owner` (a run's value, a session's
+    /// array), laid out as `value`: one replica of each tile, from the
+    /// worker holding it. Returns it and the bytes each worker sent.
+    async fn fetch_value(
+        &self,
+        owner: u64,
+        key: usize,
+        value: &pw_core::plan::ValueInfo,
+        addrs: &HashMap<i64, pw_core::plan::DeviceAddr>,
+    ) -> Result<(HostArray, BTreeMap<u32, u64>), String> {
+        let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
+        let mut wanted = Vec::new();
+        for (position, region) in regions.iter().enumerate() {
+            if regions[..position].contains(region) {
+                continue;
             }
-            let mut bytes: HashMap<usize, Vec<u8>> = HashMap::new();
-            for got in futures::future::join_all(wanted).await {
-                let (position, worker, data) = got?;
-                *fetched.entry(worker).or_default() += data.len() as u64;
-                bytes.insert(position, data);
-            }
-            let shape: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
-            outputs.push(
-                crate::host::assemble(value.dtype, &shape, &regions, |p| Ok(bytes.remove(&p)))
-                    .map_err(|e| format!("error: output {id}: {e}"))?,
-            );
+            let addr = addrs
+                .get(&value.devices[position])
+                .copied()
+                .ok_or("its device has no worker")?;
+            let (_, client, _) = self.worker_handle(addr.worker)?;
+            wanted.push(fetch(client, owner, key, position, addr.worker));
         }
-        summary.timings.outputs_fetched = t0.elapsed();
-        summary.controller_bytes = parts
-            .keys()
-            .map(|w| {
-                (
-                    *w,
-                    put_bytes.get(w).copied().unwrap_or(0),
-                    fetched.get(w).copied().unwrap_or(0),
-                )
-            })
-            .collect();
-        Ok(outputs)
+        let mut bytes: HashMap<usize, Vec<u8>> = HashMap::new();
+        let mut fetched: BTreeMap<u32, u64> = BTreeMap::new();
+        for got in futures::future::join_all(wanted).await {
+            let (position, worker, data) = got?;
+            *fetched.entry(worker).or_default() += data.len() as u64;
+            bytes.insert(position, data);
+        }
+        let shape: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
+        let host = crate::host::assemble(value.dtype, &shape, &regions, |p| Ok(bytes.remove(&p)))
+            .map_err(|e| e.to_string())?;
+        Ok((host, fetched))
     }
 
     /// A worker's plugin identity, a client to it and what it has loaded.
@@ -801,15 +923,22 @@ impl Controller {
         Ok((e.plugin.clone(), e.client.clone(), e.loaded.clone()))
     }
 
-    /// Tells every worker of the run to drop it (bounded: a worker that
-    /// does not answer within 2 s is left to its own clean-up).
+    /// Tells every worker of the run (or session) to drop it (bounded: a
+    /// worker that does not answer within 2 s is left to its own clean-up).
     async fn release(&self, run: u64, workers: &[u32], why: &str) {
+        self.release_arrays(run, workers, why, &[]).await
+    }
+
+    /// Tells `workers` to drop `arrays` of owner `owner`, or all of it when
+    /// `arrays` is empty.
+    async fn release_arrays(&self, owner: u64, workers: &[u32], why: &str, arrays: &[u64]) {
         let mut calls = Vec::new();
         for &w in workers {
             if let Ok((_, mut client, _)) = self.worker_handle(w) {
                 let request = proto::ReleaseRequest {
-                    run,
+                    run: owner,
                     reason: why.to_owned(),
+                    arrays: arrays.to_vec(),
                 };
                 calls.push(async move {
                     let _ =

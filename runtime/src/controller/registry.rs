@@ -119,18 +119,27 @@ impl Registry {
         }
     }
 
-    /// The topology of every registered worker: islands, each of its
+    /// The topology of the registered workers' devices (only those of
+    /// `within`, a session's slice, when given): islands, each of its
     /// workers one host.
-    pub fn topology(&self) -> Topology {
+    pub fn topology(&self, within: Option<&[i64]>) -> Topology {
         let mut islands: BTreeMap<&str, Island> = BTreeMap::new();
         for w in self.workers.values() {
+            let ids: Vec<i64> = w
+                .devices
+                .iter()
+                .map(|d| d.0)
+                .filter(|d| within.is_none_or(|s| s.contains(d)))
+                .collect();
+            if ids.is_empty() {
+                continue;
+            }
             let island = islands.entry(&w.island).or_insert_with(|| Island {
                 name: w.island.clone(),
                 kind: device_kind(&w.platform),
                 devices: Vec::new(),
                 hosts: Vec::new(),
             });
-            let ids: Vec<i64> = w.devices.iter().map(|d| d.0).collect();
             island.devices.extend(&ids);
             island.hosts.push(ids);
         }

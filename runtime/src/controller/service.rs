@@ -33,6 +33,79 @@ fn invalid(message: impl std::fmt::Display) -> Status {
     Status::invalid_argument(message.to_string())
 }
 
+/// Reads `count` host arrays sent as `RunInput` chunks, in order, each
+/// checked as it arrives; returns them and their bytes.
+async fn read_inputs<M>(
+    stream: &mut Streaming<M>,
+    count: usize,
+    input_of: impl Fn(M) -> Option<proto::RunInput>,
+) -> Result<(Vec<HostArray>, u64), Status> {
+    let mut inputs: Vec<HostArray> = Vec::with_capacity(count.min(1 << 16));
+    let mut current: Option<(proto::ArrayType, Collect)> = None;
+    let mut received = 0u64;
+    while inputs.len() < count {
+        let message = stream.message().await?.ok_or_else(|| {
+            invalid(format!(
+                "the client sent {} of {count} inputs",
+                inputs.len()
+            ))
+        })?;
+        let input = input_of(message).ok_or_else(|| invalid("expected an input"))?;
+        if input.index as usize != inputs.len() {
+            return Err(invalid(format!(
+                "input #{} came where #{} was expected",
+                input.index,
+                inputs.len()
+            )));
+        }
+        let chunk = input
+            .chunk
+            .ok_or_else(|| invalid("an input without a chunk"))?;
+        if current.is_none() {
+            let t = input
+                .r#type
+                .ok_or_else(|| invalid("an input without a type"))?;
+            let (_, _, bytes) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
+            let collect = Collect::new(
+                &chunk,
+                bytes,
+                Some(bytes),
+                format!("input #{}", inputs.len()),
+            )
+            .map_err(invalid)?;
+            current = Some((t, collect));
+        }
+        let (t, collect) = current
+            .as_mut()
+            .ok_or_else(|| Status::internal("no input"))?;
+        if let Some(data) = collect.push(&chunk).map_err(invalid)? {
+            let (dtype, dims, _) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
+            received += data.len() as u64;
+            inputs.push(HostArray::new(dtype, &dims, data).map_err(invalid)?);
+            current = None;
+        }
+    }
+    Ok((inputs, received))
+}
+
+/// A server stream of a host array's chunks (`FetchReply`s, the first with
+/// the type).
+fn host_stream(host: HostArray) -> Stream_<proto::FetchReply> {
+    let t = proto::ArrayType::of(host.dtype(), host.shape());
+    let items: Vec<Result<proto::FetchReply, Status>> =
+        wire::chunks(bytes::Bytes::from(host.into_bytes()))
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                Ok(proto::FetchReply {
+                    r#type: (i == 0).then(|| t.clone()),
+                    chunk: Some(c),
+                })
+            })
+            .collect();
+    Box::pin(tokio_stream::iter(items))
+}
+
 #[tonic::async_trait]
 impl proto::controller_server::Controller for ControllerService {
     type AttachStream = Stream_<proto::ControllerEvent>;
@@ -133,56 +206,12 @@ impl proto::controller_server::Controller for ControllerService {
         }
         let text = String::from_utf8(text.unwrap_or_default())
             .map_err(|_| invalid("the program is not UTF-8 text"))?;
-        // The inputs, in order, each checked as it arrives.
-        let mut inputs: Vec<HostArray> = Vec::with_capacity((begin.inputs as usize).min(1 << 16));
-        let mut current: Option<(proto::ArrayType, Collect)> = None;
-        let mut received = 0u64;
-        while inputs.len() < begin.inputs as usize {
-            let message = stream.message().await?.ok_or_else(|| {
-                invalid(format!(
-                    "the client sent {} of {} inputs",
-                    inputs.len(),
-                    begin.inputs
-                ))
-            })?;
-            let input = match message.request {
-                Some(proto::run_request::Request::Input(i)) => i,
-                _ => return Err(invalid("expected an input")),
-            };
-            if input.index as usize != inputs.len() {
-                return Err(invalid(format!(
-                    "input #{} came where #{} was expected",
-                    input.index,
-                    inputs.len()
-                )));
-            }
-            let chunk = input
-                .chunk
-                .ok_or_else(|| invalid("an input without a chunk"))?;
-            if current.is_none() {
-                let t = input
-                    .r#type
-                    .ok_or_else(|| invalid("an input without a type"))?;
-                let (_, _, bytes) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
-                let collect = Collect::new(
-                    &chunk,
-                    bytes,
-                    Some(bytes),
-                    format!("input #{}", inputs.len()),
-                )
-                .map_err(invalid)?;
-                current = Some((t, collect));
-            }
-            let (t, collect) = current
-                .as_mut()
-                .ok_or_else(|| Status::internal("no input"))?;
-            if let Some(data) = collect.push(&chunk).map_err(invalid)? {
-                let (dtype, dims, _) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
-                received += data.len() as u64;
-                inputs.push(HostArray::new(dtype, &dims, data).map_err(invalid)?);
-                current = None;
-            }
-        }
+        let (inputs, received) =
+            read_inputs(&mut stream, begin.inputs as usize, |m| match m.request {
+                Some(proto::run_request::Request::Input(i)) => Some(i),
+                _ => None,
+            })
+            .await?;
         self.controller.count_client_bytes(received, 0);
         let (tx, rx) = mpsc::unbounded_channel();
         let controller = self.controller.clone();
@@ -241,5 +270,123 @@ impl proto::controller_server::Controller for ControllerService {
         _: Request<proto::StatusRequest>,
     ) -> Result<Response<proto::StatusReply>, Status> {
         Ok(Response::new(self.controller.status()))
+    }
+
+    type SessionStream = Stream_<proto::SessionEvent>;
+
+    async fn session(
+        &self,
+        request: Request<Streaming<proto::SessionRequest>>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
+        let mut incoming = request.into_inner();
+        let open = match incoming.message().await? {
+            Some(proto::SessionRequest {
+                request: Some(proto::session_request::Request::Open(o)),
+            }) => o,
+            _ => return Err(invalid("a session must start with `open`")),
+        };
+        if open.protocol != super::PROTOCOL as i32 {
+            return Err(Status::failed_precondition(format!(
+                "the client speaks wire protocol {}, this server {}",
+                open.protocol,
+                super::PROTOCOL as i32
+            )));
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(self.controller.clone().serve_session(open, incoming, tx));
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    type CompileProgramStream = Stream_<proto::CompileProgramReply>;
+
+    async fn compile_program(
+        &self,
+        request: Request<proto::CompileProgramRequest>,
+    ) -> Result<Response<Self::CompileProgramStream>, Status> {
+        let request = request.into_inner();
+        if request.text.len() as u64 > MAX_PROGRAM_BYTES {
+            return Err(invalid("the program is larger than 1 GiB"));
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let controller = self.controller.clone();
+        tokio::spawn(async move {
+            let progress_tx = tx.clone();
+            let progress = move |line: String| {
+                let _ = progress_tx.send(Ok(proto::CompileProgramReply {
+                    reply: Some(proto::compile_program_reply::Reply::Progress(line)),
+                }));
+            };
+            let reply = match controller.compile_program(request, &progress).await {
+                Ok(p) => Ok(proto::CompileProgramReply {
+                    reply: Some(proto::compile_program_reply::Reply::Program(p)),
+                }),
+                Err(e) => Err(Status::from(e)),
+            };
+            let _ = tx.send(reply);
+        });
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    async fn call(
+        &self,
+        request: Request<Streaming<proto::CallRequest>>,
+    ) -> Result<Response<proto::CallReply>, Status> {
+        let mut stream = request.into_inner();
+        let begin = match stream.message().await? {
+            Some(proto::CallRequest {
+                request: Some(proto::call_request::Request::Begin(b)),
+            }) => b,
+            _ => return Err(invalid("a call must start with `begin`")),
+        };
+        let hosts = begin
+            .arguments
+            .iter()
+            .filter(|a| matches!(a.argument, Some(proto::call_argument::Argument::Host(_))))
+            .count();
+        let (inputs, received) = read_inputs(&mut stream, hosts, |m| match m.request {
+            Some(proto::call_request::Request::Input(i)) => Some(i),
+            _ => None,
+        })
+        .await?;
+        self.controller.count_client_bytes(received, 0);
+        self.controller.count_session_bytes(begin.session, received);
+        Ok(Response::new(self.controller.call(begin, inputs).await?))
+    }
+
+    type FetchArrayStream = Stream_<proto::FetchReply>;
+
+    async fn fetch_array(
+        &self,
+        request: Request<proto::ArrayRef>,
+    ) -> Result<Response<Self::FetchArrayStream>, Status> {
+        let host = self.controller.fetch_array(request.get_ref()).await?;
+        self.controller
+            .count_client_bytes(0, host.bytes().len() as u64);
+        Ok(Response::new(host_stream(host)))
+    }
+
+    async fn await_arrays(
+        &self,
+        request: Request<proto::ArrayRefs>,
+    ) -> Result<Response<proto::AwaitReply>, Status> {
+        self.controller.await_arrays(request.get_ref()).await?;
+        Ok(Response::new(proto::AwaitReply {}))
+    }
+
+    async fn delete_arrays(
+        &self,
+        request: Request<proto::ArrayRefs>,
+    ) -> Result<Response<proto::DeleteReply>, Status> {
+        self.controller.delete_arrays(request.get_ref()).await?;
+        Ok(Response::new(proto::DeleteReply {}))
+    }
+
+    async fn session_stats(
+        &self,
+        request: Request<proto::SessionStatsRequest>,
+    ) -> Result<Response<proto::SessionCounters>, Status> {
+        Ok(Response::new(
+            self.controller.session_stats(request.get_ref().session)?,
+        ))
     }
 }

@@ -379,9 +379,7 @@ async fn attach_loop(
 ) -> Result<(), WorkerError> {
     loop {
         let channel = connect(config).await?;
-        let mut client = proto::controller_client::ControllerClient::new(channel)
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        let mut client = crate::net::controller_client(channel);
         let (tx, rx) = mpsc::unbounded_channel();
         let _ = tx.send(proto::WorkerEvent {
             event: Some(proto::worker_event::Event::Register(register.clone())),

@@ -296,17 +296,7 @@ impl proto::worker_server::Worker for WorkerService {
                 .collect::<Result<Vec<_>, _>>()?
         };
         let run = r.run;
-        // The run's inputs, from the store.
-        let mut values: Vec<Option<Shards>> = vec![None; part.values.len()];
-        for &id in &part.inputs {
-            let mut shards: Shards = vec![None; part.values[id].devices.len()];
-            for (position, buffer) in self.state.store.take_value(run, id) {
-                if let Some(slot) = shards.get_mut(position) {
-                    *slot = Some(buffer);
-                }
-            }
-            values[id] = Some(shards);
-        }
+        let bindings = Bindings::of(&part, &r.inputs_from, &r.outputs_to).map_err(invalid)?;
         {
             let mut runs = self
                 .state
@@ -357,7 +347,7 @@ impl proto::worker_server::Worker for WorkerService {
                     part,
                     work,
                     executables,
-                    values,
+                    bindings,
                     record,
                     received,
                 )
@@ -421,6 +411,11 @@ impl proto::worker_server::Worker for WorkerService {
         } else {
             r.reason
         };
+        if !r.arrays.is_empty() {
+            let arrays: Vec<usize> = r.arrays.iter().map(|&a| a as usize).collect();
+            self.state.store.delete(r.run, &arrays);
+            return Ok(Response::new(proto::ReleaseReply {}));
+        }
         self.state.end_run(r.run, &why);
         let state = self.state.clone();
         tokio::spawn(async move {
@@ -489,6 +484,76 @@ impl WorkerService {
     }
 }
 
+/// Where a part's inputs come from and its outputs go, when not the run's
+/// own store: a session's arrays.
+struct Bindings {
+    /// Per input value: (owner, array, take).
+    inputs: HashMap<usize, (u64, usize, bool)>,
+    /// Per output value: the (owner, array)s it is kept as.
+    outputs: HashMap<usize, Vec<(u64, usize)>>,
+}
+
+impl Bindings {
+    fn of(
+        part: &Part,
+        inputs: &[proto::Binding],
+        outputs: &[proto::Binding],
+    ) -> Result<Bindings, String> {
+        let mut b = Bindings {
+            inputs: HashMap::new(),
+            outputs: HashMap::new(),
+        };
+        for i in inputs {
+            let value = i.value as usize;
+            if !part.inputs.contains(&value) {
+                return Err(format!(
+                    "binding: value {value} is not an input of the part"
+                ));
+            }
+            b.inputs.insert(value, (i.owner, i.array as usize, i.take));
+        }
+        for o in outputs {
+            let value = o.value as usize;
+            if !part.outputs.contains(&value) {
+                return Err(format!(
+                    "binding: value {value} is not an output of the part"
+                ));
+            }
+            b.outputs
+                .entry(value)
+                .or_default()
+                .push((o.owner, o.array as usize));
+        }
+        Ok(b)
+    }
+
+    /// The part's inputs, from the store: the run's uploads, or the bound
+    /// arrays. Taken in the part's turn, after every earlier part here left
+    /// its outputs.
+    fn inputs(
+        &self,
+        store: &super::store::ObjectStore,
+        run: u64,
+        part: &Part,
+    ) -> Vec<Option<Shards>> {
+        let mut values: Vec<Option<Shards>> = vec![None; part.values.len()];
+        for &id in &part.inputs {
+            let mut shards: Shards = vec![None; part.values[id].devices.len()];
+            let found = match self.inputs.get(&id) {
+                Some(&(owner, array, take)) => store.value(owner, array, take),
+                None => store.value(run, id, true),
+            };
+            for (position, buffer) in found {
+                if let Some(slot) = shards.get_mut(position) {
+                    *slot = Some(buffer);
+                }
+            }
+            values[id] = Some(shards);
+        }
+        values
+    }
+}
+
 /// Enqueues a part, keeps its outputs, waits for it and reports to the
 /// controller. Runs on its own thread.
 #[allow(clippy::too_many_arguments)]
@@ -499,7 +564,7 @@ fn execute_part(
     part: Part,
     work: Work,
     executables: Vec<Arc<crate::pjrt::LoadedExecutable>>,
-    values: Vec<Option<Shards>>,
+    bindings: Bindings,
     record: bool,
     t0: Instant,
 ) {
@@ -515,11 +580,33 @@ fn execute_part(
         sends: Arc::default(),
         t0,
     };
+    // Inputs are taken, and outputs kept, within the part's turn: a later
+    // part here may read them (a session's arrays), and finds them.
     let outcome = {
         let _turn = state.gang.wait(ticket);
-        state
-            .executor
-            .enqueue(run, &part, &work, &executables, values, &peers, t0, record)
+        let values = bindings.inputs(&state.store, run, &part);
+        let outcome =
+            state
+                .executor
+                .enqueue(run, &part, &work, &executables, values, &peers, t0, record);
+        if let Ok(enqueued) = &outcome {
+            for &id in &part.outputs {
+                let targets = match bindings.outputs.get(&id) {
+                    Some(t) => t.clone(),
+                    None => vec![(run, id)],
+                };
+                for (position, buffer) in enqueued.values[id].iter().flatten().enumerate() {
+                    if let Some(b) = buffer {
+                        for &(owner, array) in &targets {
+                            // Refused once the owner is released: nobody
+                            // will fetch it.
+                            let _ = state.store.put(owner, array, position, b.clone());
+                        }
+                    }
+                }
+            }
+        }
+        outcome
     };
     let mut report = proto::PartDone {
         run,
@@ -528,14 +615,6 @@ fn execute_part(
     match outcome {
         Err(e) => report.error = e.to_string(),
         Ok(enqueued) => {
-            for &id in &part.outputs {
-                for (position, buffer) in enqueued.values[id].iter().flatten().enumerate() {
-                    if let Some(b) = buffer {
-                        // Refused once the run is released: nobody will fetch it.
-                        let _ = state.store.put(run, id, position, b.clone());
-                    }
-                }
-            }
             if let Some(p) = state
                 .progress
                 .lock()

@@ -1,7 +1,9 @@
-//! A worker's object store: device buffers keyed by (run, value, shard
-//! position), the run being the ownership label. Everything of a run is
-//! dropped together when the run is released (finished, failed or
-//! abandoned by its controller).
+//! A worker's object store: device buffers keyed by (owner, value, shard
+//! position). The owner is a run (its inputs and outputs, the value a plan
+//! value) or a session (its arrays, the value an array id): everything of
+//! an owner is dropped together when it is released (a run finished,
+//! failed or was abandoned; a session closed), and single arrays of a
+//! session when the client deletes them.
 
 use crate::pjrt::Buffer;
 use pw_core::plan::ValueId;
@@ -57,8 +59,9 @@ impl ObjectStore {
         self.lock().get(&run).and_then(|o| o.ended.clone())
     }
 
-    /// Takes every shard of `value` of run `run` out of the store.
-    pub fn take_value(&self, run: u64, value: ValueId) -> Vec<(usize, Arc<Buffer>)> {
+    /// Every shard of `value` of owner `run`: taken out of the store when
+    /// `take`, else shared with it.
+    pub fn value(&self, run: u64, value: ValueId, take: bool) -> Vec<(usize, Arc<Buffer>)> {
         let mut runs = self.lock();
         let Some(objects) = runs.get_mut(&run) else {
             return Vec::new();
@@ -71,8 +74,22 @@ impl ObjectStore {
             .collect();
         positions
             .into_iter()
-            .filter_map(|k| objects.buffers.remove(&k).map(|b| (k.1, b)))
+            .filter_map(|k| {
+                if take {
+                    objects.buffers.remove(&k)
+                } else {
+                    objects.buffers.get(&k).cloned()
+                }
+                .map(|b| (k.1, b))
+            })
             .collect()
+    }
+
+    /// Drops values `values` of owner `run` (the owner lives on).
+    pub fn delete(&self, run: u64, values: &[ValueId]) {
+        if let Some(objects) = self.lock().get_mut(&run) {
+            objects.buffers.retain(|(v, _), _| !values.contains(v));
+        }
     }
 
     /// The shard, once stored: waits at most `timeout`; an error at once

@@ -174,18 +174,25 @@ pub struct Place {
     pub netns: Option<String>,
     /// The address to listen on (`host:0`).
     pub listen: Option<String>,
+    /// `PW_TOKEN` for the processes started there.
+    pub token: Option<String>,
 }
 
 impl Place {
-    fn command(&self, program: &Path) -> Command {
-        match &self.netns {
+    pub fn command(&self, program: &Path) -> Command {
+        let mut c = match &self.netns {
             Some(ns) => {
                 let mut c = Command::new("ip");
                 c.args(["netns", "exec", ns]).arg(program);
                 c
             }
             None => Command::new(program),
-        }
+        };
+        match &self.token {
+            Some(t) => c.env("PW_TOKEN", t),
+            None => c.env_remove("PW_TOKEN"),
+        };
+        c
     }
 }
 

@@ -2,7 +2,7 @@
 //! test (as root) and removed when it ends. The server and one worker run
 //! in one, another worker in the other; an example runs across them.
 
-use crate::harness::{example_args, run_bounded, serial, text, Cluster, Place};
+use crate::harness::{bin, example_args, run_bounded, serial, text, Cluster, Place};
 use std::{process::Command, time::Duration};
 
 /// The namespaces and the veth pair; removed on drop.
@@ -49,6 +49,8 @@ impl Hosts {
         Place {
             netns: Some(self.names[host].clone()),
             listen: Some(format!("{address}:0")),
+            // Anything but loopback needs the server's token.
+            token: Some("netns-test-token".into()),
         }
     }
 }
@@ -67,6 +69,18 @@ fn a_run_across_two_network_namespaces() {
     let hosts = Hosts::new();
     let a = hosts.place(0, "10.77.0.1");
     let b = hosts.place(1, "10.77.0.2");
+    // A server reachable from another host refuses to start without a
+    // token.
+    let open = Place {
+        token: None,
+        ..a.clone()
+    };
+    let mut command = open.command(&bin("pw-server"));
+    command.args(["--listen", "10.77.0.1:0"]);
+    let out = run_bounded(command, Duration::from_secs(20));
+    let stderr = text(&out).1;
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
     {
         let mut c = Cluster::server(&[], &a);
         assert!(c.address.starts_with("10.77.0.1:"), "{}", c.address);
@@ -75,6 +89,15 @@ fn a_run_across_two_network_namespaces() {
         // The status call comes from the test's own namespace, which cannot
         // reach 10.77.0.1: ask from inside host a.
         let args = example_args("rl_step");
+        // Without the token the server refuses.
+        let stranger = Place {
+            token: None,
+            ..a.clone()
+        };
+        let out = c.pw_run(&args, &stranger);
+        let stderr = text(&out).1;
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("needs its token"), "{stderr}");
         let out = c.pw_run(&args, &a);
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
