@@ -28,3 +28,18 @@ pub async fn shutdown_signal() {
         _ = term.recv() => {}
     }
 }
+
+/// Resolves when process `pid` is gone (checked every 200 ms), or never
+/// when `pid` is None: a server started for one client process ends with
+/// it, even when that process is killed.
+pub async fn parent_gone(pid: Option<u32>) {
+    let Some(pid) = pid else {
+        return std::future::pending().await;
+    };
+    let alive = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
+    while alive.exists() {
+        tick.tick().await;
+    }
+    tracing::info!("process {pid} is gone: stopping");
+}

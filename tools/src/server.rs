@@ -70,6 +70,11 @@ pub struct Cli {
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub client_lease_ms: u64,
 
+    /// Stop when process PID exits (for a server started by one client,
+    /// such as `pw.connect()`'s local server).
+    #[arg(long, value_name = "PID")]
+    pub exit_with: Option<u32>,
+
     /// Serve only requests that present this token (clients and workers
     /// read it from PW_TOKEN). Needed to listen on anything but loopback.
     #[arg(long, env = "PW_TOKEN", hide_env_values = true, value_name = "TOKEN")]
@@ -178,10 +183,12 @@ fn serve(cli: Cli) -> Result<(), String> {
         let _ = std::io::stdout().flush();
         net::server()
             .add_service(service)
-            .serve_with_incoming_shutdown(
-                net::incoming(listener),
-                pw_runtime::process::shutdown_signal(),
-            )
+            .serve_with_incoming_shutdown(net::incoming(listener), async move {
+                tokio::select! {
+                    _ = pw_runtime::process::shutdown_signal() => {}
+                    _ = pw_runtime::process::parent_gone(cli.exit_with) => {}
+                }
+            })
             .await
             .map_err(|e| e.to_string())
     })

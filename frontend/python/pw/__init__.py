@@ -11,19 +11,48 @@
     p.save("pipeline.mlir")
     y_np = p.run(x_np)
 
+    client = pw.connect()                 # a session: devices, arrays on them
+    step = p.compile(client)              # lowered and compiled once
+    y = step(x_np)                        # pw.Arrays, computed on the devices
+    np.asarray(y)                         # fetched when asked for
+
 See docs/frontend.md.
 """
 
-from .errors import ProgramError, PwError, ToolError, TracingError
+from .client import Array, Client, Executable, Sharding, connect, default_client
+from .errors import (
+    ArrayDeletedError,
+    ArrayError,
+    DevicesBusyError,
+    ProgramError,
+    PwError,
+    RunError,
+    ServerError,
+    SessionError,
+    ToolError,
+    TracingError,
+)
 from .program import Program, Value, mesh, program, unplaced
 
 __all__ = [
+    "Array",
+    "ArrayDeletedError",
+    "ArrayError",
+    "Client",
+    "DevicesBusyError",
+    "Executable",
     "Program",
     "ProgramError",
     "PwError",
+    "RunError",
+    "ServerError",
+    "SessionError",
+    "Sharding",
     "ToolError",
     "TracingError",
     "Value",
+    "connect",
+    "default_client",
     "mesh",
     "program",
     "unplaced",

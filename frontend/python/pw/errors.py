@@ -26,7 +26,35 @@ class ProgramError(PwError):
 
 
 class ToolError(PwError):
-    """pw-opt or pw-run failed; the message holds their diagnostics."""
+    """pw-opt, pw-run or the server's lowering failed; the message holds
+    the diagnostics."""
+
+
+class SessionError(PwError):
+    """The client's session is gone (closed, its lease lapsed, or the
+    server restarted)."""
+
+
+class ServerError(PwError, ConnectionError):
+    """The pw-server cannot be reached, or refused the client."""
+
+
+class DevicesBusyError(PwError, TimeoutError):
+    """The devices asked for stayed held by other clients past the
+    timeout (or can never be had)."""
+
+
+class ArrayError(PwError, ValueError):
+    """An array that cannot be used here: another session's, deleted on
+    the server, or the output of a failed call."""
+
+
+class ArrayDeletedError(ArrayError, RuntimeError):
+    """The array was deleted or donated (JAX: "Array has been deleted")."""
+
+
+class RunError(PwError, RuntimeError):
+    """A call failed on the devices (the message says where)."""
 
 
 def is_internal(path: str) -> bool:

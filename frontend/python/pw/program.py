@@ -504,6 +504,8 @@ class Program:
         self._outputs: list[Value] | None = None
         self._outputs_pos = None
         self._out_tree = None
+        # p.run's executables, per (text, schedule, devices, session).
+        self._executables: dict = {}
 
     # -- capture -------------------------------------------------------------
 
@@ -813,20 +815,36 @@ class Program:
             self.text(locations=True), topology=topology, devices=devices, kind=kind, schedule=_policy(schedule)
         )
 
-    def run(self, *arrays, devices: int | None = None, topology=None, schedule: str | None = None, trace=None):
-        """Runs the program through pw-run on the given inputs: arrays, or
-        pytrees of arrays, whose leaves in order are the inputs in
-        declaration order. Returns the outputs as numpy arrays in the
-        pytree given to ``p.outputs``. ``devices`` asks the PJRT CPU plugin
-        for that many devices; ``topology`` is a TOML/JSON file of islands
-        to lower onto; ``schedule`` orders it as in ``lower``; ``trace`` is
-        a path where pw-run writes a Chrome/Perfetto trace of the run.
-        Raises ToolError with pw-run's diagnostics when the program cannot
-        run."""
-        from .tools import run
+    def compile(self, client=None, *, schedule: str | None = None, donate_argnums=(), devices: int | None = None):
+        """Compiles the program for ``client``'s devices (default:
+        ``pw.default_client()``): lowered once, each computation compiled
+        once. Returns an ``Executable``: call it with the inputs (numpy
+        arrays or ``pw.Array``s) to get the outputs as ``pw.Array``s that
+        stay on the devices. ``donate_argnums`` names inputs whose arrays
+        the call takes over (as in ``jax.jit``); ``devices`` lowers onto
+        only that many of the client's devices; ``schedule`` as in
+        ``lower``."""
+        from .client import default_client
 
+        if client is None:
+            client = default_client()
+        return client.compile(self, schedule=schedule, donate_argnums=donate_argnums, devices=devices)
+
+    def run(self, *arrays, devices: int | None = None, topology=None, schedule: str | None = None, trace=None):
+        """Runs the program on the given inputs: arrays, or pytrees of
+        arrays, whose leaves in order are the inputs in declaration order.
+        Returns the outputs as numpy arrays in the pytree given to
+        ``p.outputs``.
+
+        It runs on ``pw.default_client()`` (a local pw-server unless
+        ``$PW_SERVER`` names one), lowered onto ``devices`` of its devices
+        (default: all), compiled once per program, schedule and device
+        count in this process. With ``topology`` (a TOML/JSON file of
+        islands to lower onto) or ``trace`` (a path for a Chrome/Perfetto
+        trace of the run), it runs through the ``pw-run`` tool instead.
+        Raises ToolError with the diagnostics when the program cannot be
+        lowered."""
         schedule = _policy(schedule)
-        text = self.text(locations=True)
         leaves = [np.asarray(a) for a in jax.tree.leaves(arrays)]
         if len(leaves) != len(self._inputs):
             raise ProgramError(f"{where()}: the program takes {len(self._inputs)} inputs, got {len(leaves)}")
@@ -836,7 +854,22 @@ class Program:
                     f"{where()}: input #{i} is {a.dtype}{list(a.shape)}, the program "
                     f"expects {value.aval.dtype}{list(value.aval.shape)}"
                 )
-        results = run(text, leaves, devices=devices, topology=topology, schedule=schedule, trace=trace)
+        if topology is not None or trace is not None:
+            return self._run_tool(leaves, devices, topology, schedule, trace)
+        from .client import default_client
+
+        client = default_client()
+        key = (self.text(locations=True), schedule, devices, client.session)
+        exe = self._executables.get(key)
+        if exe is None:
+            exe = self._executables[key] = client.compile(self, schedule=schedule, devices=devices)
+        return jax.tree.map(np.asarray, exe(*leaves))
+
+    def _run_tool(self, leaves, devices, topology, schedule, trace):
+        """``p.run`` through pw-run (for topology files and traces)."""
+        from .tools import run
+
+        results = run(self.text(locations=True), leaves, devices=devices, topology=topology, schedule=schedule, trace=trace)
         if len(results) != len(self._outputs):
             raise ToolError(f"pw-run returned {len(results)} outputs, the program has {len(self._outputs)}")
         outputs = []

@@ -490,7 +490,17 @@ impl Controller {
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<proto::CompiledProgram, SessionError> {
         let id = request.session;
-        let slice = self.sessions().get(id)?.devices.clone();
+        let mut slice = self.sessions().get(id)?.devices.clone();
+        let n = request.devices as usize;
+        if n > slice.len() {
+            return Err(SessionError::Program(format!(
+                "error: {n} devices asked for, session {id} holds {}",
+                slice.len()
+            )));
+        }
+        if n > 0 {
+            slice.truncate(n);
+        }
         let (topology, addrs) = {
             let r = self.registry();
             (r.topology(Some(&slice)), r.addresses())

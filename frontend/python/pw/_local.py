@@ -1,0 +1,163 @@
+"""A local pw-server with one pw-worker on the local CPU plugin, started the
+first time ``pw.connect()`` needs one and stopped when the process exits
+(also if it is killed: the server stops when this process is gone, and its
+worker once it loses the server)."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from .errors import ServerError
+from .tools import find_tool
+
+# How many CPU devices the local worker offers unless asked for more
+# ($PW_LOCAL_DEVICES overrides).
+DEFAULT_DEVICES = 8
+START_TIMEOUT_S = 60.0
+
+_LOCK = threading.Lock()
+_SERVER = None  # (server, worker, address, devices, log directory)
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    if "PW_PJRT_PLUGIN" not in env and "PW_VENV" not in env and sys.prefix != sys.base_prefix:
+        env["PW_VENV"] = sys.prefix
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.pop("PW_TOKEN", None)
+    return env
+
+
+def _first_line(proc: subprocess.Popen, prefix: str, what: str, log: str) -> str:
+    """The first stdout line of `proc` starting with `prefix` (bounded)."""
+    lines: queue.Queue = queue.Queue()
+
+    def read():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if line is None:
+            break
+        if line.startswith(prefix):
+            return line[len(prefix) :].strip()
+    _stop(proc)
+    with open(log) as f:
+        detail = f.read()[-4000:]
+    raise ServerError(f"the local {what} did not start within {START_TIMEOUT_S:.0f} s:\n{detail}")
+
+
+def _stop(proc: subprocess.Popen):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def _start(devices: int):
+    logs = tempfile.mkdtemp(prefix="pw-local-")
+    env = _env()
+    server_log = os.path.join(logs, "pw-server.log")
+    server = subprocess.Popen(
+        [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--exit-with", str(os.getpid())],
+        stdout=subprocess.PIPE,
+        stderr=open(server_log, "w"),
+        text=True,
+        env=env,
+    )
+    address = _first_line(server, "pw-server: listening on ", "pw-server", server_log)
+    worker_log = os.path.join(logs, "pw-worker.log")
+    worker = subprocess.Popen(
+        [
+            find_tool("pw-worker"),
+            "--controller",
+            address,
+            "--devices",
+            str(devices),
+            "--listen",
+            "127.0.0.1:0",
+            "--connect-timeout",
+            "5",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(worker_log, "w"),
+        env=env,
+    )
+    _wait_registered(address, server, worker, worker_log)
+    return (server, worker, address, devices, logs)
+
+
+def _wait_registered(address, server, worker, log):
+    import grpc
+
+    from ._proto import pb
+
+    channel = grpc.insecure_channel(address)
+    status = channel.unary_unary(
+        "/pw.v1.Controller/Status",
+        request_serializer=pb.StatusRequest.SerializeToString,
+        response_deserializer=pb.StatusReply.FromString,
+    )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    try:
+        while time.monotonic() < deadline:
+            if worker.poll() is not None:
+                break
+            try:
+                if status(pb.StatusRequest(), timeout=2).workers:
+                    return
+            except grpc.RpcError:
+                pass
+            time.sleep(0.05)
+    finally:
+        channel.close()
+    _stop(worker)
+    _stop(server)
+    with open(log) as f:
+        detail = f.read()[-4000:]
+    raise ServerError(f"the local pw-worker did not register within {START_TIMEOUT_S:.0f} s:\n{detail}")
+
+
+def address(devices: int | None) -> str:
+    """The local server's address, started with at least `devices`."""
+    global _SERVER
+    with _LOCK:
+        if _SERVER is not None and (_SERVER[0].poll() is not None or _SERVER[1].poll() is not None):
+            stop()
+        if _SERVER is None:
+            want = int(os.environ.get("PW_LOCAL_DEVICES", DEFAULT_DEVICES))
+            _SERVER = _start(max(want, int(devices or 0)))
+        elif devices and devices > _SERVER[3]:
+            raise ServerError(
+                f"the local pw-server of this process has {_SERVER[3]} devices, {devices} asked for "
+                f"(set PW_LOCAL_DEVICES before the first pw.connect)"
+            )
+        return _SERVER[2]
+
+
+@atexit.register
+def stop():
+    """Stops the local server and worker (at exit)."""
+    global _SERVER
+    if _SERVER is not None:
+        server, worker = _SERVER[0], _SERVER[1]
+        _SERVER = None
+        _stop(worker)
+        _stop(server)

@@ -1,0 +1,503 @@
+"""A client of pw-server: a session holding a slice of the devices, programs
+compiled once for it, and arrays that stay on the devices between calls.
+
+    client = pw.connect()                # a local pw-server, started on demand
+    step = p.compile(client, donate_argnums=(0,))
+    params = step(params, batch)         # pw.Arrays, on the devices
+    print(np.asarray(params[0]))         # fetched when asked for
+    client.close()
+
+See docs/frontend.md ("Sessions") and docs/cluster.md.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import sys
+import threading
+import time
+import weakref
+import zlib
+from dataclasses import dataclass
+
+import grpc
+import jax
+import numpy as np
+
+from . import _local
+from ._proto import PROTOCOL, pb
+from .errors import (
+    ArrayDeletedError,
+    ArrayError,
+    DevicesBusyError,
+    ProgramError,
+    PwError,
+    RunError,
+    ServerError,
+    SessionError,
+    ToolError,
+    where,
+)
+
+CHUNK = 1 << 20
+_SERVICE = "/pw.v1.Controller/"
+_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 << 20),
+    ("grpc.max_send_message_length", 64 << 20),
+]
+
+
+def _dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _chunks(data: bytes | memoryview):
+    """pw's chunks of a payload: offset, total, and the CRC-32 on the last."""
+    view = memoryview(data).cast("B")
+    total = len(view)
+    if total == 0:
+        yield pb.Chunk(offset=0, total=0, data=b"", crc32=0)
+        return
+    for start in range(0, total, CHUNK):
+        piece = view[start : start + CHUNK]
+        last = start + len(piece) == total
+        chunk = pb.Chunk(offset=start, total=total, data=bytes(piece))
+        if last:
+            chunk.crc32 = zlib.crc32(view) & 0xFFFFFFFF
+        yield chunk
+
+
+def _error(e: grpc.RpcError, address: str) -> PwError:
+    """The exception for a failed request: the server says which kind in
+    the `pw-error` metadata."""
+    code = e.code()
+    message = e.details() or str(code)
+    if message.startswith("error: "):
+        message = message[len("error: ") :]
+    kind = ""
+    for key, value in e.trailing_metadata() or ():
+        if key == "pw-error":
+            kind = value
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) and not kind:
+        return ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {message}")
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        return ServerError(f"the pw-server at {address} refused the client: {message}")
+    cls = {
+        "session": SessionError,
+        "program": ToolError,
+        "argument": ProgramError,
+        "array": ArrayError,
+        "run": RunError,
+        "busy": DevicesBusyError,
+    }.get(kind, ServerError)
+    return cls(message)
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """Where an array's shards are: the device of each mesh position, and
+    how the array is split over them (as pw prints it)."""
+
+    devices: tuple[int, ...]
+    spec: str
+
+    def __repr__(self):
+        return f"Sharding(devices={list(self.devices)}, {self.spec})"
+
+
+class Array:
+    """An array of a session, on its devices. ``np.asarray(a)`` fetches it
+    (waiting for the call that makes it); ``block_until_ready()`` waits
+    without fetching; ``delete()`` frees it on the devices (as does dropping
+    the last reference)."""
+
+    def __init__(self, client: "Client", array: int, info):
+        self._client = client
+        self._id = array
+        self.shape = tuple(int(d) for d in info.type.dims)
+        self.dtype = _dtype(info.type.dtype)
+        self.sharding = Sharding(tuple(info.devices), info.sharding)
+        self._deleted = False
+        self._value = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def _ref(self):
+        if self._deleted:
+            raise ArrayDeletedError(
+                f"{where()}: Array has been deleted (array {self._id} of session {self._client.session})"
+            )
+        return pb.ArrayRef(session=self._client.session, array=self._id)
+
+    def is_deleted(self) -> bool:
+        return self._deleted
+
+    def block_until_ready(self) -> "Array":
+        """Waits until the call that makes it is done; raises its error."""
+        ref = self._ref()
+        self._client._unary("AwaitArrays", pb.ArrayRefs(session=ref.session, arrays=[ref.array]), pb.AwaitReply)
+        return self
+
+    def delete(self) -> None:
+        """Frees the array on its devices; using it afterwards raises."""
+        if self._deleted:
+            return
+        ref = self._ref()
+        self._deleted = True
+        self._value = None
+        self._client._unary("DeleteArrays", pb.ArrayRefs(session=ref.session, arrays=[ref.array]), pb.DeleteReply)
+
+    def __array__(self, dtype=None, copy=None):
+        if self._value is None:
+            self._value = self._client._fetch(self._ref(), self.shape, self.dtype)
+        value = self._value
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def __repr__(self):
+        state = "deleted" if self._deleted else f"sharding={self.sharding!r}"
+        return f"pw.Array({self.dtype}{list(self.shape)}, session {self._client.session}, array {self._id}, {state})"
+
+    def __del__(self):
+        client = getattr(self, "_client", None)
+        if client is not None and not self._deleted:
+            client._released.append(self._id)
+
+
+class Executable:
+    """A program compiled for a client's devices: call it with the inputs
+    (numpy arrays or pw.Arrays, in the pytrees of ``p.run``); it returns
+    the outputs as pw.Arrays, at once, in the pytree of ``p.outputs``."""
+
+    def __init__(self, client: "Client", program, compiled, donate: tuple[int, ...]):
+        self._client = client
+        self._program = program
+        self._id = compiled.executable
+        self.inputs = list(compiled.inputs)
+        self.outputs = list(compiled.outputs)
+        self.lowered = compiled.lowered
+        self.compiled = compiled.compiled
+        self.cached = compiled.cached
+        self._donate = frozenset(donate)
+
+    def __call__(self, *args):
+        client = self._client
+        leaves = jax.tree.leaves(args, is_leaf=lambda x: isinstance(x, Array))
+        if len(leaves) != len(self.inputs):
+            raise ProgramError(f"{where()}: the program takes {len(self.inputs)} inputs, got {len(leaves)}")
+        arguments, hosts = [], []
+        for i, (leaf, info) in enumerate(zip(leaves, self.inputs)):
+            want_shape = tuple(int(d) for d in info.type.dims)
+            want_dtype = _dtype(info.type.dtype)
+            if isinstance(leaf, Array):
+                # An array of another session is sent as it is: the server
+                # refuses it, naming both sessions.
+                ref = leaf._ref()
+                shape, dtype = leaf.shape, leaf.dtype
+                arguments.append(pb.CallArgument(array=ref))
+            else:
+                a = np.asarray(leaf)
+                shape, dtype = tuple(a.shape), a.dtype
+                arguments.append(pb.CallArgument(host=pb.ArrayType(dtype=want_dtype.name, dims=list(want_shape))))
+                hosts.append(a)
+            if shape != want_shape or dtype != want_dtype:
+                raise ProgramError(
+                    f"{where()}: input #{i} is {dtype}{list(shape)}, the program expects {want_dtype}{list(want_shape)}"
+                )
+        begin = pb.CallBegin(
+            session=client.session, executable=self._id, arguments=arguments, release=client._take_released()
+        )
+
+        def requests():
+            yield pb.CallRequest(begin=begin)
+            for index, a in enumerate(hosts):
+                data = np.ascontiguousarray(a)
+                t = pb.ArrayType(dtype=data.dtype.name, dims=list(data.shape))
+                for k, chunk in enumerate(_chunks(data.data if data.size else b"")):
+                    yield pb.CallRequest(input=pb.RunInput(index=index, type=t if k == 0 else None, chunk=chunk))
+
+        reply = client._stream_unary("Call", requests(), pb.CallReply)
+        for i, leaf in enumerate(leaves):
+            if i in self._donate and isinstance(leaf, Array):
+                # The call took it over (JAX's donation).
+                leaf._deleted = True
+                leaf._value = None
+        outputs = [Array(client, a, info) for a, info in zip(reply.outputs, self.outputs)]
+        return self._program.unflatten_outputs(outputs)
+
+    def stats(self) -> dict:
+        """The client's counters (see ``Client.stats``)."""
+        return self._client.stats()
+
+
+class Client:
+    """A session on a pw-server: a slice of its devices, held until
+    ``close()`` (or until the process ends). Use ``pw.connect``."""
+
+    def __init__(self, address: str, devices: int | None, timeout: float | None, token: str | None, name: str):
+        self.address = address
+        self._metadata = (("x-pw-token", token),) if token else ()
+        self._channel = grpc.insecure_channel(address, options=_OPTIONS)
+        self._released: list[int] = []
+        self._closed = False
+        self._ended = threading.Event()
+        self._end_reason = None
+        self._requests: queue.Queue = queue.Queue()
+        self._heartbeat_s = 1.0
+        self._requests.put(
+            pb.SessionRequest(
+                open=pb.SessionOpen(
+                    protocol=PROTOCOL,
+                    name=name,
+                    devices=int(devices or 0),
+                    timeout_ms=int(timeout * 1000) if timeout else 0,
+                )
+            )
+        )
+        self.position = None
+        try:
+            self._events = self._channel.stream_stream(
+                _SERVICE + "Session",
+                request_serializer=pb.SessionRequest.SerializeToString,
+                response_deserializer=pb.SessionEvent.FromString,
+            )(self._outgoing(), metadata=self._metadata)
+            granted = None
+            for event in self._events:
+                which = event.WhichOneof("event")
+                if which == "queued":
+                    self.position = event.queued
+                    print(
+                        f"pw: waiting for devices at {address}: place {event.queued} in line",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                elif which == "granted":
+                    granted = event.granted
+                    break
+            if granted is None:
+                raise ServerError(f"the pw-server at {address} ended the session before granting it")
+        except grpc.RpcError as e:
+            self._stop_outgoing()
+            self._channel.close()
+            raise _error(e, address) from None
+        except BaseException:
+            self._stop_outgoing()
+            self._channel.close()
+            raise
+        self.position = None
+        self.session = granted.session
+        self.devices = tuple(granted.devices)
+        self._heartbeat_s = max(granted.heartbeat_ms / 1000.0, 0.05)
+        self._reader = threading.Thread(target=self._read_events, name=f"pw-session-{self.session}", daemon=True)
+        self._reader.start()
+        _OPEN.add(self)
+
+    # -- the session stream --------------------------------------------------
+
+    def _outgoing(self):
+        while True:
+            try:
+                item = self._requests.get(timeout=self._heartbeat_s)
+            except queue.Empty:
+                item = pb.SessionRequest(heartbeat=True)
+            if item is None:
+                return
+            yield item
+
+    def _stop_outgoing(self):
+        self._requests.put(None)
+
+    def _read_events(self):
+        try:
+            for _ in self._events:
+                pass
+        except grpc.RpcError as e:
+            if not self._closed:
+                self._end_reason = _error(e, self.address)
+        finally:
+            self._ended.set()
+
+    def _check_open(self):
+        if self._closed:
+            raise SessionError(f"{where()}: the client is closed (session {self.session})")
+
+    def _take_released(self) -> list[int]:
+        taken, self._released[:] = list(self._released), []
+        return taken
+
+    # -- requests --------------------------------------------------------------
+
+    def _unary(self, method, request, reply_type):
+        self._check_open()
+        try:
+            return self._channel.unary_unary(
+                _SERVICE + method,
+                request_serializer=type(request).SerializeToString,
+                response_deserializer=reply_type.FromString,
+            )(request, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise _error(e, self.address) from None
+
+    def _stream_unary(self, method, requests, reply_type):
+        self._check_open()
+        try:
+            return self._channel.stream_unary(
+                _SERVICE + method,
+                request_serializer=lambda m: m.SerializeToString(),
+                response_deserializer=reply_type.FromString,
+            )(requests, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise _error(e, self.address) from None
+
+    def _unary_stream(self, method, request, reply_type):
+        self._check_open()
+        try:
+            yield from self._channel.unary_stream(
+                _SERVICE + method,
+                request_serializer=type(request).SerializeToString,
+                response_deserializer=reply_type.FromString,
+            )(request, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise _error(e, self.address) from None
+
+    def _fetch(self, ref, shape, dtype) -> np.ndarray:
+        buffer = None
+        total = None
+        done = 0
+        crc = 0
+        for reply in self._unary_stream("FetchArray", ref, pb.FetchReply):
+            c = reply.chunk
+            if buffer is None:
+                total = c.total
+                if total != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+                    raise ServerError(f"the server sent {total} bytes for a {dtype}{list(shape)} array")
+                buffer = bytearray(total)
+            if c.offset != done or c.total != total or done + len(c.data) > total:
+                raise ServerError(f"fetching array {ref.array}: a chunk out of order")
+            buffer[done : done + len(c.data)] = c.data
+            crc = zlib.crc32(c.data, crc)
+            done += len(c.data)
+            if c.HasField("crc32"):
+                if done != total or (crc & 0xFFFFFFFF) != c.crc32:
+                    raise ServerError(f"fetching array {ref.array}: checksum mismatch")
+                break
+        if buffer is None or done != total:
+            raise ServerError(f"fetching array {ref.array}: the stream ended after {done} of {total} bytes")
+        return np.frombuffer(buffer, dtype=dtype).reshape(shape)
+
+    # -- the public API ------------------------------------------------------------
+
+    def compile(self, program, *, schedule: str | None = None, donate_argnums=(), devices: int | None = None) -> Executable:
+        """Lowers ``program`` onto this client's devices (``devices``: only
+        that many of them) and compiles each computation once; returns the
+        executable. Long compiles print progress to stderr."""
+        from .program import _policy
+
+        donate = tuple(sorted({int(d) for d in (donate_argnums if isinstance(donate_argnums, (tuple, list)) else (donate_argnums,))}))
+        request = pb.CompileProgramRequest(
+            session=self.session,
+            name=program.name,
+            text=program.text(locations=True),
+            schedule=_policy(schedule) or "",
+            donate=list(donate),
+            devices=int(devices or 0),
+        )
+        started = time.monotonic()
+        compiled = None
+        for reply in self._unary_stream("CompileProgram", request, pb.CompileProgramReply):
+            if reply.WhichOneof("reply") == "progress":
+                if time.monotonic() - started > 2.0:
+                    print(f"pw: {reply.progress}", file=sys.stderr, flush=True)
+            else:
+                compiled = reply.program
+        if compiled is None:
+            raise ServerError(f"the pw-server at {self.address} ended the compile without an executable")
+        return Executable(self, program, compiled, donate)
+
+    def stats(self) -> dict:
+        """What the session has cost: ``lowerings``, ``executables_compiled``,
+        ``executables_from_cache``, ``calls``, bytes from and to the client
+        and between the server and its workers, and ``arrays_live``."""
+        c = self._unary("SessionStats", pb.SessionStatsRequest(session=self.session), pb.SessionCounters)
+        return {f.name: getattr(c, f.name) for f in c.DESCRIPTOR.fields}
+
+    def close(self) -> None:
+        """Ends the session: its devices go to the next client in line, and
+        every array it held is freed."""
+        if self._closed:
+            return
+        self._closed = True
+        _OPEN.discard(self)
+        self._stop_outgoing()
+        self._ended.wait(5.0)
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self._closed else f"devices {list(self.devices)}"
+        return f"pw.Client({self.address}, session {self.session}, {state})"
+
+
+_OPEN: "weakref.WeakSet[Client]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all():
+    for c in list(_OPEN):
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+def connect(address: str | None = None, devices: int | None = None, timeout: float | None = None, *, token: str | None = None, name: str | None = None) -> Client:
+    """Opens a session on the pw-server at ``address`` (``host:port``; by
+    default ``$PW_SERVER``, else a local pw-server with one worker on the
+    local CPU plugin, started for this process). ``devices`` asks for that
+    many devices (default: every device); while they are held by other
+    clients the call waits in line, for at most ``timeout`` seconds
+    (DevicesBusyError). ``token`` (default ``$PW_TOKEN``) is the server's
+    ``--token``."""
+    if address is None:
+        address = os.environ.get("PW_SERVER") or _local.address(devices)
+    if token is None:
+        token = os.environ.get("PW_TOKEN") or None
+    if name is None:
+        name = f"{os.path.basename(sys.argv[0]) or 'python'} (pid {os.getpid()})"
+    return Client(address, devices, timeout, token, name)
+
+
+_DEFAULT = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_client() -> Client:
+    """The client ``p.run`` and ``p.compile()`` use when given none: one
+    per process, holding every device of its server (``connect()``)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None or _DEFAULT._closed:
+            _DEFAULT = connect()
+        return _DEFAULT
