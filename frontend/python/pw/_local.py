@@ -23,7 +23,7 @@ DEFAULT_DEVICES = 8
 START_TIMEOUT_S = 60.0
 
 _LOCK = threading.Lock()
-_SERVER = None  # (server, worker, address, devices, log directory)
+_SERVER = None  # the LocalServer
 
 
 def _env() -> dict:
@@ -71,37 +71,48 @@ def _stop(proc: subprocess.Popen):
             proc.wait(5)
 
 
-def _start(devices: int):
-    logs = tempfile.mkdtemp(prefix="pw-local-")
-    env = _env()
-    server_log = os.path.join(logs, "pw-server.log")
-    server = subprocess.Popen(
-        [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--exit-with", str(os.getpid())],
-        stdout=subprocess.PIPE,
-        stderr=open(server_log, "w"),
-        text=True,
-        env=env,
-    )
-    address = _first_line(server, "pw-server: listening on ", "pw-server", server_log)
-    worker_log = os.path.join(logs, "pw-worker.log")
-    worker = subprocess.Popen(
-        [
-            find_tool("pw-worker"),
-            "--controller",
-            address,
-            "--devices",
-            str(devices),
-            "--listen",
-            "127.0.0.1:0",
-            "--connect-timeout",
-            "5",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=open(worker_log, "w"),
-        env=env,
-    )
-    _wait_registered(address, server, worker, worker_log)
-    return (server, worker, address, devices, logs)
+class LocalServer:
+    """A pw-server and one pw-worker on 127.0.0.1, started now; ``stop()``
+    ends both (by PID). ``server_args`` go to pw-server."""
+
+    def __init__(self, devices: int, server_args=()):
+        self.devices = devices
+        self.logs = tempfile.mkdtemp(prefix="pw-local-")
+        env = _env()
+        server_log = os.path.join(self.logs, "pw-server.log")
+        self.server = subprocess.Popen(
+            [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--exit-with", str(os.getpid()), *server_args],
+            stdout=subprocess.PIPE,
+            stderr=open(server_log, "w"),
+            text=True,
+            env=env,
+        )
+        self.address = _first_line(self.server, "pw-server: listening on ", "pw-server", server_log)
+        worker_log = os.path.join(self.logs, "pw-worker.log")
+        self.worker = subprocess.Popen(
+            [
+                find_tool("pw-worker"),
+                "--controller",
+                self.address,
+                "--devices",
+                str(devices),
+                "--listen",
+                "127.0.0.1:0",
+                "--connect-timeout",
+                "5",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(worker_log, "w"),
+            env=env,
+        )
+        _wait_registered(self.address, self.server, self.worker, worker_log)
+
+    def alive(self) -> bool:
+        return self.server.poll() is None and self.worker.poll() is None
+
+    def stop(self):
+        _stop(self.worker)
+        _stop(self.server)
 
 
 def _wait_registered(address, server, worker, log):
@@ -139,17 +150,17 @@ def address(devices: int | None) -> str:
     """The local server's address, started with at least `devices`."""
     global _SERVER
     with _LOCK:
-        if _SERVER is not None and (_SERVER[0].poll() is not None or _SERVER[1].poll() is not None):
+        if _SERVER is not None and not _SERVER.alive():
             stop()
         if _SERVER is None:
             want = int(os.environ.get("PW_LOCAL_DEVICES", DEFAULT_DEVICES))
-            _SERVER = _start(max(want, int(devices or 0)))
-        elif devices and devices > _SERVER[3]:
+            _SERVER = LocalServer(max(want, int(devices or 0)))
+        elif devices and devices > _SERVER.devices:
             raise ServerError(
-                f"the local pw-server of this process has {_SERVER[3]} devices, {devices} asked for "
+                f"the local pw-server of this process has {_SERVER.devices} devices, {devices} asked for "
                 f"(set PW_LOCAL_DEVICES before the first pw.connect)"
             )
-        return _SERVER[2]
+        return _SERVER.address
 
 
 @atexit.register
@@ -157,7 +168,5 @@ def stop():
     """Stops the local server and worker (at exit)."""
     global _SERVER
     if _SERVER is not None:
-        server, worker = _SERVER[0], _SERVER[1]
-        _SERVER = None
-        _stop(worker)
-        _stop(server)
+        server, _SERVER = _SERVER, None
+        server.stop()

@@ -228,9 +228,9 @@ class Executable:
         def requests():
             yield pb.CallRequest(begin=begin)
             for index, a in enumerate(hosts):
-                data = np.ascontiguousarray(a)
-                t = pb.ArrayType(dtype=data.dtype.name, dims=list(data.shape))
-                for k, chunk in enumerate(_chunks(data.data if data.size else b"")):
+                t = pb.ArrayType(dtype=a.dtype.name, dims=list(a.shape))
+                raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+                for k, chunk in enumerate(_chunks(raw.data)):
                     yield pb.CallRequest(input=pb.RunInput(index=index, type=t if k == 0 else None, chunk=chunk))
 
         reply = client._stream_unary("Call", requests(), pb.CallReply)
@@ -308,6 +308,7 @@ class Client:
         self._reader = threading.Thread(target=self._read_events, name=f"pw-session-{self.session}", daemon=True)
         self._reader.start()
         _OPEN.add(self)
+        _OPENED.append(weakref.ref(self))
 
     # -- the session stream --------------------------------------------------
 
@@ -461,6 +462,8 @@ class Client:
 
 
 _OPEN: "weakref.WeakSet[Client]" = weakref.WeakSet()
+# Clients in the order they opened (for `default_client`).
+_OPENED: list = []
 
 
 @atexit.register
@@ -494,10 +497,13 @@ _DEFAULT_LOCK = threading.Lock()
 
 
 def default_client() -> Client:
-    """The client ``p.run`` and ``p.compile()`` use when given none: one
-    per process, holding every device of its server (``connect()``)."""
+    """The client ``p.run`` and ``p.compile()`` use when given none: the
+    one this process opened last and has not closed, else a new
+    ``connect()`` (every device of its server), kept for the process."""
     global _DEFAULT
     with _DEFAULT_LOCK:
-        if _DEFAULT is None or _DEFAULT._closed:
-            _DEFAULT = connect()
+        _OPENED[:] = [r for r in _OPENED if r() is not None and not r()._closed]
+        if _OPENED:
+            return _OPENED[-1]()
+        _DEFAULT = connect()
         return _DEFAULT

@@ -1,0 +1,265 @@
+"""Sessions on a shared pw-server: arrays that stay on the devices between
+calls, executables compiled once, clients waiting in line for devices, and
+the clear errors of misuse. Each test module starts its own pw-server and
+pw-worker (real processes on 127.0.0.1), ended by PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import grpc
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec as P
+
+import pw
+from pw._local import LocalServer
+from pw._proto import pb
+
+from test_run import SEED, assert_matches_jax
+
+STEPS = 20
+DEVICES = 4
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = LocalServer(DEVICES, server_args=["--client-lease-ms", "3000"])
+    yield s
+    s.stop()
+
+
+def workers_status(address):
+    with grpc.insecure_channel(address) as channel:
+        status = channel.unary_unary(
+            "/pw.v1.Controller/Status",
+            request_serializer=pb.StatusRequest.SerializeToString,
+            response_deserializer=pb.StatusReply.FromString,
+        )
+        return status(pb.StatusRequest(), timeout=5)
+
+
+def held(address):
+    """(worker, live buffers, active runs) of every worker, as its last
+    heartbeat said."""
+    return [(w.worker, w.counters.live_buffers, w.counters.runs_active) for w in workers_status(address).workers]
+
+
+def assert_workers_hold_nothing(address, within=10.0):
+    deadline = time.monotonic() + within
+    while True:
+        now = held(address)
+        if all(b == 0 and r == 0 for _, b, r in now):
+            return
+        assert time.monotonic() < deadline, f"workers still hold (worker, buffers, runs): {now}"
+        time.sleep(0.05)
+
+
+def doubler(devices=2):
+    with pw.program("doubler") as p:
+        x = p.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
+        with pw.mesh("m", devices=devices):
+            y = jax.jit(lambda v: v * 2, in_shardings=P("x"), out_shardings=P("x"))(x)
+        p.outputs(y)
+    return p
+
+
+@pytest.fixture(scope="module")
+def train(examples):
+    block, make_inputs = examples.EXAMPLES["pipeline_train"]
+    microbatches, targets, params = make_inputs(np.random.default_rng(SEED))
+    program = examples.capture("pipeline_train", block, [microbatches, targets, params])
+    return examples, block, program, microbatches, targets, params
+
+
+def test_a_training_loop_keeps_its_weights_on_the_devices(server, train):
+    """20 steps with the weights fed back: JAX's results; steps 2..20 lower
+    and compile nothing, and send only the batch (the weights never leave
+    the devices until fetched)."""
+    examples, block, program, microbatches, targets, params = train
+    n_params = len(jax.tree.leaves(params))
+    first_param = len(microbatches) + len(targets)
+    with pw.connect(server.address) as client:
+        step = program.compile(client, donate_argnums=tuple(range(first_param, first_param + n_params)))
+        state = jax.tree.leaves(params)
+        batch_bytes = sum(a.nbytes for a in microbatches + targets)
+        losses = []
+        after = []
+        for i in range(STEPS):
+            out = step(microbatches, targets, state)
+            state, loss = out[:n_params], out[n_params:]
+            losses.append(loss)
+            after.append(client.stats())
+        final = [np.asarray(a) for a in state]
+        last_losses = [np.asarray(a) for a in losses[-1]]
+        first = after[0]
+        for i, s in enumerate(after[1:], start=2):
+            assert s["lowerings"] == first["lowerings"] == 1, f"step {i}: {s}"
+            assert s["executables_compiled"] == first["executables_compiled"], f"step {i}: {s}"
+            assert s["executables_from_cache"] == first["executables_from_cache"], f"step {i}: {s}"
+        per_step = (after[-1]["bytes_from_client"] - first["bytes_from_client"]) / (STEPS - 1)
+        assert per_step == batch_bytes, (per_step, batch_bytes)
+        # Nothing went through the controller but the batches and the first
+        # weights: no weight came back to be re-laid out through the host.
+        param_bytes = sum(a.nbytes for a in jax.tree.leaves(params))
+        assert after[-1]["bytes_to_workers"] == STEPS * batch_bytes + param_bytes, after[-1]
+        assert after[-1]["bytes_from_workers"] == 0, after[-1]
+        # Donated weights were freed; only the latest state and losses live.
+        assert after[-1]["arrays_live"] <= n_params + STEPS * len(losses[-1]), after[-1]
+    # Plain JAX, the same 20 steps.
+    want = jax.tree.leaves(params)
+    for _ in range(STEPS):
+        outs = examples.reference(block, [microbatches, targets, [tuple(want[2 * s : 2 * s + 2]) for s in range(len(params))]])
+        want, want_losses = outs[:n_params], outs[n_params:]
+    assert_matches_jax(final, want, rtol=1e-4, atol=1e-5)
+    assert_matches_jax(last_losses, want_losses, rtol=1e-4, atol=1e-5)
+    assert_workers_hold_nothing(server.address)
+
+
+def test_a_second_client_waits_in_line_until_the_first_closes(server):
+    first = pw.connect(server.address)
+    assert len(first.devices) == DEVICES
+    with pytest.raises(pw.DevicesBusyError, match=r"waited .* for every device; they are held by session"):
+        pw.connect(server.address, timeout=0.3)
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(pw.connect(server.address, timeout=30)))
+    waiter.start()
+    time.sleep(0.5)
+    assert waiter.is_alive() and not got, "the second client did not wait"
+    first.close()
+    waiter.join(10)
+    assert got, "the second client was not granted the devices"
+    second = got[0]
+    assert sorted(second.devices) == sorted(first.devices)
+    second.close()
+
+
+def test_a_killed_client_releases_its_devices_and_arrays(server):
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import time, numpy as np, jax, jax.numpy as jnp, pw
+                from jax.sharding import PartitionSpec as P
+                with pw.program("doubler") as p:
+                    x = p.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
+                    with pw.mesh("m", devices=2):
+                        y = jax.jit(lambda v: v * 2, in_shardings=P("x"), out_shardings=P("x"))(x)
+                    p.outputs(y)
+                client = pw.connect({server.address!r})
+                y = p.compile(client)(np.ones((8, 4), np.float32)).block_until_ready()
+                print("holding", flush=True)
+                time.sleep(120)
+                """
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = child.stdout.readline()
+        assert line.strip() == "holding", child.stderr.read()
+        deadline = time.monotonic() + 5
+        while not any(b > 0 for _, b, _ in held(server.address)):
+            assert time.monotonic() < deadline, "the child's array never showed on the workers"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        client = pw.connect(server.address, timeout=10)
+        assert len(client.devices) == DEVICES
+        client.close()
+        assert_workers_hold_nothing(server.address)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+
+
+def test_misuse_gets_clear_errors(server):
+    p = doubler()
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    a = pw.connect(server.address, devices=2)
+    b = pw.connect(server.address, devices=2)
+    try:
+        exe_a, exe_b = p.compile(a), p.compile(b)
+        y = exe_a(x)
+        np.testing.assert_array_equal(np.asarray(y), 2 * x)
+        assert y.shape == (8, 4) and y.dtype == np.float32 and len(y.sharding.devices) == 2
+        # Another session's array.
+        with pytest.raises(pw.ArrayError, match=r"is array \d+ of session \d+, not of this session"):
+            exe_b(y)
+        # Wrong shape or dtype.
+        with pytest.raises(pw.ProgramError, match=r"input #0 is float32\[4, 4\], the program expects float32\[8, 4\]"):
+            exe_a(np.ones((4, 4), np.float32))
+        with pytest.raises(pw.ProgramError, match=r"input #0 is int32"):
+            exe_a(np.ones((8, 4), np.int32))
+        # A deleted array.
+        y.delete()
+        assert y.is_deleted()
+        with pytest.raises(pw.ArrayDeletedError, match="Array has been deleted"):
+            exe_a(y)
+        with pytest.raises(pw.ArrayDeletedError, match="Array has been deleted"):
+            np.asarray(y)
+        # A program that does not fit the slice: the lowering's diagnostic.
+        with pytest.raises(pw.ToolError, match="needs 4 devices"):
+            doubler(devices=4).compile(a)
+    finally:
+        a.close()
+        b.close()
+    # A closed client.
+    with pytest.raises(pw.SessionError, match="the client is closed"):
+        exe_a(x)
+    assert_workers_hold_nothing(server.address)
+
+
+def test_outputs_of_a_running_call_feed_the_next_without_waiting(server):
+    """Ten calls chained before anything is fetched: each takes the previous
+    one's output while it may still be computing."""
+    p = doubler()
+    x = np.ones((8, 4), np.float32)
+    with pw.connect(server.address, devices=2) as client:
+        exe = p.compile(client)
+        y = exe(x)
+        for _ in range(9):
+            y = exe(y)
+        np.testing.assert_array_equal(np.asarray(y), x * 2**10)
+        assert client.stats()["bytes_from_client"] == x.nbytes
+
+
+def test_a_server_that_went_away_is_a_clear_error():
+    s = LocalServer(2)
+    try:
+        client = pw.connect(s.address)
+        exe = doubler().compile(client)
+        s.stop()
+        with pytest.raises(pw.ServerError, match=f"the pw-server at {s.address} cannot be reached"):
+            exe(np.ones((8, 4), np.float32))
+        client.close()
+    finally:
+        s.stop()
+
+
+def test_p_run_compiles_once_per_program():
+    p = doubler()
+    x = np.ones((8, 4), np.float32)
+    np.testing.assert_array_equal(p.run(x), 2 * x)
+    client = pw.default_client()
+    before = client.stats()
+    for _ in range(3):
+        np.testing.assert_array_equal(p.run(x), 2 * x)
+    after = client.stats()
+    assert after["lowerings"] == before["lowerings"]
+    assert after["executables_compiled"] == before["executables_compiled"]
+    assert after["calls"] == before["calls"] + 3
+    assert os.environ.get("PW_SERVER") or client.address == pw._local.address(None)
