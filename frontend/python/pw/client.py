@@ -73,6 +73,30 @@ def _chunks(data: bytes | memoryview):
         yield chunk
 
 
+class _Progress:
+    """Prints, at most once a second, how far a long transfer has got
+    (only transfers of at least PROGRESS_BYTES that take over a second)."""
+
+    def __init__(self, what: str, total: int):
+        self.what, self.total, self.done = what, total, 0
+        self.start = self.last = time.monotonic()
+
+    def add(self, n: int):
+        self.done += n
+        now = time.monotonic()
+        if self.total >= PROGRESS_BYTES and now - self.last >= 1.0:
+            self.last = now
+            rate = self.done / max(now - self.start, 1e-9) / 1e6
+            print(
+                f"pw: {self.what}: {self.done >> 20} of {self.total >> 20} MiB ({rate:.0f} MB/s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+PROGRESS_BYTES = 64 << 20
+
+
 def _error(e: grpc.RpcError, address: str) -> PwError:
     """The exception for a failed request: the server says which kind in
     the `pw-error` metadata."""
@@ -227,10 +251,12 @@ class Executable:
 
         def requests():
             yield pb.CallRequest(begin=begin)
+            progress = _Progress("uploading the arguments", sum(a.nbytes for a in hosts))
             for index, a in enumerate(hosts):
                 t = pb.ArrayType(dtype=a.dtype.name, dims=list(a.shape))
                 raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
                 for k, chunk in enumerate(_chunks(raw.data)):
+                    progress.add(len(chunk.data))
                     yield pb.CallRequest(input=pb.RunInput(index=index, type=t if k == 0 else None, chunk=chunk))
 
         reply = client._stream_unary("Call", requests(), pb.CallReply)
@@ -379,6 +405,7 @@ class Client:
             raise _error(e, self.address) from None
 
     def _fetch(self, ref, shape, dtype) -> np.ndarray:
+        progress = _Progress(f"fetching array {ref.array}", int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
         buffer = None
         total = None
         done = 0
@@ -395,6 +422,7 @@ class Client:
             buffer[done : done + len(c.data)] = c.data
             crc = zlib.crc32(c.data, crc)
             done += len(c.data)
+            progress.add(len(c.data))
             if c.HasField("crc32"):
                 if done != total or (crc & 0xFFFFFFFF) != c.crc32:
                     raise ServerError(f"fetching array {ref.array}: checksum mismatch")
