@@ -21,6 +21,7 @@ pub mod compile;
 pub mod registry;
 pub mod service;
 pub mod summary;
+pub mod watch;
 
 use crate::{
     cache::{key_of, DiskCache, Key},
@@ -62,6 +63,9 @@ pub struct Config {
     pub lease: Duration,
     /// The longest a run may take unless it asks otherwise.
     pub run_timeout: Duration,
+    /// A run whose progress did not change for this long is stalled (the
+    /// status page, [`watch`]).
+    pub stall: Duration,
 }
 
 impl Default for Config {
@@ -72,6 +76,7 @@ impl Default for Config {
             heartbeat: Duration::from_millis(250),
             lease: Duration::from_millis(1500),
             run_timeout: Duration::from_secs(600),
+            stall: Duration::from_secs(10),
         }
     }
 }
@@ -132,6 +137,8 @@ struct Inner {
     /// order (see `worker::GangOrder`).
     dispatch: tokio::sync::Mutex<()>,
     counters: Counters,
+    /// The active runs, for the status page.
+    watch: watch::Watch,
 }
 
 /// A program to run, with its inputs.
@@ -169,6 +176,7 @@ impl Controller {
                 next_run: AtomicU64::new(epoch << 32),
                 dispatch: tokio::sync::Mutex::new(()),
                 counters: Counters::default(),
+                watch: watch::Watch::default(),
             }),
         }
     }
@@ -267,6 +275,7 @@ impl Controller {
             w.counters = beat.counters.unwrap_or_default();
             w.progress = beat.runs.iter().map(|p| (p.run, p.steps_done)).collect();
         }
+        self.inner.watch.heartbeat(worker, &beat.runs);
     }
 
     /// `worker` finished its part of a run.
@@ -498,6 +507,7 @@ impl Controller {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(run, (workers_used.clone(), tx));
+        let watching = self.watch_run(run, &request.name, &plan, &parts);
         let outcome = self
             .execute(
                 run,
@@ -517,6 +527,7 @@ impl Controller {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&run);
+        drop(watching);
         let why = match &outcome {
             Ok(_) => "the run finished".to_owned(),
             Err(e) => format!("the run failed: {e}"),

@@ -242,4 +242,12 @@ impl proto::controller_server::Controller for ControllerService {
     ) -> Result<Response<proto::StatusReply>, Status> {
         Ok(Response::new(self.controller.status()))
     }
+
+    async fn overview(
+        &self,
+        _: Request<proto::OverviewRequest>,
+    ) -> Result<Response<proto::OverviewReply>, Status> {
+        let json = self.controller.overview().await.to_string();
+        Ok(Response::new(proto::OverviewReply { json }))
+    }
 }

@@ -476,6 +476,13 @@ impl proto::worker_server::Worker for WorkerService {
     ) -> Result<Response<proto::WorkerCounters>, Status> {
         Ok(Response::new(self.state.snapshot()))
     }
+
+    async fn queues(
+        &self,
+        _: Request<proto::QueuesRequest>,
+    ) -> Result<Response<proto::QueuesReply>, Status> {
+        Ok(Response::new(super::queues::queues(&self.state)))
+    }
 }
 
 impl WorkerService {
@@ -515,11 +522,15 @@ fn execute_part(
         sends: Arc::default(),
         t0,
     };
+    let (part, work) = (Arc::new(part), Arc::new(work));
     let outcome = {
         let _turn = state.gang.wait(ticket);
-        state
+        state.queues.start(run, part.clone(), work.clone());
+        let outcome = state
             .executor
-            .enqueue(run, &part, &work, &executables, values, &peers, t0, record)
+            .enqueue(run, &part, &work, &executables, values, &peers, t0, record);
+        state.queues.enqueued(run);
+        outcome
     };
     let mut report = proto::PartDone {
         run,
