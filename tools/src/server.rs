@@ -10,7 +10,7 @@ use pw_runtime::{
     controller::{service::ControllerService, Config, Controller, Lowerer},
     net,
     pjrt::Plugin,
-    wire::{proto, MAX_MESSAGE_BYTES},
+    wire::{self, proto, MAX_MESSAGE_BYTES},
 };
 use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
 
@@ -174,7 +174,11 @@ fn serve(cli: Cli) -> Result<(), String> {
                 .max_encoding_message_size(MAX_MESSAGE_BYTES);
         println!("pw-server: listening on {address}");
         let _ = std::io::stdout().flush();
+        // A silent worker keeps its session as long as its lease: the
+        // transport's keepalive does not drop it sooner.
+        let keepalive = wire::KEEPALIVE_TIMEOUT.max(Duration::from_millis(cli.lease_ms));
         net::server()
+            .http2_keepalive_timeout(Some(keepalive))
             .add_service(service)
             .serve_with_incoming_shutdown(
                 net::incoming(listener),

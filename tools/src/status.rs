@@ -116,7 +116,10 @@ pub fn main(args: Vec<std::ffi::OsString>, stdout: &mut dyn Write, stderr: &mut 
             0
         }
         Err(e) => {
-            let _ = writeln!(stderr, "pw-status: error: the server's answer is not JSON: {e}");
+            let _ = writeln!(
+                stderr,
+                "pw-status: error: the server's answer is not JSON: {e}"
+            );
             1
         }
     }

@@ -200,10 +200,7 @@ impl Controller {
         let sessions = self.session_view();
         let watch = self.inner.watch.lock();
         let by_id: HashMap<u32, &WorkerQueues> = workers.iter().map(|w| (w.id, w)).collect();
-        let workers_json: Vec<Value> = workers
-            .iter()
-            .map(|w| worker_json(w, &watch))
-            .collect();
+        let workers_json: Vec<Value> = workers.iter().map(|w| worker_json(w, &watch)).collect();
         let runs_json: Vec<Value> = watch
             .iter()
             .map(|(&run, r)| {
@@ -253,7 +250,10 @@ fn plan_steps_done(r: &Watched) -> (usize, usize) {
         let done = r.progress.get(w).copied().unwrap_or(0) as usize;
         pending.extend(steps.iter().skip(done));
     }
-    (r.steps.len() - pending.len().min(r.steps.len()), r.steps.len())
+    (
+        r.steps.len() - pending.len().min(r.steps.len()),
+        r.steps.len(),
+    )
 }
 
 /// A step's label in run `r` (`#7` when the plan has no such step).
@@ -330,9 +330,9 @@ fn worker_json(w: &WorkerQueues, watch: &BTreeMap<u64, Watched>) -> Value {
         .map(|(run, done)| {
             let r = watch.get(run);
             let steps = r.and_then(|r| r.parts.get(&w.id));
-            let next = steps.and_then(|s| s.get(*done as usize)).map(|&i| {
-                json!({"step": i, "label": label(r, i as u32)})
-            });
+            let next = steps
+                .and_then(|s| s.get(*done as usize))
+                .map(|&i| json!({"step": i, "label": label(r, i as u32)}));
             json!({
                 "run": run,
                 "steps_done": done,
@@ -387,21 +387,27 @@ fn chain(run: u64, r: &Watched, workers: &HashMap<u32, &WorkerQueues>) -> Vec<Va
             }
         }
     }
-    let unanswering = |w: u32, links: &mut Vec<Value>| {
+    // A worker that does not answer, reached at `at` (step, device).
+    let unanswering = |w: u32, at: Option<(u32, i64)>, links: &mut Vec<Value>| {
         let q = workers.get(&w);
         let done = r.progress.get(&w).copied().unwrap_or(0) as usize;
         let next = r.parts.get(&w).and_then(|s| s.get(done)).copied();
+        let step = at.map(|a| a.0).or(next.map(|i| i as u32));
         links.push(json!({
             "worker": w,
+            "device": at.map(|a| a.1),
             "state": "not answering",
-            "step": next,
-            "label": next.map(|i| label(Some(r), i as u32)),
+            "step": step,
+            "label": step.map(|i| label(Some(r), i)),
+            "first_unfinished": next.map(|i| label(Some(r), i as u32)),
             "last_heartbeat_ms": q.map(|q| q.last_heartbeat.as_millis() as u64),
             "error": q.and_then(|q| q.queues.as_ref().err()),
             "why": format!(
-                "worker {w} does not answer{}",
+                "worker {w} does not answer{}{}",
                 q.map(|q| format!(" (last heartbeat {} ms ago)", q.last_heartbeat.as_millis()))
-                    .unwrap_or_else(|| " (it is gone)".into())
+                    .unwrap_or_else(|| " (it is gone)".into()),
+                next.map(|i| format!("; its first unfinished step is {}", label(Some(r), i as u32)))
+                    .unwrap_or_default()
             ),
         }));
     };
@@ -412,7 +418,7 @@ fn chain(run: u64, r: &Watched, workers: &HashMap<u32, &WorkerQueues>) -> Vec<Va
             .keys()
             .find(|w| workers.get(w).is_none_or(|q| q.queues.is_err()))
         {
-            unanswering(w, &mut links);
+            unanswering(w, None, &mut links);
         }
         return links;
     };
@@ -420,7 +426,7 @@ fn chain(run: u64, r: &Watched, workers: &HashMap<u32, &WorkerQueues>) -> Vec<Va
     while links.len() < MAX_CHAIN && seen.insert(at) {
         let (w, device, step) = at;
         let Some(q) = workers.get(&w).filter(|q| q.queues.is_ok()) else {
-            unanswering(w, &mut links);
+            unanswering(w, Some((step, device)), &mut links);
             break;
         };
         let pending = pending_of(q, run);
@@ -437,7 +443,10 @@ fn chain(run: u64, r: &Watched, workers: &HashMap<u32, &WorkerQueues>) -> Vec<Va
             }));
             break;
         };
-        let running = pending.iter().find(|(d, _)| *d == device).map(|(_, s)| s.step);
+        let running = pending
+            .iter()
+            .find(|(d, _)| *d == device)
+            .map(|(_, s)| s.step);
         let mut link = json!({
             "worker": w, "device": device, "step": step,
             "label": s.label, "kind": s.kind, "role": s.role,
@@ -457,7 +466,9 @@ fn chain(run: u64, r: &Watched, workers: &HashMap<u32, &WorkerQueues>) -> Vec<Va
             link["why"] = json!(format!(
                 "waits for value {} from step {} on device {} of worker {from}",
                 first.value,
-                first.producer.map_or_else(|| "?".into(), |p| label(Some(r), p)),
+                first
+                    .producer
+                    .map_or_else(|| "?".into(), |p| label(Some(r), p)),
                 first.device
             ));
             links.push(link);

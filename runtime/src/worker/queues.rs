@@ -23,10 +23,13 @@ use std::{
 /// The most steps listed per device; the rest are counted.
 pub const MAX_QUEUED: usize = 32;
 
+/// An active part and its work.
+type Active = (Arc<Part>, Arc<Work>);
+
 /// The active parts, and where the host is in the one it is enqueueing.
 #[derive(Default)]
 pub struct Tracker {
-    parts: Mutex<HashMap<u64, (Arc<Part>, Arc<Work>)>>,
+    parts: Mutex<HashMap<u64, Active>>,
     /// (run, position in its part) while the host enqueues it.
     host: Mutex<Option<(u64, usize)>>,
 }
@@ -191,7 +194,11 @@ impl View<'_> {
             role: role.to_owned(),
         };
         let entries = done.and_then(|d| d.step(position));
-        let complete = |j: usize| entries.and_then(|e| e.get(j)).is_some_and(|(_, d)| d.is_done());
+        let complete = |j: usize| {
+            entries
+                .and_then(|e| e.get(j))
+                .is_some_and(|(_, d)| d.is_done())
+        };
         let mut out = Vec::new();
         match (&s.step.kind, &self.work.steps[position]) {
             (StepKind::Call { args, .. }, StepWork::Call { .. }) => {
@@ -274,15 +281,32 @@ impl View<'_> {
     /// ready there yet.
     fn unmet(&self, v: ValueId, position: usize, device: i64) -> Option<proto::Wait> {
         let producer = *self.producers.get(&v)?;
-        if producer >= position || self.ready(producer, device, 0) {
+        if producer >= position {
             return None;
         }
+        let producer = self.unready(producer, device, 0)?;
         Some(proto::Wait {
             value: v as u32,
             producer: Some(self.part.steps[producer].index as u32),
             device,
             from_worker: None,
         })
+    }
+
+    /// The step that keeps what the step at `position` writes from being
+    /// ready on `device`: itself, or for an assembled value the producer
+    /// of a part that is not ready (None: ready).
+    fn unready(&self, position: usize, device: i64, depth: usize) -> Option<usize> {
+        let s = &self.part.steps[position];
+        if let StepKind::Assemble { parts, .. } = &s.step.kind {
+            if depth < 16 {
+                return parts.iter().find_map(|p| match self.producers.get(p) {
+                    Some(&pp) if pp < position => self.unready(pp, device, depth + 1),
+                    _ => None,
+                });
+            }
+        }
+        (!self.ready(position, device, depth)).then_some(position)
     }
 
     /// Whether the step at `position` has made what it writes ready on

@@ -526,9 +526,10 @@ fn execute_part(
     let outcome = {
         let _turn = state.gang.wait(ticket);
         state.queues.start(run, part.clone(), work.clone());
-        let outcome = state
-            .executor
-            .enqueue(run, &part, &work, &executables, values, &peers, t0, record);
+        let outcome =
+            state
+                .executor
+                .enqueue(run, &part, &work, &executables, values, &peers, t0, record);
         state.queues.enqueued(run);
         outcome
     };
