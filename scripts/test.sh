@@ -21,6 +21,13 @@ cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev
 step "build"
 cargo build --workspace --all-targets --locked
 
+step "test extras: chromium (the status page's browser test)"
+# Only the cluster tests need it; installed here, not by setup.sh.
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -q && apt-get install -y -q chromium
+fi
+export PW_REQUIRE_BROWSER=1
+
 step "Rust tests"
 cargo test --workspace --locked
 

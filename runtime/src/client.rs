@@ -134,3 +134,19 @@ pub async fn status(address: &str) -> Result<proto::StatusReply, String> {
         .map(|r| r.into_inner())
         .map_err(|s| s.message().to_owned())
 }
+
+/// The status page's JSON from the server at `address`
+/// (`Controller.Overview`; the server asks each worker for at most 500 ms).
+pub async fn overview(address: &str) -> Result<String, String> {
+    let channel = net::channel(address, Duration::from_secs(5))
+        .await
+        .map_err(|e| format!("cannot reach pw-server at {address}: {e}"))?;
+    let mut client = proto::controller_client::ControllerClient::new(channel)
+        .max_decoding_message_size(wire::MAX_MESSAGE_BYTES);
+    let call = client.overview(proto::OverviewRequest {});
+    match tokio::time::timeout(Duration::from_secs(10), call).await {
+        Ok(Ok(reply)) => Ok(reply.into_inner().json),
+        Ok(Err(s)) => Err(format!("pw-server at {address}: {}", s.message())),
+        Err(_) => Err(format!("pw-server at {address} did not answer within 10 s")),
+    }
+}

@@ -804,6 +804,11 @@ impl Receiver {
         }
     }
 
+    /// Whether piece `key` has not landed yet (for the status page).
+    pub fn awaits(&self, key: PieceKey) -> bool {
+        !matches!(self.lock().get(&key), Some(Slot::Closed))
+    }
+
     /// A chunk of piece `key` from worker `from`. An error ends the peer's
     /// stream (the piece's destination, if any, fails with it); a chunk of
     /// a run that is over is dropped.

@@ -17,3 +17,5 @@ mod faults;
 mod netns;
 #[path = "cluster/runs.rs"]
 mod runs;
+#[path = "cluster/status.rs"]
+mod status;

@@ -11,4 +11,5 @@ pub mod opt;
 pub mod run;
 pub mod server;
 pub mod split;
+pub mod status;
 pub mod views;

@@ -10,7 +10,7 @@ use pw_runtime::{
     controller::{service::ControllerService, Config, Controller, Lowerer},
     net,
     pjrt::Plugin,
-    wire::{proto, MAX_MESSAGE_BYTES},
+    wire::{self, proto, MAX_MESSAGE_BYTES},
 };
 use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
 
@@ -24,7 +24,9 @@ use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
         pw-server --listen 127.0.0.1:29000\n  \
         pw-worker --controller 127.0.0.1:29000 --devices 2   # on every host\n  \
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000\n  \
-        PW_TOKEN=secret pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n\n\
+        PW_TOKEN=secret pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n  \
+        pw-server --http 8080          # the status page on http://127.0.0.1:8080/\n  \
+        pw-status --server 127.0.0.1:29000   # the same in a terminal\n\n\
         The server prints `pw-server: listening on HOST:PORT` once it serves. Set\n\
         PW_LOG=debug for more detail. Stop it with SIGINT or SIGTERM."
 )]
@@ -33,9 +35,17 @@ pub struct Cli {
     #[arg(long, default_value = "127.0.0.1:29000", value_name = "HOST:PORT")]
     pub listen: String,
 
-    /// The status page's address (reserved: served by a later version).
-    #[arg(long, value_name = "HOST:PORT")]
+    /// Serve the status page (`/`) and its JSON (`/api/status`) here: what
+    /// is queued on every device, the runs, stalled ones with their chain
+    /// of unmet dependencies. A bare PORT is on loopback; give a host
+    /// (0.0.0.0:PORT) to serve others.
+    #[arg(long, value_name = "HOST:PORT|PORT")]
     pub http: Option<String>,
+
+    /// A run whose progress did not change for this long is flagged
+    /// stalled (status page, pw-status), in milliseconds.
+    #[arg(long, default_value_t = 10000, value_name = "MS")]
+    pub stall_ms: u64,
 
     /// The PJRT plugin the controller compiles with (default: the one
     /// pw-run would use). Workers whose plugin differs compile for
@@ -132,11 +142,11 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
 }
 
 fn serve(cli: Cli) -> Result<(), String> {
-    if let Some(http) = &cli.http {
-        return Err(format!(
-            "--http {http}: the status page is not part of this version (use `pw-run --server` and the Status RPC)"
-        ));
-    }
+    let http = cli
+        .http
+        .as_deref()
+        .map(crate::status::http_address)
+        .transpose()?;
     if cli.lease_ms <= cli.heartbeat_ms {
         return Err("--lease-ms must be longer than --heartbeat-ms".into());
     }
@@ -155,6 +165,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         lease: Duration::from_millis(cli.lease_ms),
         run_timeout: Duration::from_secs(cli.run_timeout),
         client_lease: Duration::from_millis(cli.client_lease_ms.max(1)),
+        stall: Duration::from_millis(cli.stall_ms),
     };
     let token = cli.token.clone().filter(|t| !t.is_empty());
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -173,6 +184,14 @@ fn serve(cli: Cli) -> Result<(), String> {
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let controller = Controller::new(config, Arc::new(PipelineLowerer));
         tokio::spawn(controller.clone().watch_leases());
+        if let Some(http) = http {
+            let listener = tokio::net::TcpListener::bind(http)
+                .await
+                .map_err(|e| format!("--http {http}: cannot listen there: {e}"))?;
+            let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            tokio::spawn(crate::status::serve_http(listener, controller.clone()));
+            println!("pw-server: status page on http://{bound}/");
+        }
         let service = net::checked(
             proto::controller_server::ControllerServer::new(ControllerService::new(controller))
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -181,7 +200,11 @@ fn serve(cli: Cli) -> Result<(), String> {
         );
         println!("pw-server: listening on {address}");
         let _ = std::io::stdout().flush();
+        // A silent worker keeps its session as long as its lease: the
+        // transport's keepalive does not drop it sooner.
+        let keepalive = wire::KEEPALIVE_TIMEOUT.max(Duration::from_millis(cli.lease_ms));
         net::server()
+            .http2_keepalive_timeout(Some(keepalive))
             .add_service(service)
             .serve_with_incoming_shutdown(net::incoming(listener), async move {
                 tokio::select! {

@@ -23,6 +23,7 @@ pub mod service;
 pub mod session;
 pub mod slices;
 pub mod summary;
+pub mod watch;
 
 use crate::{
     cache::{key_of, DiskCache, Key},
@@ -66,6 +67,9 @@ pub struct Config {
     pub run_timeout: Duration,
     /// How long a silent client keeps its session.
     pub client_lease: Duration,
+    /// A run whose progress did not change for this long is stalled (the
+    /// status page, [`watch`]).
+    pub stall: Duration,
 }
 
 impl Default for Config {
@@ -77,6 +81,7 @@ impl Default for Config {
             lease: Duration::from_millis(1500),
             run_timeout: Duration::from_secs(600),
             client_lease: Duration::from_secs(10),
+            stall: Duration::from_secs(10),
         }
     }
 }
@@ -137,6 +142,8 @@ struct Inner {
     /// order (see `worker::GangOrder`).
     dispatch: tokio::sync::Mutex<()>,
     counters: Counters,
+    /// The active runs, for the status page.
+    watch: watch::Watch,
     /// Clients' sessions and the line for devices.
     sessions: Mutex<session::Sessions>,
 }
@@ -185,6 +192,7 @@ impl Controller {
                 next_run: AtomicU64::new(epoch << 32),
                 dispatch: tokio::sync::Mutex::new(()),
                 counters: Counters::default(),
+                watch: watch::Watch::default(),
                 sessions: Mutex::default(),
             }),
         }
@@ -286,6 +294,7 @@ impl Controller {
             w.counters = beat.counters.unwrap_or_default();
             w.progress = beat.runs.iter().map(|p| (p.run, p.steps_done)).collect();
         }
+        self.inner.watch.heartbeat(worker, &beat.runs);
     }
 
     /// `worker` finished its part of a run.
@@ -455,6 +464,7 @@ impl Controller {
         let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
         summary.run = run;
         let mut events = self.open_run(run, &prepared.workers);
+        let watching = self.watch_run(run, &request.name, &prepared.plan, &prepared.parts);
         let deadline = t0 + request.timeout.unwrap_or(self.inner.config.run_timeout);
         let outcome = async {
             let keys = self
@@ -512,6 +522,7 @@ impl Controller {
         }
         .await;
         self.close_run(run);
+        drop(watching);
         let why = match &outcome {
             Ok(_) => "the run finished".to_owned(),
             Err(e) => format!("the run failed: {e}"),
@@ -817,10 +828,12 @@ impl Controller {
         while !pending.is_empty() {
             let event = tokio::time::timeout_at(deadline.into(), events.recv()).await;
             match event {
-                Err(_) => return Err(format!(
+                Err(_) => {
+                    return Err(format!(
                     "error: the run did not finish within {:?} (waiting for workers {pending:?})",
                     deadline - t0
-                )),
+                ))
+                }
                 Ok(None) => return Err("error: the run's event channel closed".into()),
                 Ok(Some(RunEvent::Lost(w, why, done))) => {
                     let steps = parts

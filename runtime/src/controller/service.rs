@@ -389,4 +389,12 @@ impl proto::controller_server::Controller for ControllerService {
             self.controller.session_stats(request.get_ref().session)?,
         ))
     }
+
+    async fn overview(
+        &self,
+        _: Request<proto::OverviewRequest>,
+    ) -> Result<Response<proto::OverviewReply>, Status> {
+        let json = self.controller.overview().await.to_string();
+        Ok(Response::new(proto::OverviewReply { json }))
+    }
 }

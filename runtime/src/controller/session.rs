@@ -771,6 +771,7 @@ impl Controller {
             .next_run
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut events = self.open_run(run, &prepared.workers);
+        let watching = self.watch_run(run, &exe.name, &prepared.plan, &prepared.parts);
         // Which worker takes which session array, and keeps which output.
         let mut bindings: HashMap<u32, (Vec<proto::Binding>, Vec<proto::Binding>)> = HashMap::new();
         for (&w, (part, _)) in &prepared.parts {
@@ -831,6 +832,7 @@ impl Controller {
                 .wait_parts(prepared, &mut events, deadline, t0, &mut summary)
                 .await;
             controller.close_run(run);
+            drop(watching);
             let (state, why) = match &outcome {
                 Ok(()) => (ArrayState::Ready, "the call finished".to_owned()),
                 Err(e) => (

@@ -139,7 +139,9 @@ pub enum Done {
 }
 
 impl Done {
-    fn is_done(&self) -> bool {
+    /// Whether it has completed (a failure counts as complete), without
+    /// blocking.
+    pub fn is_done(&self) -> bool {
         match self {
             Done::Event(e) => e.is_ready().unwrap_or(true),
             Done::Sent(c) => c.is_done(),
@@ -160,6 +162,12 @@ impl Done {
 pub struct Completions(Arc<Vec<Vec<(i64, Done)>>>);
 
 impl Completions {
+    /// What completes with the step at `position` in the part, per device
+    /// (None: no such step).
+    pub fn step(&self, position: usize) -> Option<&[(i64, Done)]> {
+        self.0.get(position).map(Vec::as_slice)
+    }
+
     /// How many steps, from the first, are complete: scans on from `from`
     /// (a count read before), without blocking.
     pub fn done_prefix(&self, from: usize) -> usize {

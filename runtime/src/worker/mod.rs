@@ -18,6 +18,7 @@
 //! The worker links no MLIR: it receives compiled executables.
 
 pub mod faults;
+pub mod queues;
 pub mod service;
 pub mod store;
 
@@ -104,6 +105,8 @@ pub struct State {
     pub gang: GangOrder,
     /// How long a send waits for its piece, and a fetch for its shard.
     pub patience: Duration,
+    /// The active parts, for `Worker.Queues` (the status page).
+    pub queues: Arc<queues::Tracker>,
 }
 
 impl State {
@@ -166,6 +169,7 @@ impl State {
         if let Ok(mut p) = self.progress.lock() {
             p.remove(&run);
         }
+        self.queues.end(run);
         if self
             .runs
             .lock()
@@ -293,10 +297,15 @@ pub async fn serve(
     };
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let mut executor = Executor::new(&client);
-    if config.faults.any_step_fault() {
-        let faults = config.faults.clone();
-        executor.before_step = Some(Arc::new(move |i, p| faults.before_step(i, p)));
-    }
+    // Where the host is (the status page), then any injected fault.
+    let tracker = Arc::new(queues::Tracker::default());
+    let (faults, at) = (config.faults.clone(), tracker.clone());
+    executor.before_step = Some(Arc::new(move |i, p| {
+        at.reached(p);
+        if faults.any_step_fault() {
+            faults.before_step(i, p)
+        }
+    }));
     let damage = Damage {
         corrupt: config.faults.corrupt_pieces,
         truncate: config.faults.truncate_pieces,
@@ -322,6 +331,7 @@ pub async fn serve(
         progress: Mutex::new(HashMap::new()),
         gang: GangOrder::default(),
         patience: Duration::from_secs(600),
+        queues: tracker,
     });
     let service =
         proto::worker_server::WorkerServer::new(service::WorkerService::new(state.clone()))

@@ -471,6 +471,13 @@ impl proto::worker_server::Worker for WorkerService {
     ) -> Result<Response<proto::WorkerCounters>, Status> {
         Ok(Response::new(self.state.snapshot()))
     }
+
+    async fn queues(
+        &self,
+        _: Request<proto::QueuesRequest>,
+    ) -> Result<Response<proto::QueuesReply>, Status> {
+        Ok(Response::new(super::queues::queues(&self.state)))
+    }
 }
 
 impl WorkerService {
@@ -580,10 +587,10 @@ fn execute_part(
         sends: Arc::default(),
         t0,
     };
-    // Inputs are taken, and outputs kept, within the part's turn: a later
-    // part here may read them (a session's arrays), and finds them.
+    let (part, work) = (Arc::new(part), Arc::new(work));
     let outcome = {
         let _turn = state.gang.wait(ticket);
+        state.queues.start(run, part.clone(), work.clone());
         let values = bindings.inputs(&state.store, run, &part);
         let outcome =
             state
@@ -606,6 +613,7 @@ fn execute_part(
                 }
             }
         }
+        state.queues.enqueued(run);
         outcome
     };
     let mut report = proto::PartDone {
