@@ -266,13 +266,32 @@ pub fn render(v: &Value) -> String {
         s(&c["executables_compiled"]),
         s(&c["executables_shipped"])
     );
-    let (sessions, waiting) = (list(&v["sessions"]), list(&v["waiting"]));
-    if !sessions.is_empty() || !waiting.is_empty() {
+    for x in list(&v["sessions"]) {
+        let devices: Vec<String> = list(&x["devices"]).iter().map(s).collect();
         let _ = writeln!(
             out,
-            "SESSIONS {}  waiting {}",
-            sessions.len(),
-            waiting.len()
+            "SESSION {} {}  devices [{}]  arrays {}  executables {}  calls {} ({} running)",
+            s(&x["session"]),
+            s(&x["name"]),
+            devices.join(", "),
+            s(&x["arrays"]),
+            s(&x["executables"]),
+            s(&x["calls"]),
+            s(&x["calls_running"])
+        );
+    }
+    for w in list(&v["waiting"]) {
+        let asks = match w["devices"].as_u64() {
+            Some(0) | None => "every device".to_owned(),
+            Some(n) => format!("{n} devices"),
+        };
+        let _ = writeln!(
+            out,
+            "WAITING {}. session {} {}  asks for {asks}  for {} ms",
+            s(&w["position"]),
+            s(&w["session"]),
+            s(&w["name"]),
+            s(&w["waiting_ms"])
         );
     }
     out

@@ -21,6 +21,7 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import pw
+import pw.tools
 from pw._local import LocalServer
 from pw._proto import pb
 
@@ -51,6 +52,19 @@ def held(address):
     """(worker, live buffers, active runs) of every worker, as its last
     heartbeat said."""
     return [(w.worker, w.counters.live_buffers, w.counters.runs_active) for w in workers_status(address).workers]
+
+
+def overview(address):
+    """The status page's JSON (`/api/status`), through the server's RPC."""
+    import json
+
+    with grpc.insecure_channel(address) as channel:
+        call = channel.unary_unary(
+            "/pw.v1.Controller/Overview",
+            request_serializer=pb.OverviewRequest.SerializeToString,
+            response_deserializer=pb.OverviewReply.FromString,
+        )
+        return json.loads(call(pb.OverviewRequest(), timeout=5).json)
 
 
 def assert_workers_hold_nothing(address, within=10.0):
@@ -132,8 +146,20 @@ def test_a_second_client_waits_in_line_until_the_first_closes(server):
     got = []
     waiter = threading.Thread(target=lambda: got.append(pw.connect(server.address, timeout=30)))
     waiter.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while not overview(server.address)["waiting"]:
+        assert time.monotonic() < deadline, "the second client never showed as waiting"
+        time.sleep(0.05)
     assert waiter.is_alive() and not got, "the second client did not wait"
+    # The status shows who holds the devices and who waits.
+    status = overview(server.address)
+    assert [(x["session"], sorted(x["devices"])) for x in status["sessions"]] == [(first.session, sorted(first.devices))]
+    assert [(w["position"], w["devices"]) for w in status["waiting"]] == [(1, 0)]
+    table = subprocess.run(
+        [pw.tools.find_tool("pw-status"), "--server", server.address], capture_output=True, text=True, timeout=30
+    )
+    assert table.returncode == 0, table.stderr
+    assert f"SESSION {first.session} " in table.stdout and "WAITING 1. session" in table.stdout, table.stdout
     first.close()
     waiter.join(10)
     assert got, "the second client was not granted the devices"
