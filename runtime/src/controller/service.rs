@@ -359,10 +359,20 @@ impl proto::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::ArrayRef>,
     ) -> Result<Response<Self::FetchArrayStream>, Status> {
-        let host = self.controller.fetch_array(request.get_ref()).await?;
-        self.controller
-            .count_client_bytes(0, host.bytes().len() as u64);
-        Ok(Response::new(host_stream(host)))
+        use super::session::Fetched;
+        Ok(Response::new(
+            match self.controller.fetch_array(request.get_ref()).await? {
+                Fetched::Forwarded(stream, bytes) => {
+                    self.controller.count_client_bytes(0, bytes);
+                    Box::pin(stream)
+                }
+                Fetched::Assembled(host) => {
+                    self.controller
+                        .count_client_bytes(0, host.bytes().len() as u64);
+                    host_stream(host)
+                }
+            },
+        ))
     }
 
     async fn await_arrays(

@@ -99,6 +99,13 @@ impl From<SessionError> for Status {
     }
 }
 
+/// An array on its way to a client.
+pub enum Fetched {
+    /// A worker's stream of the one shard that is all of it (its bytes).
+    Forwarded(tonic::Streaming<proto::FetchReply>, u64),
+    Assembled(HostArray),
+}
+
 /// Whether an array is computed yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArrayState {
@@ -878,12 +885,48 @@ impl Controller {
         })
     }
 
-    /// Array `r`, on the host, once it is ready.
-    pub async fn fetch_array(&self, r: &proto::ArrayRef) -> Result<HostArray, SessionError> {
+    /// Array `r`, once it is ready: the stream of its worker when one
+    /// shard is all of it (forwarded chunk by chunk, its checksum checked by
+    /// the client), else assembled here from its tiles.
+    pub async fn fetch_array(&self, r: &proto::ArrayRef) -> Result<Fetched, SessionError> {
         let array = self.array(r)?;
         wait_ready(&array, Instant::now() + self.inner.config.run_timeout)
             .await
             .map_err(|e| SessionError::Array(format!("error: array {}: {e}", r.array)))?;
+        let info = array.info();
+        let whole = pw_core::geometry::Region::full(&info.shape);
+        if info.region(0) == whole {
+            let addr = array
+                .exe
+                .prepared
+                .addrs
+                .get(&info.devices[0])
+                .copied()
+                .ok_or_else(|| SessionError::Run("error: its device has no worker".into()))?;
+            let (_, mut client, _) = self.worker_handle(addr.worker).map_err(SessionError::Run)?;
+            let stream = client
+                .fetch(proto::FetchRequest {
+                    run: r.session,
+                    value: r.array as u32,
+                    position: 0,
+                })
+                .await
+                .map_err(|s| {
+                    SessionError::Run(format!(
+                        "error: fetching array {} from worker {}: {}",
+                        r.array,
+                        addr.worker,
+                        s.message()
+                    ))
+                })?
+                .into_inner();
+            if let Ok(session) = self.sessions().get(r.session) {
+                let bytes = info.shard_bytes();
+                session.counters.bytes_from_workers += bytes;
+                session.counters.bytes_to_client += bytes;
+            }
+            return Ok(Fetched::Forwarded(stream, info.shard_bytes()));
+        }
         let (host, bytes) = self
             .fetch_value(
                 r.session,
@@ -898,7 +941,7 @@ impl Controller {
             c.bytes_from_workers += bytes.values().sum::<u64>();
             c.bytes_to_client += host.bytes().len() as u64;
         }
-        Ok(host)
+        Ok(Fetched::Assembled(host))
     }
 
     /// Waits until every array of `refs` is ready; the first failed one is
