@@ -524,14 +524,21 @@ _DEFAULT = None
 _DEFAULT_LOCK = threading.Lock()
 
 
-def default_client() -> Client:
-    """The client ``p.run`` and ``p.compile()`` use when given none: the
-    one this process opened last and has not closed, else a new
-    ``connect()`` (every device of its server), kept for the process."""
-    global _DEFAULT
+def open_client() -> Client | None:
+    """The client this process opened last and has not closed, if any."""
     with _DEFAULT_LOCK:
         _OPENED[:] = [r for r in _OPENED if r() is not None and not r()._closed]
-        if _OPENED:
-            return _OPENED[-1]()
+        return _OPENED[-1]() if _OPENED else None
+
+
+def default_client() -> Client:
+    """The client ``p.compile()`` uses when given none: ``open_client()``,
+    else a new ``connect()`` (every device of its server), kept open for
+    the process."""
+    global _DEFAULT
+    client = open_client()
+    if client is not None:
+        return client
+    with _DEFAULT_LOCK:
         _DEFAULT = connect()
         return _DEFAULT

@@ -836,10 +836,11 @@ class Program:
         Returns the outputs as numpy arrays in the pytree given to
         ``p.outputs``.
 
-        It runs on ``pw.default_client()`` (a local pw-server unless
-        ``$PW_SERVER`` names one), lowered onto ``devices`` of its devices
-        (default: all), compiled once per program, schedule and device
-        count in this process. With ``topology`` (a TOML/JSON file of
+        It runs on the client this process opened last (``pw.connect``),
+        lowered onto ``devices`` of its devices (default: all) and compiled
+        once per program, schedule and device count; with no client open,
+        on a session of ``devices`` devices opened for this run alone (a
+        local pw-server unless ``$PW_SERVER`` names one). With ``topology`` (a TOML/JSON file of
         islands to lower onto) or ``trace`` (a path for a Chrome/Perfetto
         trace of the run), it runs through the ``pw-run`` tool instead.
         Raises ToolError with the diagnostics when the program cannot be
@@ -856,9 +857,13 @@ class Program:
                 )
         if topology is not None or trace is not None:
             return self._run_tool(leaves, devices, topology, schedule, trace)
-        from .client import default_client
+        from .client import connect, open_client
 
-        client = default_client()
+        client = open_client()
+        if client is None:
+            # A session for this one run: the devices are free again after.
+            with connect(devices=devices) as client:
+                return jax.tree.map(np.asarray, client.compile(self, schedule=schedule)(*leaves))
         key = (self.text(locations=True), schedule, devices, client.session)
         exe = self._executables.get(key)
         if exe is None:

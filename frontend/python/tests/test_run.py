@@ -141,10 +141,12 @@ def test_mesh_needing_more_devices_than_the_run_has(tmp_path):
 
 
 def test_the_example_of_docs_frontend_md_runs(monkeypatch, tmp_path):
-    """The runnable example of docs/frontend.md: capture, save, lower, run
-    (its own assertions compare with JAX)."""
+    """The runnable examples of docs/frontend.md: capture, save, lower, run;
+    a training loop on a session (their own assertions compare with JAX)."""
     with open(os.path.join(REPO, "docs", "frontend.md")) as f:
-        code = re.search(r"```python\n(.*?)```", f.read(), re.S).group(1)
+        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    assert len(blocks) == 2, "docs/frontend.md: the pipeline and the training loop"
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "docs/frontend.md", "exec"), {"__name__": "frontend_md_example"})
+    for code in blocks:
+        exec(compile(code, "docs/frontend.md", "exec"), {"__name__": "frontend_md_example"})
     assert (tmp_path / "pipeline.mlir").exists()

@@ -21,6 +21,7 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import pw
+import pw.client
 import pw.tools
 from pw._local import LocalServer
 from pw._proto import pb
@@ -276,16 +277,28 @@ def test_a_server_that_went_away_is_a_clear_error():
         s.stop()
 
 
-def test_p_run_compiles_once_per_program():
+def test_p_run_uses_the_open_client_and_compiles_once(server):
     p = doubler()
     x = np.ones((8, 4), np.float32)
-    np.testing.assert_array_equal(p.run(x), 2 * x)
-    client = pw.default_client()
-    before = client.stats()
-    for _ in range(3):
+    with pw.connect(server.address) as client:
+        assert pw.default_client() is client
         np.testing.assert_array_equal(p.run(x), 2 * x)
-    after = client.stats()
-    assert after["lowerings"] == before["lowerings"]
-    assert after["executables_compiled"] == before["executables_compiled"]
-    assert after["calls"] == before["calls"] + 3
-    assert os.environ.get("PW_SERVER") or client.address == pw._local.address(None)
+        before = client.stats()
+        for _ in range(3):
+            np.testing.assert_array_equal(p.run(x), 2 * x)
+        after = client.stats()
+        assert after["lowerings"] == before["lowerings"] == 1
+        assert after["executables_compiled"] == before["executables_compiled"]
+        assert after["calls"] == before["calls"] + 3
+
+
+def test_p_run_without_a_client_holds_no_devices_afterwards():
+    """With no client open, p.run opens a session for the run and closes
+    it: the local server's devices are all free again."""
+    p = doubler()
+    x = np.ones((8, 4), np.float32)
+    assert pw.client.open_client() is None
+    np.testing.assert_array_equal(p.run(x), 2 * x)
+    np.testing.assert_array_equal(p.run(x, devices=2), 2 * x)
+    address = os.environ.get("PW_SERVER") or pw._local.address(None)
+    assert overview(address)["sessions"] == []
