@@ -24,7 +24,7 @@ cargo build --workspace --all-targets --locked
 step "test extras: chromium (the status page's browser test)"
 # Only the cluster tests need it; installed here, not by setup.sh.
 if ! command -v chromium >/dev/null 2>&1; then
-  apt-get update -q && apt-get install -y -q chromium
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 export PW_REQUIRE_BROWSER=1
 
