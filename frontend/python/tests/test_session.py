@@ -169,7 +169,13 @@ def test_a_second_client_waits_in_line_until_the_first_closes(server):
     second.close()
 
 
-def test_a_killed_client_releases_its_devices_and_arrays(server):
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
+def test_a_vanished_client_releases_its_devices_and_arrays(server, how):
+    """A killed client's connection breaks at once; a hung one (stopped)
+    stops sending heartbeats and answering the transport's keepalive
+    pings, and loses its session after the lease (3 s here) or the
+    keepalive timeout, whichever comes first. Either way its devices go to the next client and the workers
+    drop its arrays."""
     child = subprocess.Popen(
         [
             sys.executable,
@@ -201,11 +207,17 @@ def test_a_killed_client_releases_its_devices_and_arrays(server):
         while not any(b > 0 for _, b, _ in held(server.address)):
             assert time.monotonic() < deadline, "the child's array never showed on the workers"
             time.sleep(0.05)
-        child.send_signal(signal.SIGKILL)
-        child.wait(10)
-        client = pw.connect(server.address, timeout=10)
+        gone = time.monotonic()
+        if how == "SIGKILL":
+            child.send_signal(signal.SIGKILL)
+            child.wait(10)
+        else:
+            child.send_signal(signal.SIGSTOP)
+        client = pw.connect(server.address, timeout=15)
+        waited = time.monotonic() - gone
         assert len(client.devices) == DEVICES
         client.close()
+        print(f"{how}: the devices were free again {waited:.1f} s later")
         assert_workers_hold_nothing(server.address)
     finally:
         if child.poll() is None:
@@ -238,6 +250,13 @@ def test_misuse_gets_clear_errors(server):
             exe_a(y)
         with pytest.raises(pw.ArrayDeletedError, match="Array has been deleted"):
             np.asarray(y)
+        # A stale handle: the server freed the array behind the client's back.
+        z = exe_a(x)
+        a._unary("DeleteArrays", pb.ArrayRefs(session=a.session, arrays=[z._id]), pb.DeleteReply)
+        with pytest.raises(pw.ArrayError, match=rf"array {z._id} does not exist in session {a.session}"):
+            exe_a(z)
+        with pytest.raises(pw.ArrayError, match=rf"array {z._id} does not exist in session {a.session}"):
+            np.asarray(z)
         # A program that does not fit the slice: the lowering's diagnostic.
         with pytest.raises(pw.ToolError, match="needs 4 devices"):
             doubler(devices=4).compile(a)
