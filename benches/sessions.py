@@ -32,7 +32,6 @@ same run:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -49,17 +48,9 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import pw  # noqa: E402
 from pw._local import LocalServer  # noqa: E402
+from schedules import load_examples  # noqa: E402  (benches/schedules.py)
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 STAGES, MICROBATCHES, ROWS = 4, 4, 32
-
-
-def load_examples():
-    spec = importlib.util.spec_from_file_location("pw_examples_generate", os.path.join(REPO, "examples", "generate.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 examples = load_examples()

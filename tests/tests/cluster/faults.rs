@@ -3,25 +3,9 @@
 //! error naming what went wrong; the server carries on with what is left;
 //! no worker keeps a buffer.
 
-use crate::harness::{example_args, serial, text, Cluster, Place};
+use crate::harness::{example_args, serial, slow_cluster, text, Cluster, Place};
 use pw_runtime::wire::proto;
 use std::time::{Duration, Instant};
-
-/// A cluster whose worker 1 (stage 1 of the pipeline) sleeps before its
-/// first step, so that a fault can strike while the run is under way.
-fn slow_cluster() -> Cluster {
-    let mut c = Cluster::server(&[], &Place::default());
-    c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(
-        2,
-        &[],
-        &[("PW_WORKER_FAULTS", "delay-step=first:30000")],
-        &Place::default(),
-    );
-    c.add_worker(2, &[], &[], &Place::default());
-    c.wait_for_workers(3);
-    c
-}
 
 /// Waits (at most 20 s) until worker `id` reports an active run.
 fn wait_run_started(c: &Cluster, id: u32) {
@@ -77,7 +61,7 @@ fn carries_on(c: &Cluster, workers: usize) {
 #[test]
 fn a_killed_worker_fails_the_run_and_the_server_carries_on() {
     let _serial = serial();
-    let mut c = slow_cluster();
+    let mut c = slow_cluster(&[]);
     let mut run = c.spawn_pw_run(&example_args("pipeline"));
     wait_run_started(&c, 1);
     let killed = Instant::now();
@@ -94,7 +78,7 @@ fn a_killed_worker_fails_the_run_and_the_server_carries_on() {
 #[test]
 fn a_hung_worker_loses_its_lease() {
     let _serial = serial();
-    let c = slow_cluster();
+    let c = slow_cluster(&[]);
     let mut run = c.spawn_pw_run(&example_args("pipeline"));
     wait_run_started(&c, 1);
     let stopped = Instant::now();

@@ -481,3 +481,20 @@ pub fn text(o: &Output) -> (String, String) {
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }
+
+/// A server with `server_args` and three 2-device workers, of which worker
+/// 1 (stage 1 of the pipeline) sleeps 30 s before its first step, so that
+/// a fault can strike (or a stall be seen) while a run is under way.
+pub fn slow_cluster(server_args: &[&str]) -> Cluster {
+    let mut c = Cluster::server(server_args, &Place::default());
+    c.add_worker(2, &[], &[], &Place::default());
+    c.add_worker(
+        2,
+        &[],
+        &[("PW_WORKER_FAULTS", "delay-step=first:30000")],
+        &Place::default(),
+    );
+    c.add_worker(2, &[], &[], &Place::default());
+    c.wait_for_workers(3);
+    c
+}

@@ -3,7 +3,7 @@
 //! unmet dependencies; a real headless Chromium renders the page of a run
 //! stalled by a hung (SIGSTOPped) worker.
 
-use crate::harness::{bin, example_args, run_bounded, serial, text, Cluster, Place, Proc};
+use crate::harness::{bin, example_args, run_bounded, serial, slow_cluster, text, Cluster, Proc};
 use pw_tests::repo_root;
 use serde_json::Value;
 use std::{
@@ -68,27 +68,14 @@ fn wait_status(port: u16, limit: Duration, ok: impl Fn(&Value) -> bool) -> Value
 /// its first step, so the run stays under way.
 fn cluster(port: u16) -> Cluster {
     let http = format!("127.0.0.1:{port}");
-    let mut c = Cluster::server(
-        &[
-            "--http",
-            &http,
-            "--lease-ms",
-            "120000",
-            "--stall-ms",
-            "1000",
-        ],
-        &Place::default(),
-    );
-    c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(
-        2,
-        &[],
-        &[("PW_WORKER_FAULTS", "delay-step=first:30000")],
-        &Place::default(),
-    );
-    c.add_worker(2, &[], &[], &Place::default());
-    c.wait_for_workers(3);
-    c
+    slow_cluster(&[
+        "--http",
+        &http,
+        "--lease-ms",
+        "120000",
+        "--stall-ms",
+        "1000",
+    ])
 }
 
 fn stalled(v: &Value) -> bool {
