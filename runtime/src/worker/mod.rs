@@ -164,6 +164,11 @@ impl State {
     /// Drops everything of run `run`: its buffers, its pending pieces
     /// (they fail with `why`), its peers.
     pub fn end_run(&self, run: u64, why: &str) {
+        tracing::info!(
+            run,
+            buffers = self.client.live().buffers,
+            "ending the run: {why}"
+        );
         self.store.end_run(run, why);
         self.receiver.end_run(run, why);
         if let Ok(mut p) = self.progress.lock() {

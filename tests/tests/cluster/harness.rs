@@ -374,10 +374,23 @@ impl Cluster {
             if held.is_empty() {
                 return;
             }
-            assert!(
-                Instant::now() < deadline,
-                "workers still hold (worker, buffers, transfers, runs): {held:?}"
-            );
+            if Instant::now() >= deadline {
+                let logs: Vec<String> = self
+                    .workers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| {
+                        let text = w.stderr_text();
+                        let tail: Vec<&str> = text.lines().rev().take(20).collect();
+                        let tail: Vec<&str> = tail.into_iter().rev().collect();
+                        format!("worker process #{i}:\n{}", tail.join("\n"))
+                    })
+                    .collect();
+                panic!(
+                    "workers still hold (worker, buffers, transfers, runs): {held:?}\n{}",
+                    logs.join("\n")
+                );
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     }
