@@ -13,6 +13,7 @@ See docs/frontend.md ("Sessions") and docs/cluster.md.
 from __future__ import annotations
 
 import atexit
+import collections
 import os
 import queue
 import sys
@@ -281,7 +282,9 @@ class Client:
         self.address = address
         self._metadata = (("x-pw-token", token),) if token else ()
         self._channel = grpc.insecure_channel(address, options=_OPTIONS)
-        self._released: list[int] = []
+        # Arrays dropped by the program (from __del__, any thread), freed
+        # with the next call.
+        self._released: collections.deque[int] = collections.deque()
         self._closed = False
         self._ended = threading.Event()
         self._end_reason = None
@@ -366,8 +369,12 @@ class Client:
             raise SessionError(f"{where()}: the client is closed (session {self.session})")
 
     def _take_released(self) -> list[int]:
-        taken, self._released[:] = list(self._released), []
-        return taken
+        taken = []
+        while True:
+            try:
+                taken.append(self._released.popleft())
+            except IndexError:
+                return taken
 
     # -- requests --------------------------------------------------------------
 

@@ -283,6 +283,31 @@ def test_outputs_of_a_running_call_feed_the_next_without_waiting(server):
         assert client.stats()["bytes_from_client"] == x.nbytes
 
 
+def test_arrays_dropped_while_their_calls_wait_are_still_read(server):
+    """Each step's input is dropped as soon as the call returns (freed with
+    the next call), while the call that reads it may still wait for its
+    turn on the worker: deletions keep the workers' gang order, so every
+    call still finds its input."""
+    with pw.program("heavy") as p:
+        x = p.input(jax.ShapeDtypeStruct((256, 256), jnp.float32))
+        with pw.mesh("m", devices=1):
+            y = jax.jit(lambda v: jax.lax.fori_loop(0, 8, lambda _, h: jnp.tanh(h @ h) * 0.5, v))(x)
+        p.outputs(y)
+    x = np.random.default_rng(0).standard_normal((256, 256), dtype=np.float32) / 16
+    want = x
+    step = jax.jit(lambda v: jax.lax.fori_loop(0, 8, lambda _, h: jnp.tanh(h @ h) * 0.5, v))
+    with pw.connect(server.address, devices=1) as client:
+        exe = p.compile(client)
+        y = x
+        for _ in range(30):
+            y = exe(y)  # the previous y is dropped here
+        got = np.asarray(y)
+        assert client.stats()["arrays_live"] <= 2, client.stats()
+    for _ in range(30):
+        want = step(want)
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-4, atol=1e-5)
+
+
 def test_a_server_that_went_away_is_a_clear_error():
     s = LocalServer(2)
     try:

@@ -943,8 +943,15 @@ impl Controller {
     }
 
     /// Tells `workers` to drop `arrays` of owner `owner`, or all of it when
-    /// `arrays` is empty.
+    /// `arrays` is empty. Single arrays are dropped in gang order (sent
+    /// under the dispatch lock, done in each worker's turn order), so that
+    /// parts sent earlier still find them.
     async fn release_arrays(&self, owner: u64, workers: &[u32], why: &str, arrays: &[u64]) {
+        let _order = if arrays.is_empty() {
+            None
+        } else {
+            Some(self.inner.dispatch.lock().await)
+        };
         let mut calls = Vec::new();
         for &w in workers {
             if let Ok((_, mut client, _)) = self.worker_handle(w) {

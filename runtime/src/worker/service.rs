@@ -412,8 +412,15 @@ impl proto::worker_server::Worker for WorkerService {
             r.reason
         };
         if !r.arrays.is_empty() {
+            // In gang order: a part sent before still finds them when its
+            // turn comes.
             let arrays: Vec<usize> = r.arrays.iter().map(|&a| a as usize).collect();
-            self.state.store.delete(r.run, &arrays);
+            let ticket = self.state.gang.ticket();
+            let state = self.state.clone();
+            tokio::task::spawn_blocking(move || {
+                let _turn = state.gang.wait(ticket);
+                state.store.delete(r.run, &arrays);
+            });
             return Ok(Response::new(proto::ReleaseReply {}));
         }
         self.state.end_run(r.run, &why);
