@@ -378,36 +378,31 @@ class Client:
 
     # -- requests --------------------------------------------------------------
 
-    def _unary(self, method, request, reply_type):
+    def _rpc(self, kind: str, method: str, request, reply_type):
+        """Calls `method` of the controller, a `kind` ("unary_unary",
+        "stream_unary", "unary_stream") RPC, with the client's token; its
+        errors become pw's exceptions."""
         self._check_open()
+        call = getattr(self._channel, kind)(
+            _SERVICE + method,
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=reply_type.FromString,
+        )
         try:
-            return self._channel.unary_unary(
-                _SERVICE + method,
-                request_serializer=type(request).SerializeToString,
-                response_deserializer=reply_type.FromString,
-            )(request, metadata=self._metadata)
+            return call(request, metadata=self._metadata)
         except grpc.RpcError as e:
             raise _error(e, self.address) from None
+
+    def _unary(self, method, request, reply_type):
+        return self._rpc("unary_unary", method, request, reply_type)
 
     def _stream_unary(self, method, requests, reply_type):
-        self._check_open()
-        try:
-            return self._channel.stream_unary(
-                _SERVICE + method,
-                request_serializer=lambda m: m.SerializeToString(),
-                response_deserializer=reply_type.FromString,
-            )(requests, metadata=self._metadata)
-        except grpc.RpcError as e:
-            raise _error(e, self.address) from None
+        return self._rpc("stream_unary", method, requests, reply_type)
 
     def _unary_stream(self, method, request, reply_type):
-        self._check_open()
+        replies = self._rpc("unary_stream", method, request, reply_type)
         try:
-            yield from self._channel.unary_stream(
-                _SERVICE + method,
-                request_serializer=type(request).SerializeToString,
-                response_deserializer=reply_type.FromString,
-            )(request, metadata=self._metadata)
+            yield from replies
         except grpc.RpcError as e:
             raise _error(e, self.address) from None
 

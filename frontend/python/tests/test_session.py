@@ -39,14 +39,19 @@ def server():
     s.stop()
 
 
-def workers_status(address):
+def ask(address, method, request, reply_type):
+    """One unary request to the controller at `address`."""
     with grpc.insecure_channel(address) as channel:
-        status = channel.unary_unary(
-            "/pw.v1.Controller/Status",
-            request_serializer=pb.StatusRequest.SerializeToString,
-            response_deserializer=pb.StatusReply.FromString,
+        call = channel.unary_unary(
+            f"/pw.v1.Controller/{method}",
+            request_serializer=type(request).SerializeToString,
+            response_deserializer=reply_type.FromString,
         )
-        return status(pb.StatusRequest(), timeout=5)
+        return call(request, timeout=5)
+
+
+def workers_status(address):
+    return ask(address, "Status", pb.StatusRequest(), pb.StatusReply)
 
 
 def held(address):
@@ -59,13 +64,7 @@ def overview(address):
     """The status page's JSON (`/api/status`), through the server's RPC."""
     import json
 
-    with grpc.insecure_channel(address) as channel:
-        call = channel.unary_unary(
-            "/pw.v1.Controller/Overview",
-            request_serializer=pb.OverviewRequest.SerializeToString,
-            response_deserializer=pb.OverviewReply.FromString,
-        )
-        return json.loads(call(pb.OverviewRequest(), timeout=5).json)
+    return json.loads(ask(address, "Overview", pb.OverviewRequest(), pb.OverviewReply).json)
 
 
 def assert_workers_hold_nothing(address, within=10.0):
