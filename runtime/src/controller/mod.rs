@@ -823,6 +823,27 @@ impl Controller {
         summary: &mut RunSummary,
     ) -> Result<(), String> {
         let parts = &prepared.parts;
+        // Worker `w` was lost, having done `done` of its part's steps.
+        let lost = |w: u32, why: &str, done: Option<u32>| {
+            let steps = parts
+                .get(&w)
+                .map(|(part, _)| part.steps.as_slice())
+                .unwrap_or_default();
+            let done = done.unwrap_or(0) as usize;
+            let at = match steps.get(done) {
+                Some(s) => format!(
+                    "; it had not finished step {} on devices {:?} ({done} of its {} steps were done)",
+                    s.step.label,
+                    s.step.devices,
+                    steps.len()
+                ),
+                None => format!(
+                    "; all {} of its steps were done, its report was not",
+                    steps.len()
+                ),
+            };
+            format!("error: {why}{at}")
+        };
         let mut pending: Vec<u32> = parts.keys().copied().collect();
         let mut failures: Vec<(Option<u32>, String)> = Vec::new();
         while !pending.is_empty() {
@@ -835,23 +856,7 @@ impl Controller {
                 ))
                 }
                 Ok(None) => return Err("error: the run's event channel closed".into()),
-                Ok(Some(RunEvent::Lost(w, why, done))) => {
-                    let steps = parts
-                        .get(&w)
-                        .map(|(part, _)| part.steps.as_slice())
-                        .unwrap_or_default();
-                    let done = done.unwrap_or(0) as usize;
-                    let at = match steps.get(done) {
-                        Some(s) => format!(
-                            "; it had not finished step {} on devices {:?} ({done} of its {} steps were done)",
-                            s.step.label,
-                            s.step.devices,
-                            steps.len()
-                        ),
-                        None => format!("; all {} of its steps were done, its report was not", steps.len()),
-                    };
-                    return Err(format!("error: {why}{at}"));
-                }
+                Ok(Some(RunEvent::Lost(w, why, done))) => return Err(lost(w, &why, done)),
                 Ok(Some(RunEvent::Done(w, done))) => {
                     pending.retain(|p| *p != w);
                     if !done.report_json.is_empty() {
@@ -862,13 +867,17 @@ impl Controller {
                     if !done.error.is_empty() {
                         failures.push((done.failed_step, done.error));
                         // Give the other workers a moment to report theirs.
+                        // A worker lost meanwhile is the cause (a failed
+                        // send to it is only a symptom).
                         let grace = tokio::time::Instant::now() + Duration::from_millis(200);
                         while let Ok(Some(e)) = tokio::time::timeout_at(grace, events.recv()).await
                         {
-                            if let RunEvent::Done(_, d) = e {
-                                if !d.error.is_empty() {
-                                    failures.push((d.failed_step, d.error));
+                            match e {
+                                RunEvent::Done(_, d) if !d.error.is_empty() => {
+                                    failures.push((d.failed_step, d.error))
                                 }
+                                RunEvent::Done(..) => {}
+                                RunEvent::Lost(w, why, done) => return Err(lost(w, &why, done)),
                             }
                         }
                         failures.sort_by_key(|(step, _)| step.unwrap_or(u32::MAX));
