@@ -5,7 +5,8 @@
 //!   holds (the one shard geometry of pw);
 //! * [`piece`]: the boxes of bytes a physical copy moves;
 //! * [`topology`]: devices in islands, what programs are lowered onto;
-//! * [`plan`]: a lowered program as the runtime executes it (serde data).
+//! * [`plan`]: a lowered program as the runtime executes it (serde data);
+//! * [`recovery`]: what a run recomputes after losing a worker.
 //!
 //! The dialect reads and writes these types in MLIR form; the runtime and
 //! the workers use them without linking MLIR.
@@ -19,6 +20,7 @@ pub mod dtype;
 pub mod geometry;
 pub mod piece;
 pub mod plan;
+pub mod recovery;
 pub mod topology;
 
 pub use dtype::DType;

@@ -72,6 +72,10 @@ pub trait Link: Send {
     /// that ends at `total`). Returns once the bytes are handed to the
     /// transport, or why they cannot be.
     fn write(&mut self, key: PieceKey, payload: &[u8], total: u64, crc: u32) -> Result<(), String>;
+
+    /// Tells the peer that piece `key` will not come, and why (its source
+    /// failed): the step waiting for it fails instead of waiting.
+    fn fail(&mut self, key: PieceKey, why: &str) -> Result<(), String>;
 }
 
 // ------------------------------------------------------------------ TCP ---
@@ -79,8 +83,26 @@ pub trait Link: Send {
 /// The first bytes of a data connection, then the sender's worker id.
 const TCP_MAGIC: &[u8; 8] = b"PWDATA01";
 /// A frame header: run u64, step u32, piece u32, offset u64, total u64,
-/// length u32, flags u32 (bit 0: a CRC follows), crc u32; little-endian.
+/// length u32, flags u32 (bit 0: a CRC follows; bit 1: the piece failed,
+/// the payload says why), crc u32; little-endian.
 const FRAME_HEADER: usize = 44;
+
+/// Flag of a frame saying its piece will not come.
+const FRAME_FAILED: u32 = 2;
+
+/// A frame's header.
+fn frame_header(key: PieceKey, offset: u64, total: u64, len: usize, flags: u32, crc: u32) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(FRAME_HEADER + len.min(SMALL_FRAME));
+    frame.extend_from_slice(&key.run.to_le_bytes());
+    frame.extend_from_slice(&key.step.to_le_bytes());
+    frame.extend_from_slice(&key.piece.to_le_bytes());
+    frame.extend_from_slice(&offset.to_le_bytes());
+    frame.extend_from_slice(&total.to_le_bytes());
+    frame.extend_from_slice(&(len as u32).to_le_bytes());
+    frame.extend_from_slice(&flags.to_le_bytes());
+    frame.extend_from_slice(&crc.to_le_bytes());
+    frame
+}
 
 /// Pieces as frames on one TCP connection.
 pub struct TcpLink {
@@ -114,15 +136,14 @@ impl Link for TcpLink {
         for r in wire::chunk_ranges(payload.len()) {
             let data = &payload[r.clone()];
             let last = r.end as u64 == total;
-            let mut frame = Vec::with_capacity(FRAME_HEADER + data.len().min(SMALL_FRAME));
-            frame.extend_from_slice(&key.run.to_le_bytes());
-            frame.extend_from_slice(&key.step.to_le_bytes());
-            frame.extend_from_slice(&key.piece.to_le_bytes());
-            frame.extend_from_slice(&(r.start as u64).to_le_bytes());
-            frame.extend_from_slice(&total.to_le_bytes());
-            frame.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            frame.extend_from_slice(&u32::from(last).to_le_bytes());
-            frame.extend_from_slice(&(if last { crc } else { 0 }).to_le_bytes());
+            let mut frame = frame_header(
+                key,
+                r.start as u64,
+                total,
+                data.len(),
+                u32::from(last),
+                if last { crc } else { 0 },
+            );
             // Small chunks go in one write; large ones straight from the payload.
             let written = if data.len() <= SMALL_FRAME {
                 frame.extend_from_slice(data);
@@ -135,6 +156,15 @@ impl Link for TcpLink {
             written.map_err(|e| format!("sending to the worker at {}: {e}", self.address))?;
         }
         Ok(())
+    }
+
+    fn fail(&mut self, key: PieceKey, why: &str) -> Result<(), String> {
+        let why = &why.as_bytes()[..why.len().min(wire::CHUNK_BYTES)];
+        let mut frame = frame_header(key, 0, 0, why.len(), FRAME_FAILED, 0);
+        frame.extend_from_slice(why);
+        self.stream
+            .write_all(&frame)
+            .map_err(|e| format!("sending to the worker at {}: {e}", self.address))
     }
 }
 
@@ -203,6 +233,10 @@ fn read_tcp(stream: TcpStream, receiver: &Receiver) {
             Ok(n) if n == len => {}
             Ok(n) => break format!("the connection ended inside a frame ({n} of its {len} bytes)"),
             Err(e) => break format!("the connection broke inside a frame: {e}"),
+        }
+        if u32_at(36) & FRAME_FAILED != 0 {
+            receiver.piece_failed(from, key, &String::from_utf8_lossy(&data));
+            continue;
         }
         let chunk = proto::Chunk {
             offset: u64_at(16),
@@ -284,18 +318,38 @@ impl Link for GrpcLink {
                     crc32: last.then_some(crc),
                     data: Bytes::copy_from_slice(&payload[r]),
                 }),
+                failed: String::new(),
             };
-            if self.tx.blocking_send(message).is_err() {
-                let why = self
-                    .ended
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone()
-                    .unwrap_or_else(|| "the stream ended".into());
-                return Err(format!("sending to the worker at {}: {why}", self.address));
-            }
+            self.push(message)?;
         }
         Ok(())
+    }
+
+    fn fail(&mut self, key: PieceKey, why: &str) -> Result<(), String> {
+        self.push(proto::PushRequest {
+            from: self.from,
+            run: key.run,
+            step: key.step,
+            piece: key.piece,
+            chunk: None,
+            failed: why.to_owned(),
+        })
+    }
+}
+
+impl GrpcLink {
+    /// Queues one message on the stream, or says why the stream ended.
+    fn push(&self, message: proto::PushRequest) -> Result<(), String> {
+        if self.tx.blocking_send(message).is_ok() {
+            return Ok(());
+        }
+        let why = self
+            .ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| "the stream ended".into());
+        Err(format!("sending to the worker at {}: {why}", self.address))
     }
 }
 
@@ -344,6 +398,10 @@ pub struct Sender {
     transport: Transport,
     from: Mutex<u32>,
     lanes: Mutex<HashMap<PeerAddress, Arc<Lane>>>,
+    /// Workers that were lost, and why: pieces for them fail at once.
+    lost: Mutex<HashMap<u32, String>>,
+    /// Runs of which nothing more is sent (see [`Spoiled`]).
+    spoiled: Spoiled,
     handle: tokio::runtime::Handle,
     damage: Damage,
     pub counters: Arc<SendCounters>,
@@ -353,11 +411,18 @@ pub struct Sender {
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Sender {
-    pub fn new(transport: Transport, handle: tokio::runtime::Handle, damage: Damage) -> Sender {
+    pub fn new(
+        transport: Transport,
+        handle: tokio::runtime::Handle,
+        damage: Damage,
+        spoiled: Spoiled,
+    ) -> Sender {
         Sender {
             transport,
             from: Mutex::new(u32::MAX),
             lanes: Mutex::new(HashMap::new()),
+            lost: Mutex::default(),
+            spoiled,
             handle,
             damage,
             counters: Arc::default(),
@@ -374,6 +439,15 @@ impl Sender {
     /// Queues `piece` for `peer`: it is written once it is ready and every
     /// piece queued for `peer` before it has been.
     pub fn send(&self, peer: &PeerAddress, piece: Outgoing) {
+        if let Some(why) = self
+            .lost
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&piece.to)
+        {
+            piece.done.complete(Err(format!("worker {} was lost: {why}", piece.to)));
+            return;
+        }
         let lane = {
             let mut lanes = self.lanes.lock().unwrap_or_else(|e| e.into_inner());
             match lanes.get(peer) {
@@ -385,6 +459,7 @@ impl Sender {
                         peer: peer.clone(),
                         handle: self.handle.clone(),
                         damage: self.damage,
+                        spoiled: self.spoiled.clone(),
                         counters: self.counters.clone(),
                         state: Mutex::new(LaneState::default()),
                         work: Condvar::new(),
@@ -405,6 +480,23 @@ impl Sender {
             }
         };
         lane.push(piece);
+    }
+
+    /// Worker `worker` (at `peer`) was lost: the pieces queued for it, and
+    /// the one being written, fail with `why`; later ones fail at once.
+    pub fn peer_lost(&self, worker: u32, peer: &PeerAddress, why: &str) {
+        self.lost
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(worker, why.to_owned());
+        let lane = self
+            .lanes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(peer);
+        if let Some(lane) = lane {
+            lane.fail(&format!("worker {worker} was lost: {why}"));
+        }
     }
 
     /// Closes every link (their threads end once their queues are empty).
@@ -432,6 +524,7 @@ struct Lane {
     peer: PeerAddress,
     handle: tokio::runtime::Handle,
     damage: Damage,
+    spoiled: Spoiled,
     counters: Arc<SendCounters>,
     state: Mutex<LaneState>,
     /// Wakes the lane's thread.
@@ -444,6 +537,8 @@ struct LaneState {
     queue: std::collections::VecDeque<Queued>,
     /// Someone is writing (the head was taken).
     writing: bool,
+    /// The completion of the piece being written.
+    in_flight: Option<Completion>,
     link: Option<Box<dyn Link>>,
     closed: bool,
 }
@@ -528,11 +623,26 @@ impl Lane {
                 return;
             };
             st.writing = true;
+            st.in_flight = Some(q.piece.done.clone());
             let mut link = st.link.take();
             drop(st);
-            let outcome = match q.ready.clone().unwrap_or(Ok(())) {
+            let ready = match q.ready.clone().unwrap_or(Ok(())) {
+                Ok(()) if self.spoiled.contains(q.piece.key.run) => Err(format!(
+                    "not sent: a piece this worker needed for run {} failed, so this one may rest on it",
+                    q.piece.key.run
+                )),
+                other => other,
+            };
+            let outcome = match ready {
                 Ok(()) => self.write(&mut link, &q.piece),
-                Err(e) => Err(e),
+                Err(e) => {
+                    // The receiver's step fails instead of waiting for it.
+                    let told = self.tell_failed(&mut link, q.piece.key, &e);
+                    if told.is_err() {
+                        link = None;
+                    }
+                    Err(e)
+                }
             };
             if outcome.is_err() {
                 // The next piece opens a new link.
@@ -542,6 +652,7 @@ impl Lane {
             st = self.lock();
             st.link = link;
             st.writing = false;
+            st.in_flight = None;
         }
     }
 
@@ -570,6 +681,21 @@ impl Lane {
 
     fn close(&self) {
         self.lock().closed = true;
+        self.work.notify_one();
+    }
+
+    /// Fails every piece queued, and the one being written, and closes the
+    /// lane (its peer is gone).
+    fn fail(&self, why: &str) {
+        let mut st = self.lock();
+        for q in std::mem::take(&mut st.queue) {
+            q.piece.done.complete(Err(why.to_owned()));
+        }
+        if let Some(done) = st.in_flight.take() {
+            done.complete(Err(why.to_owned()));
+        }
+        st.closed = true;
+        drop(st);
         self.work.notify_one();
     }
 
@@ -618,6 +744,20 @@ impl Lane {
         Ok(())
     }
 
+    /// Tells the peer piece `key` will not come (opening the link if needed).
+    fn tell_failed(
+        &self,
+        link: &mut Option<Box<dyn Link>>,
+        key: PieceKey,
+        why: &str,
+    ) -> Result<(), String> {
+        let l = match link {
+            Some(l) => l,
+            None => link.insert(self.connect()?),
+        };
+        l.fail(key, why)
+    }
+
     /// Writes one piece's bytes on the link (opening it if needed), damaged
     /// as the faults say; returns its size.
     fn write_piece(
@@ -653,13 +793,60 @@ impl Lane {
 
 // ------------------------------------------------------------ receiving ---
 
+/// Where a piece lands: the buffer's transfer, and what completes when
+/// it landed (or failed).
+pub struct Destination {
+    pub transfer: AsyncTransfer,
+    pub landed: Completion,
+}
+
+impl Destination {
+    /// The piece will not come: its step fails with `why`, and the buffer
+    /// is filled with zeros so that whatever reads it finishes (the CPU
+    /// plugin never finishes a multi-device execution that reads a failed
+    /// buffer); run `run` is spoiled here.
+    fn give_up(mut self, why: &str, spoiled: &Spoiled, run: u64) {
+        spoiled.mark(run);
+        self.landed.complete(Err(why.to_owned()));
+        let rest = self.transfer.size() - self.transfer.written();
+        if !self.transfer.is_finished() && self.transfer.write(vec![0u8; rest], true).is_err() {
+            let _ = self.transfer.fail(why);
+        }
+    }
+}
+
+/// Runs of which a piece failed on this worker: what they computed since
+/// may rest on the zeros its buffer holds, so nothing more of them is sent
+/// (each piece's receiver is told it will not come), and the executor
+/// keeps none of it ([`crate::exec::Enqueued::tainted`]).
+#[derive(Clone, Default)]
+pub struct Spoiled(Arc<Mutex<HashSet<u64>>>);
+
+impl Spoiled {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn mark(&self, run: u64) {
+        self.lock().insert(run);
+    }
+
+    pub fn contains(&self, run: u64) -> bool {
+        self.lock().contains(&run)
+    }
+
+    pub fn forget(&self, run: u64) {
+        self.lock().remove(&run);
+    }
+}
+
 /// A piece's destination, as the receiver tracks it.
 enum Slot {
     /// The executor created the destination; chunks go straight in. The
     /// check starts with the first chunk.
     Expecting {
         from: u32,
-        transfer: AsyncTransfer,
+        dest: Destination,
         check: Option<ChunkCheck>,
     },
     /// Chunks arrived before the executor reached the step.
@@ -671,6 +858,8 @@ enum Slot {
     },
     /// Every byte landed (or the piece failed): late chunks are errors.
     Closed,
+    /// Its sender said it will not come, before the executor reached it.
+    Failed(String),
 }
 
 /// Counts of what a receiver took in.
@@ -686,6 +875,11 @@ pub struct Receiver {
     /// Runs that are over: their pieces are refused or dropped. Locked only
     /// while `slots` is held.
     ended: Mutex<HashSet<u64>>,
+    /// Workers that were lost: their pieces fail, whenever expected, and
+    /// nothing more is taken from them. Locked only while `slots` is held.
+    lost: Mutex<HashMap<u32, String>>,
+    /// Runs a piece of which failed here (see [`Spoiled`]).
+    spoiled: Spoiled,
     /// Bytes held for pieces whose destination does not exist yet, and the
     /// most that may be.
     early: AtomicU64,
@@ -699,6 +893,8 @@ impl Receiver {
         Receiver {
             slots: Mutex::new(HashMap::new()),
             ended: Mutex::default(),
+            lost: Mutex::default(),
+            spoiled: Spoiled::default(),
             early: AtomicU64::new(0),
             early_limit,
             counters: ReceiveCounters::default(),
@@ -707,6 +903,12 @@ impl Receiver {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PieceKey, Slot>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The runs whose pieces failed here (shared with this worker's
+    /// [`Sender`], which then sends nothing more of them).
+    pub fn spoiled(&self) -> Spoiled {
+        self.spoiled.clone()
     }
 
     /// Whether run `run` is over; call with `slots` held.
@@ -720,17 +922,24 @@ impl Receiver {
     /// The executor made the destination of piece `key` (from worker
     /// `from`): writes what already arrived, and routes the rest to it. An
     /// error for a run that is over.
-    pub fn expect(
-        &self,
-        key: PieceKey,
-        from: u32,
-        mut transfer: AsyncTransfer,
-    ) -> Result<(), String> {
+    pub fn expect(&self, key: PieceKey, from: u32, mut dest: Destination) -> Result<(), String> {
         let mut slots = self.lock();
         if self.is_over(key.run) {
             let why = format!("run {} is over", key.run);
-            let _ = transfer.fail(&why);
+            dest.give_up(&why, &self.spoiled, key.run);
             return Err(why);
+        }
+        if let Some(why) = self.lost_reason(from) {
+            // Its step fails (a recovery computes the piece again).
+            dest.give_up(
+                &format!(
+                    "piece {}/{} of run {}: worker {from} was lost: {why}",
+                    key.step, key.piece, key.run
+                ),
+                &self.spoiled,
+                key.run,
+            );
+            return Ok(());
         }
         match slots.remove(&key) {
             None => {
@@ -738,7 +947,7 @@ impl Receiver {
                     key,
                     Slot::Expecting {
                         from,
-                        transfer,
+                        dest,
                         check: None,
                     },
                 );
@@ -757,18 +966,18 @@ impl Receiver {
                             "piece {key:?} came from worker {sender}, not {from}"
                         ));
                     }
-                    if check.total() != transfer.size() as u64 {
+                    if check.total() != dest.transfer.size() as u64 {
                         return Err(format!(
                             "piece {key:?} is {} bytes, its destination {}",
                             check.total(),
-                            transfer.size()
+                            dest.transfer.size()
                         ));
                     }
                     let complete = check.is_done();
                     let n = chunks.len();
                     for (i, chunk) in chunks.into_iter().enumerate() {
                         let last = complete && i + 1 == n;
-                        transfer
+                        dest.transfer
                             .write(chunk.data, last)
                             .map_err(|e| e.to_string())?;
                     }
@@ -777,6 +986,7 @@ impl Receiver {
                 match outcome {
                     Ok(true) => {
                         self.counters.pieces.fetch_add(1, Ordering::Relaxed);
+                        dest.landed.complete(Ok(()));
                         slots.insert(key, Slot::Closed);
                     }
                     Ok(false) => {
@@ -785,16 +995,21 @@ impl Receiver {
                             key,
                             Slot::Expecting {
                                 from,
-                                transfer,
+                                dest,
                                 check: Some(check),
                             },
                         );
                     }
                     Err(e) => {
-                        let _ = transfer.fail(&e);
+                        dest.give_up(&e, &self.spoiled, key.run);
                         slots.insert(key, Slot::Closed);
                     }
                 }
+                Ok(())
+            }
+            Some(Slot::Failed(why)) => {
+                dest.give_up(&why, &self.spoiled, key.run);
+                slots.insert(key, Slot::Closed);
                 Ok(())
             }
             Some(other) => {
@@ -806,7 +1021,7 @@ impl Receiver {
 
     /// Whether piece `key` has not landed yet (for the status page).
     pub fn awaits(&self, key: PieceKey) -> bool {
-        !matches!(self.lock().get(&key), Some(Slot::Closed))
+        !matches!(self.lock().get(&key), Some(Slot::Closed | Slot::Failed(_)))
     }
 
     /// A chunk of piece `key` from worker `from`. An error ends the peer's
@@ -822,6 +1037,12 @@ impl Receiver {
         let mut slots = self.lock();
         if self.is_over(key.run) {
             return Ok(());
+        }
+        if let Some(why) = self.lost_reason(from) {
+            return Err(WireError(format!(
+                "{}: worker {from} was lost ({why}); nothing more is taken from it",
+                what()
+            )));
         }
         let len = chunk.data.len() as u64;
         match slots.get_mut(&key) {
@@ -858,7 +1079,7 @@ impl Receiver {
             }
             Some(Slot::Expecting {
                 from: sender,
-                transfer,
+                dest,
                 check,
             }) => {
                 let outcome = (|| {
@@ -868,13 +1089,13 @@ impl Receiver {
                             what()
                         )));
                     }
-                    let size = transfer.size() as u64;
+                    let size = dest.transfer.size() as u64;
                     let check = match check {
                         Some(c) => c,
                         None => check.insert(ChunkCheck::new(&chunk, size, Some(size), what())?),
                     };
                     let last = check.check(&chunk)?;
-                    transfer
+                    dest.transfer
                         .write(chunk.data, last)
                         .map_err(|e| WireError(format!("{}: {e}", what())))?;
                     Ok(last)
@@ -883,18 +1104,19 @@ impl Receiver {
                     Ok(false) => {}
                     Ok(true) => {
                         self.counters.pieces.fetch_add(1, Ordering::Relaxed);
-                        slots.insert(key, Slot::Closed);
+                        if let Some(Slot::Expecting { dest, .. }) = slots.insert(key, Slot::Closed) {
+                            dest.landed.complete(Ok(()));
+                        }
                     }
                     Err(e) => {
-                        if let Some(Slot::Expecting { transfer, .. }) = slots.get_mut(&key) {
-                            let _ = transfer.fail(&e.0);
+                        if let Some(Slot::Expecting { dest, .. }) = slots.insert(key, Slot::Closed) {
+                            dest.give_up(&e.0, &self.spoiled, key.run);
                         }
-                        slots.insert(key, Slot::Closed);
                         return Err(e);
                     }
                 }
             }
-            Some(Slot::Closed) => {
+            Some(Slot::Closed | Slot::Failed(_)) => {
                 return Err(WireError(format!(
                     "{}: a chunk after the piece was complete",
                     what()
@@ -903,6 +1125,37 @@ impl Receiver {
         }
         self.counters.bytes.fetch_add(len, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Worker `from` says piece `key` will not come (its source failed):
+    /// the step waiting for it fails with `why`, now or when it expects it.
+    pub fn piece_failed(&self, from: u32, key: PieceKey, why: &str) {
+        let mut slots = self.lock();
+        if self.is_over(key.run) {
+            return;
+        }
+        let why = format!(
+            "piece {}/{} of run {} will not come from worker {from}: {why}",
+            key.step, key.piece, key.run
+        );
+        match slots.remove(&key) {
+            Some(Slot::Expecting {
+                from: sender, dest, ..
+            }) if sender == from => {
+                dest.give_up(&why, &self.spoiled, key.run);
+                slots.insert(key, Slot::Closed);
+            }
+            Some(Slot::Early { from: sender, bytes, .. }) if sender == from => {
+                self.early.fetch_sub(bytes, Ordering::SeqCst);
+                slots.insert(key, Slot::Failed(why));
+            }
+            None => {
+                slots.insert(key, Slot::Failed(why));
+            }
+            Some(other) => {
+                slots.insert(key, other);
+            }
+        }
     }
 
     fn hold(&self, bytes: u64) -> Result<(), WireError> {
@@ -915,6 +1168,32 @@ impl Receiver {
             )));
         }
         Ok(())
+    }
+
+    /// Why worker `from` was lost, if it was; call with `slots` held.
+    fn lost_reason(&self, from: u32) -> Option<String> {
+        self.lost
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&from)
+            .cloned()
+    }
+
+    /// Worker `from` was lost: its pieces not yet complete fail with
+    /// `why`, so do those expected from it later, and what it still sends
+    /// is refused.
+    pub fn peer_lost(&self, from: u32, why: &str) {
+        {
+            let _slots = self.lock();
+            self.lost
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(from, why.to_owned());
+        }
+        self.close(
+            |_, sender| sender == from,
+            &format!("worker {from} was lost: {why}"),
+        );
     }
 
     /// The stream from worker `from` ended: its incomplete pieces fail.
@@ -942,6 +1221,7 @@ impl Receiver {
 
     /// Forgets that run `run` ended.
     pub fn forget(&self, run: u64) {
+        self.spoiled.forget(run);
         let _slots = self.lock();
         self.ended
             .lock()
@@ -954,29 +1234,25 @@ impl Receiver {
         for (key, slot) in slots.iter_mut() {
             let from = match slot {
                 Slot::Expecting { from, .. } | Slot::Early { from, .. } => *from,
-                Slot::Closed => continue,
+                Slot::Closed | Slot::Failed(_) => continue,
             };
             if !matches(key, from) {
                 continue;
             }
             match std::mem::replace(slot, Slot::Closed) {
-                Slot::Expecting {
-                    mut transfer,
-                    check,
-                    ..
-                } => {
+                Slot::Expecting { dest, check, .. } => {
                     let detail = check.map(|c| c.truncated().0).unwrap_or_else(|| {
                         format!(
                             "piece {}/{} of run {}: no byte arrived",
                             key.step, key.piece, key.run
                         )
                     });
-                    let _ = transfer.fail(&format!("{detail} ({why})"));
+                    dest.give_up(&format!("{detail} ({why})"), &self.spoiled, key.run);
                 }
                 Slot::Early { bytes, .. } => {
                     self.early.fetch_sub(bytes, Ordering::SeqCst);
                 }
-                Slot::Closed => {}
+                Slot::Closed | Slot::Failed(_) => {}
             }
         }
     }

@@ -343,6 +343,7 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
         trace::Track::Host(_) => "host (enqueue)".into(),
         trace::Track::Device(d) => format!("device {d}"),
         trace::Track::Network => "network".into(),
+        trace::Track::Recovery => "recovery".into(),
     });
     Ok(Ran {
         outputs,
@@ -864,7 +865,31 @@ fn remote_header(server: &str, s: &RunSummary) -> String {
         "traffic    worker to worker: {} bytes in {pieces} pieces; controller to workers: {to_workers} bytes (inputs); workers to controller: {from_workers} bytes (outputs)",
         s.peer_bytes()
     );
+    for r in &s.recoveries {
+        out.push_str(&recovery_line(r));
+    }
     out
+}
+
+/// `recovery  lost worker 1 (...) ...; devices 2->6, 3->7; replayed 5 of
+/// 12 steps, 3 values (96 bytes) kept; ...`.
+fn recovery_line(r: &pw_runtime::controller::summary::RecoveryLine) -> String {
+    let moved: Vec<String> = r.moved.iter().map(|(a, b)| format!("{a}->{b}")).collect();
+    let outcome = match r.recovered {
+        Some(t) => format!("recovered at {}", ms(t)),
+        None => "not recovered".to_owned(),
+    };
+    format!(
+        "recovery   lost {}; known at {} (waited {} for capacity); devices {}; replayed {} of {} steps; survivors kept {} values ({} bytes); {outcome}\n",
+        r.lost.join(", "),
+        ms(r.detected),
+        ms(r.waited),
+        if moved.is_empty() { "not moved".to_owned() } else { moved.join(", ") },
+        r.steps_replayed,
+        r.steps,
+        r.values_kept,
+        r.bytes_kept,
+    )
 }
 
 fn remote_stats(s: &RunSummary) -> String {
@@ -892,6 +917,9 @@ fn remote_stats(s: &RunSummary) -> String {
         .collect();
     let mut out = peak_bytes_table(&peak);
     out.push_str(&stats_table(rows));
+    for r in &s.recoveries {
+        out.push_str(&recovery_line(r));
+    }
     out
 }
 
@@ -932,6 +960,21 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
             });
         }
     }
+    for r in &s.recoveries {
+        // From when the loss was known to when the replay had finished.
+        spans.push(trace::Span {
+            name: format!(
+                "recovery: lost {}; replayed {} of {} steps",
+                r.lost.join(", "),
+                r.steps_replayed,
+                r.steps
+            ),
+            category: "recovery",
+            track: trace::Track::Recovery,
+            start: r.detected,
+            end: r.recovered.unwrap_or(r.detected + r.waited),
+        });
+    }
     let name_of = |d: i64| {
         s.devices
             .iter()
@@ -945,5 +988,6 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
         trace::Track::Host(w) => format!("worker {w} host (enqueue)"),
         trace::Track::Device(d) => name_of(d),
         trace::Track::Network => "network (worker to worker)".into(),
+        trace::Track::Recovery => "controller: recoveries".into(),
     })
 }

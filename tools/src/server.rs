@@ -26,6 +26,7 @@ use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000\n  \
         PW_TOKEN=secret pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n  \
         pw-server --http 8080          # the status page on http://127.0.0.1:8080/\n  \
+        pw-server --max-recoveries 0   # a lost worker fails the run at once\n  \
         pw-status --server 127.0.0.1:29000   # the same in a terminal\n\n\
         The server prints `pw-server: listening on HOST:PORT` once it serves. Set\n\
         PW_LOG=debug for more detail. Stop it with SIGINT or SIGTERM."
@@ -70,6 +71,17 @@ pub struct Cli {
     /// How long a silent worker keeps its lease, in milliseconds.
     #[arg(long, default_value_t = 1500, value_name = "MS")]
     pub lease_ms: u64,
+
+    /// How many times one run may recover from lost workers: their devices
+    /// move onto healthy ones and only what was lost runs again. 0: a lost
+    /// worker fails the run at once.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub max_recoveries: u32,
+
+    /// How long a recovery waits for a worker able to take the lost
+    /// devices to register, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub capacity_wait_ms: u64,
 
     /// The longest a run may take, in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
@@ -166,6 +178,8 @@ fn serve(cli: Cli) -> Result<(), String> {
         run_timeout: Duration::from_secs(cli.run_timeout),
         client_lease: Duration::from_millis(cli.client_lease_ms.max(1)),
         stall: Duration::from_millis(cli.stall_ms),
+        max_recoveries: cli.max_recoveries,
+        capacity_wait: Duration::from_millis(cli.capacity_wait_ms),
     };
     let token = cli.token.clone().filter(|t| !t.is_empty());
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -18,6 +18,7 @@
 //!   dropped). A failure anywhere releases the run on every worker too.
 
 pub mod compile;
+pub mod recovery;
 pub mod registry;
 pub mod service;
 pub mod session;
@@ -38,7 +39,7 @@ use pw_core::{
 };
 use registry::{Registry, WorkerEntry};
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap},
     path::PathBuf,
     sync::{
         atomic::{AtomicU64, Ordering},
@@ -70,6 +71,11 @@ pub struct Config {
     /// A run whose progress did not change for this long is stalled (the
     /// status page, [`watch`]).
     pub stall: Duration,
+    /// How many times one run may recover from lost workers (0: a lost
+    /// worker fails the run at once), and how long a recovery waits for a
+    /// worker to take the lost devices ([`recovery`]).
+    pub max_recoveries: u32,
+    pub capacity_wait: Duration,
 }
 
 impl Default for Config {
@@ -82,6 +88,8 @@ impl Default for Config {
             run_timeout: Duration::from_secs(600),
             client_lease: Duration::from_secs(10),
             stall: Duration::from_secs(10),
+            max_recoveries: 3,
+            capacity_wait: Duration::from_secs(10),
         }
     }
 }
@@ -123,6 +131,26 @@ enum RunEvent {
 
 /// An active run's workers, and where its events go.
 type ActiveRun = (Vec<u32>, mpsc::UnboundedSender<RunEvent>);
+
+/// Why waiting for a run's parts stopped short.
+struct Stop {
+    /// The cause, for the user.
+    message: String,
+    /// Workers lost meanwhile (a recovery may go on without them).
+    lost: Vec<u32>,
+    /// The reports of the parts that ended.
+    reports: BTreeMap<u32, proto::PartDone>,
+}
+
+impl Stop {
+    fn failed(message: String) -> Stop {
+        Stop {
+            message,
+            lost: Vec::new(),
+            reports: BTreeMap::new(),
+        }
+    }
+}
 
 /// See the module doc. Cheap to clone (one shared controller).
 #[derive(Clone)]
@@ -328,6 +356,20 @@ impl Controller {
         };
         let why = why.as_str();
         tracing::warn!("{} is gone: {why}", entry.describe());
+        // Its peers stop waiting for it, and take nothing more from it.
+        let fence = proto::ControllerEvent {
+            event: Some(proto::controller_event::Event::PeerLost(proto::PeerLost {
+                worker,
+                address: Some(proto::PeerAddress {
+                    service: entry.address.clone(),
+                    data: entry.data_address.clone(),
+                }),
+                reason: why.to_owned(),
+            })),
+        };
+        for w in self.registry().workers.values() {
+            let _ = w.session.send(Ok(fence.clone()));
+        }
         let devices: Vec<i64> = entry.devices.iter().map(|d| d.0).collect();
         self.sessions_lost_worker(
             worker,
@@ -449,90 +491,337 @@ impl Controller {
             }
             (r.topology(None), r.addresses())
         };
-        let prepared = self
-            .prepare(
-                &request.name,
-                request.text,
-                request.schedule,
-                topology,
-                &addrs,
-                &mut summary,
-            )
+        let plan = self
+            .lower(&request.name, request.text, request.schedule, topology, &mut summary)
             .await?;
+        let mut prepared = self.cut(plan, &addrs, &mut summary)?;
         summary.timings.lowered = t0.elapsed();
         check_inputs(&prepared.plan, &request.inputs)?;
-        let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
-        summary.run = run;
-        let mut events = self.open_run(run, &prepared.workers);
-        let watching = self.watch_run(run, &request.name, &prepared.plan, &prepared.parts);
         let deadline = t0 + request.timeout.unwrap_or(self.inner.config.run_timeout);
-        let outcome = async {
-            let keys = self
-                .executables(&prepared.parts, &mut summary, progress)
-                .await?;
-            summary.timings.executables_ready = t0.elapsed();
-            let inputs: Vec<(usize, &HostArray)> = prepared
-                .plan
-                .inputs
-                .iter()
-                .copied()
-                .zip(&request.inputs)
-                .collect();
-            let put_bytes = self.upload(run, &prepared, &inputs).await?;
-            summary.timings.inputs_sent = t0.elapsed();
-            self.dispatch(
-                run,
-                &prepared,
-                &keys,
-                request.record,
-                &Default::default(),
-                &mut summary,
-                t0,
-            )
-            .await?;
-            summary.timings.parts_sent = t0.elapsed();
-            self.wait_parts(&prepared, &mut events, deadline, t0, &mut summary)
-                .await?;
-            summary.timings.parts_done = t0.elapsed();
-            let mut outputs = Vec::with_capacity(prepared.plan.outputs.len());
-            let mut fetched: BTreeMap<u32, u64> = BTreeMap::new();
-            for &id in &prepared.plan.outputs {
-                let (host, bytes) = self
-                    .fetch_value(run, id, &prepared.plan.values[id], &prepared.addrs)
-                    .await
-                    .map_err(|e| format!("error: output {id}: {e}"))?;
-                for (w, b) in bytes {
-                    *fetched.entry(w).or_default() += b;
-                }
-                outputs.push(host);
+        // The whole plan on its current devices, the program's inputs by
+        // value, and what the rounds keep on workers.
+        let mut whole = prepared.plan.clone();
+        let inputs: HashMap<usize, &HostArray> =
+            whole.inputs.iter().copied().zip(&request.inputs).collect();
+        let mut kept = recovery::Kept::default();
+        // Each round's run id and workers, released at the end.
+        let mut rounds: Vec<(u64, Vec<u32>)> = Vec::new();
+        // A replayed round's step indices in the whole plan.
+        let mut original: Option<Vec<usize>> = None;
+        let outcome = loop {
+            let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
+            if rounds.is_empty() {
+                summary.run = run;
             }
-            summary.timings.outputs_fetched = t0.elapsed();
-            summary.controller_bytes = prepared
-                .parts
-                .keys()
-                .map(|w| {
-                    (
-                        *w,
-                        put_bytes.get(w).copied().unwrap_or(0),
-                        fetched.get(w).copied().unwrap_or(0),
-                    )
-                })
-                .collect();
-            Ok(outputs)
-        }
-        .await;
-        self.close_run(run);
-        drop(watching);
+            rounds.push((run, prepared.workers.clone()));
+            let reports_before = summary.parts.len();
+            let round = self
+                .round(
+                    run,
+                    (&request.name, request.record),
+                    &prepared,
+                    &inputs,
+                    &kept,
+                    deadline,
+                    t0,
+                    &mut summary,
+                    progress,
+                )
+                .await;
+            remap_reports(&mut summary, reports_before, original.as_deref());
+            match round {
+                Ok(reports) => {
+                    for (w, done) in &reports {
+                        kept.add(run, *w, &done.held);
+                    }
+                    if let Some(last) = summary.recoveries.last_mut() {
+                        last.recovered = Some(t0.elapsed());
+                    }
+                    break Ok(());
+                }
+                Err(stop) if stop.lost.is_empty() => break Err(stop.message),
+                Err(stop) => {
+                    if summary.recoveries.len() >= self.inner.config.max_recoveries as usize {
+                        break Err(stop.message);
+                    }
+                    for (w, done) in &stop.reports {
+                        kept.add(run, *w, &done.held);
+                    }
+                    for w in &stop.lost {
+                        kept.lose(*w);
+                    }
+                    progress(format!("{}; recovering", stop.message.trim_start_matches("error: ")));
+                    match self.recover(&mut whole, &kept, &stop, t0, &mut summary).await {
+                        Ok((next, replayed)) => {
+                            prepared = next;
+                            original = Some(replayed);
+                        }
+                        Err(e) => break Err(format!("{}\nerror: the run cannot recover: {e}", stop.message)),
+                    }
+                }
+            }
+        };
+        let outcome = match outcome {
+            Ok(()) => self.fetch_outputs(&whole, &kept, &mut summary, t0).await,
+            Err(e) => Err(e),
+        };
         let why = match &outcome {
             Ok(_) => "the run finished".to_owned(),
             Err(e) => format!("the run failed: {e}"),
         };
-        self.release(run, &prepared.workers, &why).await;
+        for (run, workers) in &rounds {
+            self.release(*run, workers, &why).await;
+        }
         outcome.map(|outputs| (outputs, summary))
     }
 
-    /// Lowers a program onto `topology`, refuses it if it needs devices no
-    /// registered worker offers, and cuts it into each worker's part.
+    /// One round of a run: the executables, the inputs it uploads (the
+    /// program's) and binds (values earlier rounds kept), its parts; waits
+    /// for them. Returns every part's report.
+    #[allow(clippy::too_many_arguments)]
+    async fn round(
+        &self,
+        run: u64,
+        (name, record): (&str, bool),
+        prepared: &Prepared,
+        inputs: &HashMap<usize, &HostArray>,
+        kept: &recovery::Kept,
+        deadline: Instant,
+        t0: Instant,
+        summary: &mut RunSummary,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<BTreeMap<u32, proto::PartDone>, Stop> {
+        let mut events = self.open_run(run, &prepared.workers);
+        let watching = self.watch_run(run, name, &prepared.plan, &prepared.parts);
+        let settle = (self.inner.config.max_recoveries as usize > summary.recoveries.len())
+            .then_some(deadline);
+        let outcome = async {
+            let keys = self
+                .executables(&prepared.parts, summary, progress)
+                .await
+                .map_err(Stop::failed)?;
+            summary.timings.executables_ready = t0.elapsed();
+            let uploads: Vec<(usize, &HostArray)> = prepared
+                .plan
+                .inputs
+                .iter()
+                .filter_map(|v| inputs.get(v).map(|h| (*v, *h)))
+                .collect();
+            let put_bytes = self
+                .upload(run, prepared, &uploads)
+                .await
+                .map_err(Stop::failed)?;
+            summary.timings.inputs_sent = t0.elapsed();
+            let mut bindings: HashMap<u32, (Vec<proto::Binding>, Vec<proto::Binding>)> =
+                HashMap::new();
+            for (&w, (part, _)) in &prepared.parts {
+                for &v in &part.inputs {
+                    if inputs.contains_key(&v) {
+                        continue;
+                    }
+                    let owner = kept
+                        .owner(v, part.values[v].devices.len())
+                        .ok_or_else(|| Stop::failed(format!("error: value {v} is neither an input nor kept")))?;
+                    bindings.entry(w).or_default().0.push(proto::Binding {
+                        value: v as u32,
+                        owner,
+                        array: v as u64,
+                        take: false,
+                    });
+                }
+            }
+            let sent = self
+                .dispatch(run, prepared, &keys, record, &bindings, summary, t0)
+                .await
+                .map_err(Stop::failed)?;
+            summary.timings.parts_sent = t0.elapsed();
+            let before = summary.parts.len();
+            let waited = self
+                .wait_parts(prepared, &mut events, deadline, settle, t0, summary)
+                .await;
+            // A later round's timings, on the worker's first part's clock.
+            for report in summary.parts.iter_mut().skip(before) {
+                let first = summary
+                    .part_sent
+                    .iter()
+                    .find(|(w, _)| *w == report.worker)
+                    .map_or(sent, |p| p.1);
+                report.shift(sent.saturating_sub(first));
+            }
+            let reports = waited?;
+            summary.timings.parts_done = t0.elapsed();
+            for (w, b) in put_bytes {
+                summary.controller_bytes.push((w, b, 0));
+            }
+            Ok(reports)
+        }
+        .await;
+        self.close_run(run);
+        drop(watching);
+        outcome
+    }
+
+    /// After a round lost workers: moves their devices onto healthy ones
+    /// (waiting, bounded, for a worker to register if none can take them)
+    /// and prepares the replay of what was lost. Returns it and the whole
+    /// plan's index of each replayed step.
+    async fn recover(
+        &self,
+        whole: &mut Plan,
+        kept: &recovery::Kept,
+        stop: &Stop,
+        t0: Instant,
+        summary: &mut RunSummary,
+    ) -> Result<(Prepared, Vec<usize>), String> {
+        let detected = t0.elapsed();
+        let lost_names: Vec<String> = summary
+            .workers
+            .iter()
+            .filter(|w| stop.lost.contains(&w.id))
+            .map(|w| format!("worker {} ({}, pid {})", w.id, w.address, w.pid))
+            .collect();
+        let waiting_since = Instant::now();
+        let capacity_by = waiting_since + self.inner.config.capacity_wait;
+        let (map, addrs) = loop {
+            let attempt = {
+                let r = self.registry();
+                let addrs = r.addresses();
+                let mut lost: BTreeMap<u32, (String, Vec<i64>)> = BTreeMap::new();
+                for d in whole.devices() {
+                    if addrs.contains_key(&d) {
+                        continue;
+                    }
+                    let w = summary.devices.iter().find(|(g, _)| *g == d).map(|(_, a)| a.worker);
+                    let platform = summary
+                        .workers
+                        .iter()
+                        .find(|l| Some(l.id) == w)
+                        .map(|l| l.platform.clone())
+                        .unwrap_or_default();
+                    lost.entry(w.unwrap_or(u32::MAX))
+                        .or_insert_with(|| (platform, Vec::new()))
+                        .1
+                        .push(d);
+                }
+                let candidates: Vec<recovery::Candidate> = r
+                    .workers
+                    .values()
+                    .map(|w| recovery::Candidate {
+                        worker: w.id,
+                        platform: w.platform.clone(),
+                        devices: w.devices.iter().map(|d| d.0).collect(),
+                    })
+                    .collect();
+                let used: BTreeSet<i64> = whole.devices().into_iter().collect();
+                recovery::place(&lost, &candidates, &used).map(|m| (m, addrs))
+            };
+            match attempt {
+                Ok(found) => break found,
+                Err(e) if Instant::now() >= capacity_by => {
+                    let waited = waiting_since.elapsed();
+                    summary.recoveries.push(recovery::line(
+                        lost_names,
+                        &BTreeMap::new(),
+                        0,
+                        whole.steps.len(),
+                        kept.whole(whole),
+                        detected,
+                        waited,
+                    ));
+                    return Err(format!(
+                        "{e} (waited {:.1} s for a worker to register); lost: {}",
+                        waited.as_secs_f64(),
+                        self.lost_values(whole, kept)
+                    ));
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        };
+        let waited = waiting_since.elapsed();
+        pw_core::recovery::remap_devices(whole, &map);
+        let available = |v: usize| {
+            whole.inputs.contains(&v) || kept.owner(v, whole.values[v].devices.len()).is_some()
+        };
+        let replay = whole.replay(available);
+        tracing::warn!(
+            "run {}: {} lost; devices {:?} moved; replaying {} of {} steps",
+            summary.run,
+            lost_names.join(", "),
+            map,
+            replay.original.len(),
+            whole.steps.len()
+        );
+        summary.recoveries.push(recovery::line(
+            lost_names,
+            &map,
+            replay.original.len(),
+            whole.steps.len(),
+            kept.whole(whole),
+            detected,
+            waited,
+        ));
+        let prepared = self.cut(replay.plan, &addrs, summary)?;
+        Ok((prepared, replay.original))
+    }
+
+    /// The values the plan still needs and no live worker keeps whole.
+    fn lost_values(&self, whole: &Plan, kept: &recovery::Kept) -> String {
+        let gone: Vec<String> = whole
+            .outputs
+            .iter()
+            .filter(|v| kept.owner(**v, whole.values[**v].devices.len()).is_none())
+            .map(|v| format!("output value {v} ({})", whole.values[*v].describe()))
+            .collect();
+        if gone.is_empty() {
+            "no output".into()
+        } else {
+            gone.join(", ")
+        }
+    }
+
+    /// Fetches the program's outputs from the rounds that kept them.
+    async fn fetch_outputs(
+        &self,
+        whole: &Plan,
+        kept: &recovery::Kept,
+        summary: &mut RunSummary,
+        t0: Instant,
+    ) -> Result<Vec<HostArray>, String> {
+        let addrs: HashMap<i64, pw_core::plan::DeviceAddr> =
+            self.registry().addresses().into_iter().collect();
+        let mut outputs = Vec::with_capacity(whole.outputs.len());
+        let mut fetched: BTreeMap<u32, u64> = BTreeMap::new();
+        for &id in &whole.outputs {
+            let value = &whole.values[id];
+            let owner = kept
+                .owner(id, value.devices.len())
+                .ok_or_else(|| format!("error: output {id}: no live worker holds it"))?;
+            let (host, bytes) = self
+                .fetch_value(owner, id, value, &addrs)
+                .await
+                .map_err(|e| format!("error: output {id}: {e}"))?;
+            for (w, b) in bytes {
+                *fetched.entry(w).or_default() += b;
+            }
+            outputs.push(host);
+        }
+        summary.timings.outputs_fetched = t0.elapsed();
+        for (w, b) in fetched {
+            summary.controller_bytes.push((w, 0, b));
+        }
+        // One line per worker: what it got and what it gave.
+        let mut merged: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for (w, put, got) in summary.controller_bytes.drain(..) {
+            let e = merged.entry(w).or_default();
+            e.0 += put;
+            e.1 += got;
+        }
+        summary.controller_bytes = merged.into_iter().map(|(w, (a, b))| (w, a, b)).collect();
+        Ok(outputs)
+    }
+
+    /// Lowers a program onto `topology` and cuts it into each worker's
+    /// part (see [`Controller::cut`]).
     async fn prepare(
         &self,
         name: &str,
@@ -542,6 +831,20 @@ impl Controller {
         addrs: &BTreeMap<i64, pw_core::plan::DeviceAddr>,
         summary: &mut RunSummary,
     ) -> Result<Prepared, String> {
+        let plan = self.lower(name, text, schedule, topology, summary).await?;
+        self.cut(plan, addrs, summary)
+    }
+
+    /// Lowers a program onto `topology`; its placement and steps go into
+    /// `summary`.
+    async fn lower(
+        &self,
+        name: &str,
+        text: String,
+        schedule: Option<String>,
+        topology: Topology,
+        summary: &mut RunSummary,
+    ) -> Result<Plan, String> {
         let lowerer = self.inner.lowerer.clone();
         let name_ = name.to_owned();
         let (plan, lowered) = tokio::task::spawn_blocking(move || {
@@ -552,6 +855,28 @@ impl Controller {
         summary.lowered = lowered;
         plan.check()
             .map_err(|e| format!("error: the lowered plan is not runnable: {e}"))?;
+        summary.placement = plan.meshes.clone();
+        summary.steps = plan
+            .steps
+            .iter()
+            .map(|s| summary::StepLine {
+                label: s.label.clone(),
+                kind: s.kind.name().to_owned(),
+                devices: s.devices.clone(),
+            })
+            .collect();
+        Ok(plan)
+    }
+
+    /// Refuses a plan that needs devices no registered worker offers, and
+    /// cuts it into each worker's part; the workers and devices it uses
+    /// join those `summary` lists.
+    fn cut(
+        &self,
+        plan: Plan,
+        addrs: &BTreeMap<i64, pw_core::plan::DeviceAddr>,
+        summary: &mut RunSummary,
+    ) -> Result<Prepared, String> {
         // Admission: every device of the plan is a registered worker's.
         for mesh in &plan.meshes {
             if let Some(d) = mesh.devices.iter().find(|d| !addrs.contains_key(d)) {
@@ -562,8 +887,8 @@ impl Controller {
                 ));
             }
         }
-        let mut workers: Vec<u32> = plan
-            .devices()
+        let devices = plan.devices();
+        let mut workers: Vec<u32> = devices
             .iter()
             .filter_map(|d| addrs.get(d))
             .map(|a| a.worker)
@@ -577,24 +902,17 @@ impl Controller {
             let work = Work::of(&part).map_err(|e| format!("error: {e}"))?;
             parts.insert(w, (part, work));
         }
-        summary.placement = plan.meshes.clone();
-        summary.devices = addrs
-            .iter()
-            .filter(|(d, _)| plan.devices().contains(d))
-            .map(|(d, a)| (*d, *a))
-            .collect();
-        summary.steps = plan
-            .steps
-            .iter()
-            .map(|s| summary::StepLine {
-                label: s.label.clone(),
-                kind: s.kind.name().to_owned(),
-                devices: s.devices.clone(),
-            })
-            .collect();
+        for (d, a) in addrs.iter().filter(|(d, _)| devices.contains(d)) {
+            if !summary.devices.iter().any(|(g, _)| g == d) {
+                summary.devices.push((*d, *a));
+            }
+        }
         {
             let r = self.registry();
             for &w in &workers {
+                if summary.workers.iter().any(|l| l.id == w) {
+                    continue;
+                }
                 let e = r
                     .workers
                     .get(&w)
@@ -605,6 +923,7 @@ impl Controller {
                     island: e.island.clone(),
                     host: e.host.clone(),
                     pid: e.pid,
+                    platform: e.platform.clone(),
                     devices: e.devices.iter().map(|d| d.0).collect(),
                 });
             }
@@ -751,7 +1070,8 @@ impl Controller {
     }
 
     /// Sends every worker all its steps in one message; the parts of one
-    /// run go out together (gang order). `bindings` names, per worker, the
+    /// run go out together (gang order). Returns when (from `t0`); the
+    /// first time a worker is sent a part goes into `summary.part_sent`. `bindings` names, per worker, the
     /// inputs it takes from and the outputs it leaves in a session.
     #[allow(clippy::too_many_arguments)]
     async fn dispatch(
@@ -763,7 +1083,7 @@ impl Controller {
         bindings: &HashMap<u32, (Vec<proto::Binding>, Vec<proto::Binding>)>,
         summary: &mut RunSummary,
         t0: Instant,
-    ) -> Result<(), String> {
+    ) -> Result<Duration, String> {
         let peers: HashMap<u32, proto::PeerAddress> = {
             let r = self.registry();
             prepared
@@ -805,23 +1125,32 @@ impl Controller {
         }
         let _order = self.inner.dispatch.lock().await;
         let sent = t0.elapsed();
-        summary.part_sent = prepared.parts.keys().map(|w| (*w, sent)).collect();
+        for w in prepared.parts.keys() {
+            if !summary.part_sent.iter().any(|(p, _)| p == w) {
+                summary.part_sent.push((*w, sent));
+            }
+        }
         for outcome in futures::future::join_all(sends).await {
             outcome?;
         }
-        Ok(())
+        Ok(sent)
     }
 
-    /// Waits for every part; the first failure (in schedule order among
-    /// those reported together) is the cause.
+    /// Waits for every part. The first failure (in schedule order among
+    /// those reported together) is the cause; a worker lost meanwhile is
+    /// the cause (a failed send to it is only a symptom). With `settle`
+    /// (a run that may recover), a loss waits, until then at the latest,
+    /// for the surviving parts to end and report what they keep; without,
+    /// it stops at once. Returns every part's report.
     async fn wait_parts(
         &self,
         prepared: &Prepared,
         events: &mut mpsc::UnboundedReceiver<RunEvent>,
         deadline: Instant,
+        settle: Option<Instant>,
         t0: Instant,
         summary: &mut RunSummary,
-    ) -> Result<(), String> {
+    ) -> Result<BTreeMap<u32, proto::PartDone>, Stop> {
         let parts = &prepared.parts;
         // Worker `w` was lost, having done `done` of its part's steps.
         let lost = |w: u32, why: &str, done: Option<u32>| {
@@ -845,18 +1174,30 @@ impl Controller {
             format!("error: {why}{at}")
         };
         let mut pending: Vec<u32> = parts.keys().copied().collect();
+        let mut reports = BTreeMap::new();
         let mut failures: Vec<(Option<u32>, String)> = Vec::new();
+        let mut losses: Vec<(u32, String)> = Vec::new();
+        // Once something failed: how long to wait for the other parts.
+        let mut until: Option<Instant> = None;
         while !pending.is_empty() {
-            let event = tokio::time::timeout_at(deadline.into(), events.recv()).await;
-            match event {
+            let wait = until.map_or(deadline, |u| u.min(deadline));
+            match tokio::time::timeout_at(wait.into(), events.recv()).await {
+                Err(_) if until.is_some() => break,
                 Err(_) => {
-                    return Err(format!(
-                    "error: the run did not finish within {:?} (waiting for workers {pending:?})",
-                    deadline - t0
-                ))
+                    return Err(Stop::failed(format!(
+                        "error: the run did not finish within {:?} (waiting for workers {pending:?})",
+                        deadline - t0
+                    )))
                 }
-                Ok(None) => return Err("error: the run's event channel closed".into()),
-                Ok(Some(RunEvent::Lost(w, why, done))) => return Err(lost(w, &why, done)),
+                Ok(None) => return Err(Stop::failed("error: the run's event channel closed".into())),
+                Ok(Some(RunEvent::Lost(w, why, done))) => {
+                    pending.retain(|p| *p != w);
+                    losses.push((w, lost(w, &why, done)));
+                    match settle {
+                        Some(by) => until = Some(by),
+                        None => break,
+                    }
+                }
                 Ok(Some(RunEvent::Done(w, done))) => {
                     pending.retain(|p| *p != w);
                     if !done.report_json.is_empty() {
@@ -865,28 +1206,28 @@ impl Controller {
                         }
                     }
                     if !done.error.is_empty() {
-                        failures.push((done.failed_step, done.error));
+                        failures.push((done.failed_step, done.error.clone()));
                         // Give the other workers a moment to report theirs.
-                        // A worker lost meanwhile is the cause (a failed
-                        // send to it is only a symptom).
-                        let grace = tokio::time::Instant::now() + Duration::from_millis(200);
-                        while let Ok(Some(e)) = tokio::time::timeout_at(grace, events.recv()).await
-                        {
-                            match e {
-                                RunEvent::Done(_, d) if !d.error.is_empty() => {
-                                    failures.push((d.failed_step, d.error))
-                                }
-                                RunEvent::Done(..) => {}
-                                RunEvent::Lost(w, why, done) => return Err(lost(w, &why, done)),
-                            }
+                        if until.is_none() {
+                            until = Some(Instant::now() + Duration::from_millis(200));
                         }
-                        failures.sort_by_key(|(step, _)| step.unwrap_or(u32::MAX));
-                        return Err(format!("error: {}", failures.remove(0).1));
                     }
+                    reports.insert(w, done);
                 }
             }
         }
-        Ok(())
+        if let Some((_, message)) = losses.first() {
+            return Err(Stop {
+                message: message.clone(),
+                lost: losses.iter().map(|l| l.0).collect(),
+                reports,
+            });
+        }
+        if !failures.is_empty() {
+            failures.sort_by_key(|(step, _)| step.unwrap_or(u32::MAX));
+            return Err(Stop::failed(format!("error: {}", failures.remove(0).1)));
+        }
+        Ok(reports)
     }
 
     /// Fetches value `key` of owner `owner` (a run's value, a session's
@@ -1086,4 +1427,17 @@ async fn fetch(
         done = collect.push(&chunk).map_err(|e| failed(e.0))?;
     }
     Ok((position, worker, done.unwrap_or_default()))
+}
+
+/// Puts the reports of a replayed round (from `from` on) in terms of the
+/// whole plan: step positions of the replay become the plan's indices.
+fn remap_reports(summary: &mut RunSummary, from: usize, original: Option<&[usize]>) {
+    let Some(original) = original else { return };
+    for report in summary.parts.iter_mut().skip(from) {
+        for (index, _) in &mut report.steps {
+            if let Some(&o) = original.get(*index) {
+                *index = o;
+            }
+        }
+    }
 }

@@ -836,8 +836,10 @@ impl Controller {
         tokio::spawn(async move {
             let prepared = &exe_.prepared;
             let outcome = controller
-                .wait_parts(prepared, &mut events, deadline, t0, &mut summary)
-                .await;
+                .wait_parts(prepared, &mut events, deadline, None, t0, &mut summary)
+                .await
+                .map(|_| ())
+                .map_err(|stop| stop.message);
             controller.close_run(run);
             drop(watching);
             let (state, why) = match &outcome {

@@ -28,6 +28,32 @@ pub struct RunSummary {
     pub part_sent: Vec<(u32, Duration)>,
     /// Bytes the controller moved to and from each worker for the run.
     pub controller_bytes: Vec<(u32, u64, u64)>,
+    /// Each time the run lost a worker and recovered (or tried to).
+    #[serde(default)]
+    pub recoveries: Vec<RecoveryLine>,
+}
+
+/// One recovery from lost workers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RecoveryLine {
+    /// The workers lost, and why.
+    pub lost: Vec<String>,
+    /// Each lost device and the device that took its place.
+    pub moved: Vec<(i64, i64)>,
+    /// The steps run again, of the plan's.
+    pub steps_replayed: usize,
+    pub steps: usize,
+    /// Values survivors kept (read in place by the replay), and their bytes.
+    pub values_kept: usize,
+    pub bytes_kept: u64,
+    /// When the loss was known (every survivor had settled), from the
+    /// run's start; how long the controller waited for a worker to take
+    /// the lost devices.
+    pub detected: Duration,
+    pub waited: Duration,
+    /// When the replay had finished, from the run's start (None: it did
+    /// not).
+    pub recovered: Option<Duration>,
 }
 
 /// One step of the plan.
@@ -47,6 +73,9 @@ pub struct WorkerLine {
     pub island: String,
     pub host: String,
     pub pid: u32,
+    /// Its PJRT platform (`cpu`, `cuda`).
+    #[serde(default)]
+    pub platform: String,
     pub devices: Vec<i64>,
 }
 

@@ -13,7 +13,11 @@
 //! destination device. A piece from another worker arrives through
 //! [`Peers::receive`], which hands back the destination buffer before its
 //! bytes arrive; a piece for another worker leaves through [`Peers::send`]
-//! once its buffer is ready.
+//! once its buffer is ready. A piece that cannot come fails its step, and
+//! its buffer is filled with zeros rather than failed (the CPU plugin never
+//! finishes a multi-device execution that reads a failed buffer); what was
+//! computed from it is *tainted* ([`Enqueued::tainted`]): never kept, never
+//! sent (see `dataplane`).
 //!
 //! A value's buffers are released after the last step of the part that
 //! reads it, and an argument is donated to a call that aliases it only when
@@ -51,7 +55,9 @@ pub struct PieceKey {
 /// The data plane, as the executor sees it.
 pub trait Peers: Sync {
     /// A buffer of `dtype[dims]` on `device` that piece `key`, sent by
-    /// worker `from`, will fill; usable (by later steps) at once.
+    /// worker `from`, will fill; usable (by later steps) at once. The
+    /// completion says whether the piece landed (else the buffer holds
+    /// zeros).
     fn receive(
         &self,
         key: PieceKey,
@@ -59,7 +65,7 @@ pub trait Peers: Sync {
         dtype: DType,
         dims: &[usize],
         device: &Device,
-    ) -> Result<Buffer>;
+    ) -> Result<(Buffer, Completion)>;
 
     /// Sends `buffer`, once it is ready, as piece `key` to worker `to`.
     fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> Result<Completion>;
@@ -76,7 +82,7 @@ impl Peers for NoPeers {
         _: DType,
         _: &[usize],
         _: &Device,
-    ) -> Result<Buffer> {
+    ) -> Result<(Buffer, Completion)> {
         Err(Error::invalid(format!(
             "piece {key:?} would come from worker {from}, but this run has no peers"
         )))
@@ -132,10 +138,10 @@ impl Completion {
 
 /// What completes with a step on one device.
 pub enum Done {
-    /// Device work: an execution, a copy, a received buffer.
+    /// Device work: an execution, a copy, a buffer made ready.
     Event(Event),
-    /// A piece sent to another worker.
-    Sent(Completion),
+    /// A piece sent to another worker, or received from one.
+    Piece(Completion),
 }
 
 impl Done {
@@ -144,14 +150,19 @@ impl Done {
     pub fn is_done(&self) -> bool {
         match self {
             Done::Event(e) => e.is_ready().unwrap_or(true),
-            Done::Sent(c) => c.is_done(),
+            Done::Piece(c) => c.is_done(),
         }
+    }
+
+    /// Whether it completed well: None while it has not completed.
+    fn succeeded(&self) -> Option<bool> {
+        self.is_done().then(|| self.wait(Duration::ZERO).is_ok())
     }
 
     fn wait(&self, send_timeout: Duration) -> Result<()> {
         match self {
             Done::Event(e) => e.wait(),
-            Done::Sent(c) => c.wait(send_timeout).map_err(Error::invalid),
+            Done::Piece(c) => c.wait(send_timeout).map_err(Error::invalid),
         }
     }
 }
@@ -176,6 +187,29 @@ impl Completions {
             n += 1;
         }
         n
+    }
+
+    /// Waits for steps `from..to` (blocking on the last first); the first
+    /// failure among them, as `(step position, error)`.
+    pub fn wait_range(
+        &self,
+        from: usize,
+        to: usize,
+        send_timeout: Duration,
+    ) -> std::result::Result<(), (usize, Error)> {
+        let to = to.min(self.0.len());
+        if from >= to {
+            return Ok(());
+        }
+        for (_, d) in &self.0[to - 1] {
+            let _ = d.wait(send_timeout);
+        }
+        for (i, step) in self.0.iter().enumerate().take(to).skip(from) {
+            for (_, d) in step {
+                d.wait(send_timeout).map_err(|e| (i, e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Waits for every step; the first failure in schedule order, as
@@ -214,6 +248,13 @@ pub struct StepTiming {
 /// the part never frees), and what completes with each step.
 pub struct Enqueued {
     pub values: Vec<Option<Shards>>,
+    /// Values the part is done with but whose readers may not have
+    /// completed, with the position of their last reader: kept until it
+    /// has, so that after a failure they can be read again (lineage, see
+    /// [`Enqueued::settle`]). PJRT keeps a buffer until its readers ran
+    /// anyway, so this holds no device memory longer; it is not counted
+    /// in `peak_bytes`. Donated values are not kept.
+    pub retained: Vec<(ValueId, Shards, usize)>,
     /// Per step of the part: what completes with it, per device.
     pub done: Completions,
     /// When the host had enqueued every step (from `t0`).
@@ -280,9 +321,44 @@ impl LiveBytes {
 type DoneTimes = Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>>;
 
 impl Enqueued {
-    /// See [`Completions::wait`].
-    pub fn wait(&self, send_timeout: Duration) -> std::result::Result<(), (usize, Error)> {
-        self.done.wait(send_timeout)
+    /// The values of `part` computed from a step that failed (a piece that
+    /// did not come, an execution that failed): its results and everything
+    /// computed from them. Call once the part settled.
+    pub fn tainted(&self, part: &Part) -> std::collections::HashSet<ValueId> {
+        let mut tainted = std::collections::HashSet::new();
+        for (i, s) in part.steps.iter().enumerate() {
+            let failed = self.done.step(i).is_some_and(|d| {
+                d.iter().any(|(_, d)| d.succeeded() != Some(true))
+            });
+            if failed || s.step.reads().iter().any(|v| tainted.contains(v)) {
+                tainted.extend(s.step.writes());
+            }
+        }
+        tainted
+    }
+
+    /// Waits for every step (see [`Completions::wait`]), dropping each
+    /// retained value once every reader of it has completed. After a
+    /// failure, `retained` keeps the values some reader of which failed or
+    /// never ran (with the steps before them done, they are good).
+    pub fn settle(&mut self, send_timeout: Duration) -> std::result::Result<(), (usize, Error)> {
+        let mut kept = std::collections::VecDeque::from(std::mem::take(&mut self.retained));
+        let mut ok = 0;
+        while let Some(&(_, _, last)) = kept.front() {
+            if self.done.wait_range(ok, last + 1, send_timeout).is_err() {
+                break;
+            }
+            ok = last + 1;
+            while kept.front().is_some_and(|k| k.2 < ok) {
+                kept.pop_front();
+            }
+        }
+        let outcome = self.done.wait(send_timeout);
+        if outcome.is_ok() {
+            kept.clear();
+        }
+        self.retained = kept.into();
+        outcome
     }
 
     /// The step timings with the recorded completion times. After a
@@ -321,6 +397,9 @@ pub struct Executor {
     devices: HashMap<u32, Device>,
     /// For fault injection in tests (`pw-worker`'s `PW_WORKER_FAULTS`).
     pub before_step: Option<StepHook>,
+    /// Keep values until their readers completed ([`Enqueued::retained`]):
+    /// on workers, whose runs can recover.
+    pub retain: bool,
 }
 
 impl Executor {
@@ -334,6 +413,7 @@ impl Executor {
             client: client.clone(),
             devices,
             before_step: None,
+            retain: false,
         }
     }
 
@@ -380,6 +460,8 @@ impl Executor {
         let mut timings = Vec::with_capacity(part.steps.len());
         let mut done_all = Vec::with_capacity(part.steps.len());
         let mut live = LiveBytes::default();
+        let mut retained = std::collections::VecDeque::new();
+        let mut ok = 0;
         if record {
             for (id, shards) in values.iter().enumerate() {
                 if let Some(shards) = shards {
@@ -399,7 +481,7 @@ impl Executor {
                 step: s.index as u32,
                 piece: piece as u32,
             };
-            let done = self
+            let (done, donated) = self
                 .enqueue_step(part, step, step_work, executables, &mut values, peers, &key)
                 .map_err(|e| match e {
                     ExecError::Runtime(source) => ExecError::Step {
@@ -441,8 +523,12 @@ impl Executor {
                     if record {
                         live.release(&shards);
                     }
+                    if self.retain && !donated.contains(v) {
+                        retained.push_back((*v, shards, index));
+                    }
                 }
             }
+            release_completed(&mut retained, &done_all, &mut ok);
             timings.push(StepTiming {
                 enqueue_start,
                 enqueue_end: t0.elapsed(),
@@ -453,6 +539,7 @@ impl Executor {
         tracing::debug!(steps = part.steps.len(), ?enqueued, "every step enqueued");
         Ok(Enqueued {
             values,
+            retained: retained.into(),
             done: Completions(Arc::new(done_all)),
             enqueued,
             timings,
@@ -461,7 +548,8 @@ impl Executor {
         })
     }
 
-    /// Enqueues one step; returns what completes with it.
+    /// Enqueues one step; returns what completes with it, and the values it
+    /// donated.
     #[allow(clippy::too_many_arguments)]
     fn enqueue_step(
         &self,
@@ -472,7 +560,7 @@ impl Executor {
         values: &mut [Option<Shards>],
         peers: &dyn Peers,
         key: &dyn Fn(usize) -> PieceKey,
-    ) -> std::result::Result<Vec<(i64, Done)>, ExecError> {
+    ) -> std::result::Result<(Vec<(i64, Done)>, Vec<ValueId>), ExecError> {
         let released =
             |what: &str| ExecError::Setup(format!("{}: {what} was released early", step.label));
         match (&step.kind, work) {
@@ -498,8 +586,9 @@ impl Executor {
                         list.push(buffer);
                     }
                 }
+                let donated = donatable(args, &step.frees, values);
                 let options = ExecuteOptions {
-                    donatable_arguments: donatable(args, &step.frees, values),
+                    donatable_arguments: donated.clone(),
                     ..ExecuteOptions::default()
                 };
                 let slices: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
@@ -516,12 +605,14 @@ impl Executor {
                 for (result, shards) in results.iter().zip(shards) {
                     values[*result] = Some(shards);
                 }
-                Ok(step
-                    .devices
-                    .iter()
-                    .copied()
-                    .zip(done.into_iter().map(Done::Event))
-                    .collect())
+                Ok((
+                    step.devices
+                        .iter()
+                        .copied()
+                        .zip(done.into_iter().map(Done::Event))
+                        .collect(),
+                    donated.iter().map(|&i| args[i]).collect(),
+                ))
             }
             (
                 StepKind::Copy {
@@ -553,7 +644,7 @@ impl Executor {
                     let cut = cut(shard(send.position)?, send.slice)?;
                     done.push((
                         piece.src_device,
-                        Done::Sent(peers.send(key(send.piece), send.worker, cut)?),
+                        Done::Piece(peers.send(key(send.piece), send.worker, cut)?),
                     ));
                 }
                 let mut written: Shards = vec![None; dst.devices.len()];
@@ -571,13 +662,17 @@ impl Executor {
                                     Arc::new(cut.copy_to_device(device)?)
                                 }
                             }
-                            Source::Remote { piece: p, worker } => Arc::new(peers.receive(
-                                key(*p),
-                                *worker,
-                                src.dtype,
-                                &super::work::usizes(&piece.sizes),
-                                device,
-                            )?),
+                            Source::Remote { piece: p, worker } => {
+                                let (buffer, landed) = peers.receive(
+                                    key(*p),
+                                    *worker,
+                                    src.dtype,
+                                    &super::work::usizes(&piece.sizes),
+                                    device,
+                                )?;
+                                done.push((target.device, Done::Piece(landed)));
+                                Arc::new(buffer)
+                            }
                         });
                     }
                     let buffer = match target.place {
@@ -592,7 +687,7 @@ impl Executor {
                     written[target.position] = Some(buffer);
                 }
                 values[*output] = Some(written);
-                Ok(done)
+                Ok((done, Vec::new()))
             }
             (StepKind::Assemble { parts, output }, StepWork::Assemble) => {
                 let mut shards: Shards = vec![None; part.values[*output].devices.len()];
@@ -604,7 +699,7 @@ impl Executor {
                     }
                 }
                 values[*output] = Some(shards);
-                Ok(Vec::new())
+                Ok((Vec::new(), Vec::new()))
             }
             _ => Err(ExecError::Setup(format!(
                 "{}: the work does not match the step",
@@ -660,6 +755,25 @@ pub fn download(part: &Part, id: ValueId, shards: &Shards) -> Result<crate::Host
             .map(|b| b.to_host())
             .transpose()
     })
+}
+
+/// Drops the retained values whose readers all completed: `ok` steps
+/// from the first are known to have completed well; it moves on over those
+/// that have since, without blocking.
+fn release_completed(
+    retained: &mut std::collections::VecDeque<(ValueId, Shards, usize)>,
+    done: &[Vec<(i64, Done)>],
+    ok: &mut usize,
+) {
+    if retained.is_empty() {
+        return;
+    }
+    while *ok < done.len() && done[*ok].iter().all(|(_, d)| d.succeeded() == Some(true)) {
+        *ok += 1;
+    }
+    while retained.front().is_some_and(|k| k.2 < *ok) {
+        retained.pop_front();
+    }
 }
 
 /// Argument positions a call may donate: the call is the value's last

@@ -152,7 +152,7 @@ pub fn run_local(
         }
     }
     let outputs_ready = t0.elapsed();
-    if let Err((i, source)) = enqueued.wait(Duration::from_secs(1)) {
+    if let Err((i, source)) = enqueued.done.wait(Duration::from_secs(1)) {
         let step = &part.steps[i].step;
         return Err(ExecError::Step {
             step: step.label.clone(),

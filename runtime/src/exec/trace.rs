@@ -16,6 +16,8 @@ pub enum Track {
     Device(i64),
     /// Bytes between workers.
     Network,
+    /// The controller's recoveries from lost workers.
+    Recovery,
 }
 
 /// One span of a timeline.
@@ -125,6 +127,7 @@ fn track_id(track: Track) -> i64 {
     match track {
         Track::Compiler => 1_000_000,
         Track::Network => 1_000_001,
+        Track::Recovery => 1_000_002,
         Track::Host(w) => 2_000_000 + i64::from(w),
         Track::Device(d) => d,
     }

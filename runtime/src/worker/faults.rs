@@ -6,7 +6,10 @@
 //! | `exit-at-step=N` | the process exits abruptly when it reaches plan step N |
 //! | `delay-step=N:MS` | sleeps MS milliseconds before enqueuing plan step N |
 //!
-//! `N` may be `first`: the first step of every part the worker runs.
+//! `N` may be `first`: the first step of every part the worker runs, or
+//! `@K`: the step at position K of every part it runs. `delay-step=N:MS`
+//! with `exit-at-step=N` kills the worker once what it could do before
+//! step N is done (a worker dying mid-run; the recovery tests).
 //! | `corrupt-pieces` | flips one byte of every piece it sends |
 //! | `truncate-pieces` | sends only the first half of every piece it sends, then closes the stream |
 //!
@@ -21,13 +24,18 @@ pub enum AtStep {
     Index(usize),
     /// The first step of every part.
     First,
+    /// The step at this position of every part.
+    Position(usize),
 }
 
 impl AtStep {
     fn parse(text: &str) -> Option<AtStep> {
         match text {
             "first" => Some(AtStep::First),
-            n => n.parse().ok().map(AtStep::Index),
+            n => match n.strip_prefix('@') {
+                Some(k) => k.parse().ok().map(AtStep::Position),
+                None => n.parse().ok().map(AtStep::Index),
+            },
         }
     }
 
@@ -35,6 +43,7 @@ impl AtStep {
         match self {
             AtStep::Index(n) => n == index,
             AtStep::First => position == 0,
+            AtStep::Position(k) => position == k,
         }
     }
 }
@@ -123,5 +132,8 @@ mod tests {
         assert_eq!(Faults::parse("").unwrap(), Faults::default());
         assert!(Faults::parse("exit-at-stp=3").is_err());
         assert!(Faults::parse("delay-step=3").is_err());
+        let f = Faults::parse("delay-step=@4:10,exit-at-step=@4").unwrap();
+        assert_eq!(f.exit_at_step, Some(AtStep::Position(4)));
+        assert!(f.exit_at_step.unwrap().matches(17, 4) && !f.exit_at_step.unwrap().matches(4, 3));
     }
 }

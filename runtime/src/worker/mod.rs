@@ -185,6 +185,25 @@ impl State {
         }
     }
 
+    /// A peer was lost (the controller says): pieces from it and to it
+    /// fail, whenever they are due, so the parts that wait for them end.
+    pub fn peer_lost(&self, lost: &proto::PeerLost) {
+        tracing::warn!(
+            worker = lost.worker,
+            "the controller says worker {} is lost: {}",
+            lost.worker,
+            lost.reason
+        );
+        self.receiver.peer_lost(lost.worker, &lost.reason);
+        if let Some(a) = &lost.address {
+            let peer = PeerAddress {
+                service: a.service.clone(),
+                data: a.data.clone(),
+            };
+            self.sender.peer_lost(lost.worker, &peer, &lost.reason);
+        }
+    }
+
     /// Forgets that run `run` ended (long after, once no late request of
     /// it can still arrive).
     pub fn forget(&self, run: u64) {
@@ -302,6 +321,8 @@ pub async fn serve(
     };
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let mut executor = Executor::new(&client);
+    // Runs recover from what survivors keep (the controller's recovery).
+    executor.retain = true;
     // Where the host is (the status page), then any injected fault.
     let tracker = Arc::new(queues::Tracker::default());
     let (faults, at) = (config.faults.clone(), tracker.clone());
@@ -316,6 +337,7 @@ pub async fn serve(
         truncate: config.faults.truncate_pieces,
     };
     let receiver = Arc::new(Receiver::new(config.early_limit));
+    let spoiled = receiver.spoiled();
     let incoming = receiver.clone();
     std::thread::Builder::new()
         .name("pw-data-accept".into())
@@ -327,7 +349,12 @@ pub async fn serve(
         client: client.clone(),
         store: ObjectStore::default(),
         receiver,
-        sender: Sender::new(config.transport, tokio::runtime::Handle::current(), damage),
+        sender: Sender::new(
+            config.transport,
+            tokio::runtime::Handle::current(),
+            damage,
+            spoiled,
+        ),
         id: AtomicU32::new(u32::MAX),
         events: events_tx,
         counters: Counters::default(),
@@ -456,6 +483,9 @@ async fn attach_loop(
                     }
                 }
                 reply = replies.message() => match reply {
+                    Ok(Some(proto::ControllerEvent {
+                        event: Some(proto::controller_event::Event::PeerLost(lost)),
+                    })) => state.peer_lost(&lost),
                     Ok(Some(_)) => {}
                     Ok(None) => break "the controller ended the session".to_owned(),
                     Err(status) => break format!("the session failed: {}", status.message()),

@@ -6,7 +6,7 @@
 use super::State;
 use crate::{
     cache::{compile_options, Key},
-    dataplane::{Outgoing, PeerAddress, SendRecord},
+    dataplane::{Destination, Outgoing, PeerAddress, SendRecord},
     exec::{Completion, Need, Peers, PieceKey, Shards, StepTiming, Work},
     pjrt::{Buffer, Device, Program},
     wire::{self, proto, Collect},
@@ -47,6 +47,26 @@ pub struct PartReport {
     /// device.
     #[serde(default)]
     pub peak_bytes: std::collections::BTreeMap<i64, u64>,
+}
+
+impl PartReport {
+    /// Moves every time `by` later.
+    pub fn shift(&mut self, by: Duration) {
+        self.enqueued += by;
+        for (_, t) in &mut self.steps {
+            t.enqueue_start += by;
+            t.enqueue_end += by;
+            for (_, done) in &mut t.done {
+                if let Some(d) = done {
+                    *d += by;
+                }
+            }
+        }
+        for s in &mut self.sends {
+            s.start += by;
+            s.end += by;
+        }
+    }
 }
 
 /// See the module doc.
@@ -442,12 +462,16 @@ impl proto::worker_server::Worker for WorkerService {
             match stream.message().await {
                 Ok(Some(m)) => {
                     let sender = *from.get_or_insert(m.from);
-                    let chunk = m.chunk.ok_or_else(|| invalid("a push without a chunk"))?;
                     let key = PieceKey {
                         run: m.run,
                         step: m.step,
                         piece: m.piece,
                     };
+                    if !m.failed.is_empty() {
+                        self.state.receiver.piece_failed(sender, key, &m.failed);
+                        continue;
+                    }
+                    let chunk = m.chunk.ok_or_else(|| invalid("a push without a chunk"))?;
                     if let Err(e) = self.state.receiver.deliver(sender, key, chunk) {
                         tracing::warn!(error = %e, "refusing a piece");
                         self.state.receiver.stream_ended(sender, &e.0);
@@ -629,7 +653,7 @@ fn execute_part(
     };
     match outcome {
         Err(e) => report.error = e.to_string(),
-        Ok(enqueued) => {
+        Ok(mut enqueued) => {
             if let Some(p) = state
                 .progress
                 .lock()
@@ -639,7 +663,7 @@ fn execute_part(
             {
                 p.0 = Some(enqueued.done.clone());
             }
-            if let Err((i, e)) = enqueued.wait(state.patience) {
+            if let Err((i, e)) = enqueued.settle(state.patience) {
                 let step = &part.steps[i];
                 report.failed_step = Some(step.index as u32);
                 report.error = format!(
@@ -647,6 +671,7 @@ fn execute_part(
                     step.step.label, step.step.devices, part.worker
                 );
             }
+            report.held = held(&state, run, &part, &bindings, &mut enqueued);
             let r = PartReport {
                 worker: part.worker,
                 enqueued: enqueued.enqueued,
@@ -672,6 +697,64 @@ fn execute_part(
     state.report(proto::worker_event::Event::PartDone(report));
 }
 
+/// What of run `run` this worker holds once its part settled, for the
+/// controller (and a recovery) to read: the outputs it kept, and the
+/// values kept because a reader did not complete ([`Enqueued::retained`]),
+/// which go into the store under the run. Only values whose every shard
+/// here is ready, and that rest on no failed step ([`Enqueued::tainted`]),
+/// count.
+fn held(
+    state: &State,
+    run: u64,
+    part: &Part,
+    bindings: &Bindings,
+    enqueued: &mut crate::exec::Enqueued,
+) -> Vec<proto::Held> {
+    let good = |shards: &Shards| {
+        let mine: Vec<&Arc<crate::pjrt::Buffer>> = shards.iter().flatten().collect();
+        !mine.is_empty() && mine.iter().all(|b| b.wait_ready().is_ok())
+    };
+    let positions = |shards: &Shards| {
+        shards
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.is_some())
+            .map(|(p, _)| p as u32)
+            .collect()
+    };
+    let tainted = enqueued.tainted(part);
+    let mut held = Vec::new();
+    for &id in &part.outputs {
+        if bindings.outputs.contains_key(&id) || tainted.contains(&id) {
+            continue;
+        }
+        if let Some(shards) = enqueued.values[id].as_ref().filter(|s| good(s)) {
+            held.push(proto::Held {
+                value: id as u32,
+                positions: positions(shards),
+            });
+        }
+    }
+    for (id, shards, _) in std::mem::take(&mut enqueued.retained) {
+        if tainted.contains(&id) || !good(&shards) || held.iter().any(|h| h.value as usize == id) {
+            continue;
+        }
+        let mut kept = true;
+        for (position, b) in shards.iter().enumerate() {
+            if let Some(b) = b {
+                kept &= state.store.put(run, id, position, b.clone()).is_ok();
+            }
+        }
+        if kept {
+            held.push(proto::Held {
+                value: id as u32,
+                positions: positions(&shards),
+            });
+        }
+    }
+    held
+}
+
 /// The data plane of one run, as its executor sees it.
 struct RunPeers {
     state: Arc<State>,
@@ -689,16 +772,24 @@ impl Peers for RunPeers {
         dtype: DType,
         dims: &[usize],
         device: &Device,
-    ) -> crate::Result<Buffer> {
+    ) -> crate::Result<(Buffer, Completion)> {
         let (transfer, buffer) = self
             .state
             .client
             .buffer_for_async_transfer(device, dtype, dims)?;
+        let landed = Completion::new();
         self.state
             .receiver
-            .expect(key, from, transfer)
+            .expect(
+                key,
+                from,
+                Destination {
+                    transfer,
+                    landed: landed.clone(),
+                },
+            )
             .map_err(Error::invalid)?;
-        Ok(buffer)
+        Ok((buffer, landed))
     }
 
     fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> crate::Result<Completion> {

@@ -1,30 +1,15 @@
 //! Faults: a worker killed, hung, exiting at a step, or sending corrupted
-//! or truncated pieces; malformed requests. Each fails the run with a clear
-//! error naming what went wrong; the server carries on with what is left;
-//! no worker keeps a buffer.
+//! or truncated pieces; malformed requests. With recovery off
+//! (`--max-recoveries 0`), each fails the run with a clear error naming
+//! what went wrong; the server carries on with what is left; no worker
+//! keeps a buffer.
 
 use crate::harness::{example_args, serial, slow_cluster, text, Cluster, Place};
 use pw_runtime::wire::proto;
 use std::time::{Duration, Instant};
 
-/// Waits (at most 20 s) until worker `id` reports an active run.
-fn wait_run_started(c: &Cluster, id: u32) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        let active = c
-            .status()
-            .workers
-            .iter()
-            .find(|w| w.worker == id)
-            .and_then(|w| w.counters)
-            .is_some_and(|c| c.runs_active > 0);
-        if active {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("worker {id} never started the run");
-}
+/// These tests see a lost worker fail the run (recovery: `recovery.rs`).
+const NO_RECOVERY: &[&str] = &["--max-recoveries", "0"];
 
 /// The run fails within `limit` of the fault; returns pw-run's stderr and
 /// how long it took.
@@ -61,9 +46,9 @@ fn carries_on(c: &Cluster, workers: usize) {
 #[test]
 fn a_killed_worker_fails_the_run_and_the_server_carries_on() {
     let _serial = serial();
-    let mut c = slow_cluster(&[]);
+    let mut c = slow_cluster(NO_RECOVERY);
     let mut run = c.spawn_pw_run(&example_args("pipeline"));
-    wait_run_started(&c, 1);
+    c.wait_run_started(1);
     let killed = Instant::now();
     c.workers[1].signal("KILL");
     let (stderr, took) = fails_within(&mut run, killed, Duration::from_secs(2));
@@ -78,9 +63,9 @@ fn a_killed_worker_fails_the_run_and_the_server_carries_on() {
 #[test]
 fn a_hung_worker_loses_its_lease() {
     let _serial = serial();
-    let c = slow_cluster(&[]);
+    let c = slow_cluster(NO_RECOVERY);
     let mut run = c.spawn_pw_run(&example_args("pipeline"));
-    wait_run_started(&c, 1);
+    c.wait_run_started(1);
     let stopped = Instant::now();
     c.workers[1].signal("STOP");
     // The lease is 1.5 s, checked every 100 ms.
@@ -100,7 +85,7 @@ fn a_hung_worker_loses_its_lease() {
 #[test]
 fn a_worker_exiting_at_a_step_fails_the_run() {
     let _serial = serial();
-    let mut c = Cluster::server(&[], &Place::default());
+    let mut c = Cluster::server(NO_RECOVERY, &Place::default());
     c.add_worker(2, &[], &[], &Place::default());
     c.add_worker(
         2,
@@ -245,6 +230,7 @@ fn malformed_requests_get_errors() {
                 data: bytes::Bytes::from_static(&[1, 2, 3, 4]),
                 crc32: Some(0),
             }),
+            failed: String::new(),
         };
         let e = w.push(tokio_stream::iter(vec![piece])).await.unwrap_err();
         assert!(e.message().contains("checksum"), "{e:?}");

@@ -86,6 +86,12 @@ impl Proc {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// What it printed on stdout, when that went to a file (pw-run in the
+    /// background).
+    pub fn stdout_text(&self) -> String {
+        std::fs::read_to_string(self.stderr.with_extension("stdout")).unwrap_or_default()
+    }
+
     /// Waits (at most 120 s) for it to exit; fails the test unless with 0.
     pub fn exit_ok(&mut self) {
         let status = self.wait_exit(Duration::from_secs(120));
@@ -357,6 +363,26 @@ impl Cluster {
         }
     }
 
+    /// Waits (at most 20 s) until registered worker `id` reports an active
+    /// run.
+    pub fn wait_run_started(&self, id: u32) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            let active = self
+                .status()
+                .workers
+                .iter()
+                .find(|w| w.worker == id)
+                .and_then(|w| w.counters)
+                .is_some_and(|c| c.runs_active > 0);
+            if active {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("worker {id} never started the run");
+    }
+
     /// Waits (at most 10 s) until no registered worker holds a buffer.
     pub fn assert_no_buffers(&self) {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -407,13 +433,20 @@ impl Cluster {
 
     /// Starts pw-run --server in the background.
     pub fn spawn_pw_run(&self, args: &[String]) -> Proc {
-        let mut command = Command::new(bin("pw-run"));
+        self.spawn_pw_run_in(args, &Place::default())
+    }
+
+    /// Starts pw-run --server in the background, in `place`; its stdout
+    /// and stderr go to files ([`Proc::stdout_text`]).
+    pub fn spawn_pw_run_in(&self, args: &[String], place: &Place) -> Proc {
+        let mut command = place.command(&bin("pw-run"));
         command.args(args).args(["--server", &self.address]);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let stderr = self.dir.join(format!("pw-run-{n}.stderr"));
         let file = std::fs::File::create(&stderr).expect("stderr file");
+        let out = std::fs::File::create(stderr.with_extension("stdout")).expect("stdout file");
         let child = command
-            .stdout(Stdio::null())
+            .stdout(Stdio::from(out))
             .stderr(Stdio::from(file))
             .env("TF_CPP_MIN_LOG_LEVEL", "2")
             .spawn()

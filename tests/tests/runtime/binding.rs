@@ -10,18 +10,8 @@ use pw_runtime::pjrt::{
 };
 use pw_runtime::{ApiVersion, DType, Error, HostArray};
 
-use crate::common::{assert_no_leaks, Target};
+use crate::common::{assert_no_leaks, Target, AFFINE};
 
-/// `x * 2 + 1` on one `f32[4]`.
-const AFFINE: &str = r#"
-func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %two = stablehlo.constant dense<2.0> : tensor<4xf32>
-  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
-  %0 = stablehlo.multiply %x, %two : tensor<4xf32>
-  %1 = stablehlo.add %0, %one : tensor<4xf32>
-  return %1 : tensor<4xf32>
-}
-"#;
 
 fn f32_buffer(client: &Client, values: &[f32], device: usize) -> Buffer {
     let host = HostArray::from_slice(&[values.len()], values).unwrap();
@@ -473,3 +463,4 @@ on_both_plugins!(
     serialize_round_trip,
     concurrent_use,
 );
+

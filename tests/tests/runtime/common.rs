@@ -106,3 +106,14 @@ macro_rules! on_both_plugins {
         }
     };
 }
+
+/// `x * 2 + 1` on one `f32[4]`.
+pub const AFFINE: &str = r#"
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %two = stablehlo.constant dense<2.0> : tensor<4xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %0 = stablehlo.multiply %x, %two : tensor<4xf32>
+  %1 = stablehlo.add %0, %one : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"#;

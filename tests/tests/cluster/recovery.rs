@@ -1,0 +1,268 @@
+//! Recovery: a worker lost mid-run (killed with SIGKILL from outside,
+//! hung with SIGSTOP, cut off by a link taken down) and the program still
+//! finishes with JAX's outputs, with no user code: the lost devices move
+//! onto a spare or onto a worker that registers meanwhile (a restarted
+//! pod), and only the lost part of the DAG runs again. Without capacity
+//! the run fails within the bounded wait, naming what was lost, and
+//! nothing leaks.
+//!
+//! The kill points are drawn from a seeded generator; the seed is printed
+//! (set PW_RECOVERY_SEED to replay a failure).
+
+use crate::harness::{example_args, run_bounded, serial, text, Cluster, Place, Proc};
+use pw_tests::repo_root as repo;
+use std::{
+    path::PathBuf,
+    process::Command,
+    time::{Duration, Instant},
+};
+
+const EXAMPLES: [&str; 4] = ["pipeline", "rl_step", "partially_placed", "pipeline_train"];
+
+/// A small seeded generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn from_env() -> Rng {
+        let seed = std::env::var("PW_RECOVERY_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(20_261_201);
+        eprintln!("recovery tests: seed {seed} (PW_RECOVERY_SEED)");
+        Rng(seed)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % bound.max(1)
+    }
+}
+
+/// The run finished, matched JAX's outputs and reports a recovery from
+/// losing worker `lost`; returns its stdout.
+fn recovered(run: &mut Proc, lost: u32) -> String {
+    let status = run.wait_exit(Duration::from_secs(120));
+    let (stdout, stderr) = (run.stdout_text(), run.stderr_text());
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("matches") && !stdout.contains("MISMATCH"),
+        "{stdout}"
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("recovery"))
+        .unwrap_or_else(|| panic!("no recovery reported:\n{stdout}\n{stderr}"));
+    assert!(
+        line.contains(&format!("lost worker {lost} (")) && line.contains("recovered at"),
+        "{line}"
+    );
+    stdout
+}
+
+/// Three 2-device workers; worker `victim` pauses 3 s before the step at
+/// position `at` of its part; it is killed (SIGKILL) `after` into the
+/// run, and a new worker registers, as a restarted pod would. Returns
+/// pw-run's stdout.
+fn kill_mid_run(args: &[String], victim: usize, at: u64, after: Duration) -> String {
+    let mut c = Cluster::server(&[], &Place::default());
+    let pause = format!("delay-step=@{at}:3000");
+    for i in 0..3 {
+        let env: &[(&str, &str)] = if i == victim {
+            &[("PW_WORKER_FAULTS", &pause)]
+        } else {
+            &[]
+        };
+        c.add_worker(2, &[], env, &Place::default());
+    }
+    c.wait_for_workers(3);
+    let mut run = c.spawn_pw_run(args);
+    c.wait_run_started(victim as u32);
+    std::thread::sleep(after);
+    c.workers[victim].signal("KILL");
+    c.add_worker(2, &[], &[], &Place::default());
+    let stdout = recovered(&mut run, victim as u32);
+    c.assert_no_buffers();
+    stdout
+}
+
+#[test]
+fn every_example_recovers_from_a_worker_killed_at_a_random_point() {
+    let _serial = serial();
+    let mut rng = Rng::from_env();
+    let started = Instant::now();
+    let mut runs = 0;
+    for round in 0..5 {
+        for example in EXAMPLES {
+            let victim = rng.below(3) as usize;
+            let at = rng.below(4);
+            let after = Duration::from_millis(rng.below(800));
+            eprintln!("{example}: worker {victim} killed {after:?} into the run, pausing before its step @{at}");
+            let stdout = kill_mid_run(&example_args(example), victim, at, after);
+            if round == 0 {
+                eprintln!("{}", stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default());
+            }
+            runs += 1;
+        }
+    }
+    eprintln!("{runs} runs recovered in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The long pipeline (64 microbatches through 512-wide layers, about two
+/// seconds of work here), made by the front end with its JAX outputs,
+/// once per test binary.
+fn long_pipeline() -> Vec<String> {
+    let dir = repo().join("target/test-artefacts/long-pipeline");
+    let program = dir.join("long.mlir");
+    if !program.is_file() {
+        std::fs::create_dir_all(&dir).expect("artefact dir");
+        let mut make = Command::new(repo().join(".venv/bin/python"));
+        make.arg(repo().join("benches/make_pipeline.py"))
+            .arg(dir.join("long.mlir.tmp"))
+            .args(["64", "512", "256", "--data"])
+            .arg(dir.join("data"));
+        let out = run_bounded(make, Duration::from_secs(300));
+        assert!(out.status.success(), "make_pipeline.py: {}", text(&out).1);
+        std::fs::rename(dir.join("long.mlir.tmp"), &program).expect("rename");
+    }
+    let numbered = |prefix: &str| {
+        let mut files: Vec<(usize, PathBuf)> = std::fs::read_dir(dir.join("data"))
+            .expect("data")
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let n = name.strip_prefix(prefix)?.strip_suffix(".npy")?.parse().ok()?;
+                Some((n, e.path()))
+            })
+            .collect();
+        files.sort();
+        files.into_iter().map(|(_, p)| p.display().to_string())
+    };
+    let mut args = vec![program.display().to_string()];
+    args.extend(numbered("input_"));
+    args.push("--expect".into());
+    args.extend(numbered("expected_"));
+    args
+}
+
+#[test]
+fn a_long_pipeline_recovers_from_a_kill_at_a_random_time() {
+    let _serial = serial();
+    let mut rng = Rng::from_env();
+    let args = long_pipeline();
+    for _ in 0..2 {
+        let victim = rng.below(3) as usize;
+        let after = Duration::from_millis(100 + rng.below(700));
+        eprintln!("long pipeline: worker {victim} killed {after:?} into the run");
+        let mut c = Cluster::start(3, 2);
+        let mut run = c.spawn_pw_run(&args);
+        c.wait_run_started(victim as u32);
+        std::thread::sleep(after);
+        c.workers[victim].signal("KILL");
+        c.add_worker(2, &[], &[], &Place::default());
+        let status = run.wait_exit(Duration::from_secs(120));
+        let stdout = run.stdout_text();
+        assert_eq!(status.and_then(|s| s.code()), Some(0), "{stdout}\n{}", run.stderr_text());
+        assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
+        // A run done before the kill needs no recovery; one under way
+        // reports it.
+        if let Some(line) = stdout.lines().find(|l| l.starts_with("recovery")) {
+            eprintln!("{line}");
+            assert!(line.contains(&format!("lost worker {victim} (")), "{line}");
+        }
+        c.assert_no_buffers();
+    }
+}
+
+#[test]
+fn what_survivors_finished_is_kept() {
+    let _serial = serial();
+    // The reward model's worker dies: the trainer's worker keeps the
+    // sampler's results it received, so they are neither sent nor
+    // assembled again, and fewer steps run again than the plan has.
+    let stdout = kill_mid_run(&example_args("rl_step"), 1, 1, Duration::from_millis(300));
+    let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
+    let numbers: Vec<usize> = line
+        .split("replayed ")
+        .nth(1)
+        .and_then(|rest| rest.split(" steps").next())
+        .map(|t| t.split(" of ").filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    assert!(
+        numbers.len() == 2 && numbers[0] < numbers[1],
+        "every step ran again: {line}"
+    );
+    assert!(!line.contains("kept 0 values"), "{line}");
+}
+
+#[test]
+fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
+    let _serial = serial();
+    let mut c = Cluster::server(&[], &Place::default());
+    c.add_worker(2, &[], &[], &Place::default());
+    c.add_worker(2, &[], &[("PW_WORKER_FAULTS", "delay-step=@3:4000")], &Place::default());
+    c.add_worker(2, &[], &[], &Place::default());
+    // The spare: the pipeline's three meshes take the first three workers.
+    c.add_worker(2, &[], &[], &Place::default());
+    c.wait_for_workers(4);
+    let mut run = c.spawn_pw_run(&example_args("pipeline"));
+    c.wait_run_started(1);
+    let stopped = Instant::now();
+    c.workers[1].signal("STOP");
+    let stdout = recovered(&mut run, 1);
+    eprintln!("SIGSTOP to the end of the recovered run: {:?}", stopped.elapsed());
+    let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
+    assert!(line.contains("2->6, 3->7"), "not moved onto the spare: {line}");
+    // The hung worker wakes up: what it still sends of the old run is
+    // refused, it registers again as a new worker, and the next run is
+    // right.
+    c.workers[1].signal("CONT");
+    c.wait_for_workers(4);
+    let out = c.pw_run(&example_args("pipeline"), &Place::default());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
+    c.assert_no_buffers();
+}
+
+#[test]
+fn without_capacity_the_run_fails_in_the_bounded_wait_then_a_new_worker_serves() {
+    let _serial = serial();
+    let mut c = Cluster::server(&["--capacity-wait-ms", "1500"], &Place::default());
+    c.add_worker(2, &[], &[], &Place::default());
+    c.add_worker(2, &[], &[("PW_WORKER_FAULTS", "delay-step=@2:3000")], &Place::default());
+    c.add_worker(2, &[], &[], &Place::default());
+    c.wait_for_workers(3);
+    let mut run = c.spawn_pw_run(&example_args("pipeline"));
+    c.wait_run_started(1);
+    let killed = Instant::now();
+    c.workers[1].signal("KILL");
+    let status = run.wait_exit(Duration::from_secs(30));
+    let took = killed.elapsed();
+    let stderr = run.stderr_text();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(10), "failed {took:?} after the kill: {stderr}");
+    for wanted in [
+        "worker 1 (",
+        "was lost",
+        "cannot recover",
+        "no healthy worker has 2 free cpu devices",
+        "waited 1.",
+        "lost: output value",
+    ] {
+        assert!(stderr.contains(wanted), "{wanted:?} not in: {stderr}");
+    }
+    c.assert_no_buffers();
+    c.add_worker(2, &[], &[], &Place::default());
+    c.wait_for_workers(3);
+    let out = c.pw_run(&example_args("pipeline"), &Place::default());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
+}
