@@ -658,7 +658,21 @@ impl Controller {
         .await;
         self.close_run(run);
         drop(watching);
-        outcome
+        // A worker lost before its part was sent: the whole round is lost
+        // with it (what was sent already is released with the run).
+        outcome.map_err(|stop: Stop| {
+            if !stop.lost.is_empty() || settle.is_none() {
+                return stop;
+            }
+            let r = self.registry();
+            let lost: Vec<u32> = prepared
+                .workers
+                .iter()
+                .copied()
+                .filter(|w| !r.workers.contains_key(w))
+                .collect();
+            Stop { lost, ..stop }
+        })
     }
 
     /// After a round lost workers: moves their devices onto healthy ones

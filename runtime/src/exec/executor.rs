@@ -13,11 +13,8 @@
 //! destination device. A piece from another worker arrives through
 //! [`Peers::receive`], which hands back the destination buffer before its
 //! bytes arrive; a piece for another worker leaves through [`Peers::send`]
-//! once its buffer is ready. A piece that cannot come fails its step, and
-//! its buffer is filled with zeros rather than failed (the CPU plugin never
-//! finishes a multi-device execution that reads a failed buffer); what was
-//! computed from it is *tainted* ([`Enqueued::tainted`]): never kept, never
-//! sent (see `dataplane`).
+//! once its buffer is ready. A piece that cannot come fails its buffer,
+//! and so every step that reads it.
 //!
 //! A value's buffers are released after the last step of the part that
 //! reads it, and an argument is donated to a call that aliases it only when
@@ -55,9 +52,7 @@ pub struct PieceKey {
 /// The data plane, as the executor sees it.
 pub trait Peers: Sync {
     /// A buffer of `dtype[dims]` on `device` that piece `key`, sent by
-    /// worker `from`, will fill; usable (by later steps) at once. The
-    /// completion says whether the piece landed (else the buffer holds
-    /// zeros).
+    /// worker `from`, will fill; usable (by later steps) at once.
     fn receive(
         &self,
         key: PieceKey,
@@ -65,7 +60,7 @@ pub trait Peers: Sync {
         dtype: DType,
         dims: &[usize],
         device: &Device,
-    ) -> Result<(Buffer, Completion)>;
+    ) -> Result<Buffer>;
 
     /// Sends `buffer`, once it is ready, as piece `key` to worker `to`.
     fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> Result<Completion>;
@@ -82,7 +77,7 @@ impl Peers for NoPeers {
         _: DType,
         _: &[usize],
         _: &Device,
-    ) -> Result<(Buffer, Completion)> {
+    ) -> Result<Buffer> {
         Err(Error::invalid(format!(
             "piece {key:?} would come from worker {from}, but this run has no peers"
         )))
@@ -140,8 +135,8 @@ impl Completion {
 pub enum Done {
     /// Device work: an execution, a copy, a buffer made ready.
     Event(Event),
-    /// A piece sent to another worker, or received from one.
-    Piece(Completion),
+    /// A piece sent to another worker.
+    Sent(Completion),
 }
 
 impl Done {
@@ -150,7 +145,7 @@ impl Done {
     pub fn is_done(&self) -> bool {
         match self {
             Done::Event(e) => e.is_ready().unwrap_or(true),
-            Done::Piece(c) => c.is_done(),
+            Done::Sent(c) => c.is_done(),
         }
     }
 
@@ -162,7 +157,7 @@ impl Done {
     fn wait(&self, send_timeout: Duration) -> Result<()> {
         match self {
             Done::Event(e) => e.wait(),
-            Done::Piece(c) => c.wait(send_timeout).map_err(Error::invalid),
+            Done::Sent(c) => c.wait(send_timeout).map_err(Error::invalid),
         }
     }
 }
@@ -321,22 +316,6 @@ impl LiveBytes {
 type DoneTimes = Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>>;
 
 impl Enqueued {
-    /// The values of `part` computed from a step that failed (a piece that
-    /// did not come, an execution that failed): its results and everything
-    /// computed from them. Call once the part settled.
-    pub fn tainted(&self, part: &Part) -> std::collections::HashSet<ValueId> {
-        let mut tainted = std::collections::HashSet::new();
-        for (i, s) in part.steps.iter().enumerate() {
-            let failed = self.done.step(i).is_some_and(|d| {
-                d.iter().any(|(_, d)| d.succeeded() != Some(true))
-            });
-            if failed || s.step.reads().iter().any(|v| tainted.contains(v)) {
-                tainted.extend(s.step.writes());
-            }
-        }
-        tainted
-    }
-
     /// Waits for every step (see [`Completions::wait`]), dropping each
     /// retained value once every reader of it has completed. After a
     /// failure, `retained` keeps the values some reader of which failed or
@@ -461,6 +440,7 @@ impl Executor {
         let mut done_all = Vec::with_capacity(part.steps.len());
         let mut live = LiveBytes::default();
         let mut retained = std::collections::VecDeque::new();
+        let mut in_flight = InFlight::default();
         let mut ok = 0;
         if record {
             for (id, shards) in values.iter().enumerate() {
@@ -482,7 +462,16 @@ impl Executor {
                 piece: piece as u32,
             };
             let (done, donated) = self
-                .enqueue_step(part, step, step_work, executables, &mut values, peers, &key)
+                .enqueue_step(
+                    part,
+                    step,
+                    step_work,
+                    executables,
+                    &mut values,
+                    peers,
+                    &key,
+                    &mut in_flight,
+                )
                 .map_err(|e| match e {
                     ExecError::Runtime(source) => ExecError::Step {
                         step: step.label.clone(),
@@ -560,6 +549,7 @@ impl Executor {
         values: &mut [Option<Shards>],
         peers: &dyn Peers,
         key: &dyn Fn(usize) -> PieceKey,
+        in_flight: &mut InFlight,
     ) -> std::result::Result<(Vec<(i64, Done)>, Vec<ValueId>), ExecError> {
         let released =
             |what: &str| ExecError::Setup(format!("{}: {what} was released early", step.label));
@@ -592,8 +582,16 @@ impl Executor {
                     ..ExecuteOptions::default()
                 };
                 let slices: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
+                for d in &step.devices {
+                    in_flight.admit(*d);
+                }
                 let crate::pjrt::Execution { outputs, done } =
                     executable.execute_with(&slices, &options)?;
+                for (d, per_device) in step.devices.iter().zip(&outputs) {
+                    if let Some(first) = per_device.first() {
+                        in_flight.push(*d, first);
+                    }
+                }
                 let mut shards: Vec<Shards> = vec![vec![None; step.devices.len()]; results.len()];
                 for (position, per_device) in outputs.into_iter().enumerate() {
                     for (i, buffer) in per_device.into_iter().enumerate() {
@@ -629,22 +627,34 @@ impl Executor {
                         .and_then(|s| s.get(position).cloned().flatten())
                         .ok_or_else(|| released("a copied array"))
                 };
-                let cut = |buffer: Arc<Buffer>, slice: Option<usize>| -> Result<Arc<Buffer>> {
+                let cut = |buffer: Arc<Buffer>,
+                           slice: Option<usize>,
+                           device: i64,
+                           in_flight: &mut InFlight|
+                 -> Result<Arc<Buffer>> {
                     match slice {
                         None => Ok(buffer),
                         Some(need) => {
+                            in_flight.admit(device);
                             let mut run = executables[need].execute(&[[buffer.as_ref()]])?;
-                            Ok(Arc::new(run.outputs.remove(0).remove(0)))
+                            let out = run.outputs.remove(0).remove(0);
+                            in_flight.push(device, &out);
+                            Ok(Arc::new(out))
                         }
                     }
                 };
                 let mut done = Vec::new();
                 for send in sends {
                     let piece = &pieces[send.piece];
-                    let cut = cut(shard(send.position)?, send.slice)?;
+                    let cut = cut(
+                        shard(send.position)?,
+                        send.slice,
+                        piece.src_device,
+                        in_flight,
+                    )?;
                     done.push((
                         piece.src_device,
-                        Done::Piece(peers.send(key(send.piece), send.worker, cut)?),
+                        Done::Sent(peers.send(key(send.piece), send.worker, cut)?),
                     ));
                 }
                 let mut written: Shards = vec![None; dst.devices.len()];
@@ -655,32 +665,32 @@ impl Executor {
                         let piece = &pieces[*i];
                         arrived.push(match from {
                             Source::Local { position, slice } => {
-                                let cut = cut(shard(*position)?, *slice)?;
+                                let cut =
+                                    cut(shard(*position)?, *slice, piece.src_device, in_flight)?;
                                 if piece.src_device == target.device {
                                     cut
                                 } else {
                                     Arc::new(cut.copy_to_device(device)?)
                                 }
                             }
-                            Source::Remote { piece: p, worker } => {
-                                let (buffer, landed) = peers.receive(
-                                    key(*p),
-                                    *worker,
-                                    src.dtype,
-                                    &super::work::usizes(&piece.sizes),
-                                    device,
-                                )?;
-                                done.push((target.device, Done::Piece(landed)));
-                                Arc::new(buffer)
-                            }
+                            Source::Remote { piece: p, worker } => Arc::new(peers.receive(
+                                key(*p),
+                                *worker,
+                                src.dtype,
+                                &super::work::usizes(&piece.sizes),
+                                device,
+                            )?),
                         });
                     }
                     let buffer = match target.place {
                         None => arrived.remove(0),
                         Some(need) => {
                             let args: Vec<&Buffer> = arrived.iter().map(Arc::as_ref).collect();
+                            in_flight.admit(target.device);
                             let mut run = executables[need].execute(&[args])?;
-                            Arc::new(run.outputs.remove(0).remove(0))
+                            let out = run.outputs.remove(0).remove(0);
+                            in_flight.push(target.device, &out);
+                            Arc::new(out)
                         }
                     };
                     done.push((target.device, Done::Event(buffer.ready_event()?)));
@@ -755,6 +765,41 @@ pub fn download(part: &Part, id: ValueId, shards: &Shards) -> Result<crate::Host
             .map(|b| b.to_host())
             .transpose()
     })
+}
+
+/// Executions enqueued on each device and not known complete. The CPU
+/// plugin blocks the enqueuing host at 32 executions in flight on a device,
+/// and with multi-device executions among them it can stay blocked after
+/// their inputs arrived (the long pipeline of the recovery tests, 64
+/// microbatches through two-device stages, hung so), so the host waits for
+/// the oldest itself before the plugin would.
+#[derive(Default)]
+pub(crate) struct InFlight(HashMap<i64, std::collections::VecDeque<Event>>);
+
+impl InFlight {
+    /// Below the plugin's 32, with room for a step's transfer kernels.
+    const LIMIT: usize = 24;
+
+    /// Returns once one more execution fits on `device`.
+    fn admit(&mut self, device: i64) {
+        let queue = self.0.entry(device).or_default();
+        while queue
+            .front()
+            .is_some_and(|e| queue.len() >= Self::LIMIT || e.is_ready().unwrap_or(true))
+        {
+            if let Some(oldest) = queue.pop_front() {
+                // Its failure is its step's to report.
+                let _ = oldest.wait();
+            }
+        }
+    }
+
+    /// An execution on `device` whose result is `output` was enqueued.
+    fn push(&mut self, device: i64, output: &Buffer) {
+        if let Ok(e) = output.ready_event() {
+            self.0.entry(device).or_default().push_back(e);
+        }
+    }
 }
 
 /// Drops the retained values whose readers all completed: `ok` steps

@@ -383,6 +383,21 @@ impl Cluster {
         panic!("worker {id} never started the run");
     }
 
+    /// The last lines of the server's and every worker's log, for a
+    /// failure's message.
+    pub fn logs(&self) -> String {
+        let tail = |name: String, text: String| {
+            let lines: Vec<&str> = text.lines().rev().take(20).collect();
+            let lines: Vec<&str> = lines.into_iter().rev().collect();
+            format!("{name}:\n{}", lines.join("\n"))
+        };
+        let mut logs = vec![tail("pw-server".into(), self.server.stderr_text())];
+        for (i, w) in self.workers.iter().enumerate() {
+            logs.push(tail(format!("worker process #{i}"), w.stderr_text()));
+        }
+        logs.join("\n")
+    }
+
     /// Waits (at most 10 s) until no registered worker holds a buffer.
     pub fn assert_no_buffers(&self) {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -401,20 +416,9 @@ impl Cluster {
                 return;
             }
             if Instant::now() >= deadline {
-                let logs: Vec<String> = self
-                    .workers
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| {
-                        let text = w.stderr_text();
-                        let tail: Vec<&str> = text.lines().rev().take(20).collect();
-                        let tail: Vec<&str> = tail.into_iter().rev().collect();
-                        format!("worker process #{i}:\n{}", tail.join("\n"))
-                    })
-                    .collect();
                 panic!(
                     "workers still hold (worker, buffers, transfers, runs): {held:?}\n{}",
-                    logs.join("\n")
+                    self.logs()
                 );
             }
             std::thread::sleep(Duration::from_millis(100));

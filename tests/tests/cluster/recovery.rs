@@ -43,13 +43,14 @@ impl Rng {
 
 /// The run finished, matched JAX's outputs and reports a recovery from
 /// losing worker `lost`; returns its stdout.
-fn recovered(run: &mut Proc, lost: u32) -> String {
+fn recovered(c: &Cluster, run: &mut Proc, lost: u32) -> String {
     let status = run.wait_exit(Duration::from_secs(120));
     let (stdout, stderr) = (run.stdout_text(), run.stderr_text());
     assert_eq!(
         status.and_then(|s| s.code()),
         Some(0),
-        "{stdout}\n{stderr}"
+        "{stdout}\n{stderr}\n{}",
+        c.logs()
     );
     assert!(
         stdout.contains("matches") && !stdout.contains("MISMATCH"),
@@ -87,7 +88,7 @@ fn kill_mid_run(args: &[String], victim: usize, at: u64, after: Duration) -> Str
     std::thread::sleep(after);
     c.workers[victim].signal("KILL");
     c.add_worker(2, &[], &[], &Place::default());
-    let stdout = recovered(&mut run, victim as u32);
+    let stdout = recovered(&c, &mut run, victim as u32);
     c.assert_no_buffers();
     stdout
 }
@@ -168,7 +169,13 @@ fn a_long_pipeline_recovers_from_a_kill_at_a_random_time() {
         c.add_worker(2, &[], &[], &Place::default());
         let status = run.wait_exit(Duration::from_secs(120));
         let stdout = run.stdout_text();
-        assert_eq!(status.and_then(|s| s.code()), Some(0), "{stdout}\n{}", run.stderr_text());
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "{stdout}\n{}\n{}",
+            run.stderr_text(),
+            c.logs()
+        );
         assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
         // A run done before the kill needs no recovery; one under way
         // reports it.
@@ -215,7 +222,7 @@ fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
     c.wait_run_started(1);
     let stopped = Instant::now();
     c.workers[1].signal("STOP");
-    let stdout = recovered(&mut run, 1);
+    let stdout = recovered(&c, &mut run, 1);
     eprintln!("SIGSTOP to the end of the recovered run: {:?}", stopped.elapsed());
     let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
     assert!(line.contains("2->6, 3->7"), "not moved onto the spare: {line}");
