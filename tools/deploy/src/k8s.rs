@@ -41,8 +41,10 @@ use objects::*;
 pub const SERVER_BIN: &str = "/usr/local/bin/pw-server";
 /// pw-worker in the worker image.
 pub const WORKER_BIN: &str = "/usr/local/bin/pw-worker";
-/// Where the images keep the PJRT plugin.
-pub const PLUGIN_DIR: &str = "/opt/pw/pjrt";
+/// Where the images keep the PJRT plugin: the plugin's Python wheel,
+/// installed there as it is (`pip install --target`), so that a plugin
+/// finds the libraries it ships beside it.
+pub const PLUGIN_DIR: &str = "/opt/pw/site";
 /// The server's compile cache (an emptyDir: it lives as long as the pod).
 pub const COMPILE_CACHE: &str = "/var/cache/pw";
 /// The replicated job of pw-server.
@@ -85,12 +87,13 @@ impl Platform {
         }
     }
 
-    /// The file name of the platform's PJRT plugin in [`PLUGIN_DIR`].
+    /// The platform's PJRT plugin, relative to [`PLUGIN_DIR`]: where its
+    /// wheel puts it (`deploy/Dockerfile` checks the file is there).
     pub fn plugin_file(self) -> &'static str {
         match self {
-            Platform::Cpu => "pjrt_c_api_cpu_plugin.so",
-            Platform::Cuda => "xla_cuda_plugin.so",
-            Platform::Tpu => "libtpu.so",
+            Platform::Cpu => "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+            Platform::Cuda => "jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+            Platform::Tpu => "libtpu/libtpu.so",
         }
     }
 
@@ -175,7 +178,7 @@ pub struct Options {
     pub platform: Platform,
 
     /// The PJRT plugin inside the worker image (default: the platform's
-    /// plugin where deploy/Dockerfile puts it, /opt/pw/pjrt/...). On CPU
+    /// plugin where deploy/Dockerfile puts it, under /opt/pw/site). On CPU
     /// the server compiles with the same file.
     #[arg(long, value_name = "PATH")]
     pub plugin: Option<String>,
