@@ -354,14 +354,16 @@ impl Options {
         }
         match self.workers.checked_mul(self.devices_per_worker) {
             Some(total) if total <= MAX_DEVICES => {}
-            _ => return Err(flag(
-                "devices-per-worker",
-                &self.devices_per_worker.to_string(),
-                format!(
+            _ => {
+                return Err(flag(
+                    "devices-per-worker",
+                    &self.devices_per_worker.to_string(),
+                    format!(
                     "{} workers x {} devices is more than pw's {MAX_DEVICES} devices in a cluster",
                     self.workers, self.devices_per_worker
                 ),
-            )),
+                ))
+            }
         }
         for (name, image) in [
             ("image", Some(&self.image)),

@@ -110,7 +110,9 @@ fn start(mut command: Command, name: &str, dir: &Path) -> Proc {
         .stderr(Stdio::from(file))
         .stdin(Stdio::null())
         .env("TF_CPP_MIN_LOG_LEVEL", "2");
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("starting {name}: {e}"));
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {name}: {e}"));
     let stdout = child.stdout.take().expect("stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -126,7 +128,11 @@ fn start(mut command: Command, name: &str, dir: &Path) -> Proc {
         log,
     };
     if rx.recv_timeout(START_LIMIT).is_err() {
-        panic!("{} did not start within {START_LIMIT:?}:\n{}", proc.name, proc.log());
+        panic!(
+            "{} did not start within {START_LIMIT:?}:\n{}",
+            proc.name,
+            proc.log()
+        );
     }
     proc
 }
@@ -186,7 +192,11 @@ fn substitute(
     ports: &HashMap<u16, u16>,
     paths: &HashMap<String, String>,
 ) -> Vec<String> {
-    let port = |p: u16| *ports.get(&p).unwrap_or_else(|| panic!("no local port for {p}"));
+    let port = |p: u16| {
+        *ports
+            .get(&p)
+            .unwrap_or_else(|| panic!("no local port for {p}"))
+    };
     let mut out = Vec::new();
     for (i, a) in args.iter().enumerate() {
         let previous = if i > 0 { args[i - 1].as_str() } else { "" };
@@ -196,9 +206,9 @@ fn substitute(
             port(a.parse().expect("a port")).to_string()
         } else if let Some((host, p)) = a.rsplit_once(':').filter(|_| !a.starts_with('/')) {
             let p: u16 = p.parse().unwrap_or_else(|_| panic!("{a}: not HOST:PORT"));
-            let local = hosts
-                .get(host)
-                .unwrap_or_else(|| panic!("{a}: the host {host} is not one the manifests should name"));
+            let local = hosts.get(host).unwrap_or_else(|| {
+                panic!("{a}: the host {host} is not one the manifests should name")
+            });
             format!("{local}:{}", port(p))
         } else {
             a.clone()
@@ -211,12 +221,7 @@ fn substitute(
 /// The pw-server or pw-worker of a container, as `command` would run it
 /// there: its program from `bins`, its arguments substituted, its
 /// environment from the container's `env` (the Secret's token, the pod IP).
-fn local_command(
-    c: &Value,
-    bins: &Path,
-    args: Vec<String>,
-    token: &str,
-) -> Command {
+fn local_command(c: &Value, bins: &Path, args: Vec<String>, token: &str) -> Command {
     let program = strings(c, "command");
     assert_eq!(program.len(), 1);
     let name = Path::new(&program[0]).file_name().expect("a program");
@@ -242,8 +247,14 @@ fn local_command(
 fn registered(status: &str) -> Option<BTreeSet<u32>> {
     use std::io::Write;
     let mut stream = std::net::TcpStream::connect(status).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(stream, "GET /api/status HTTP/1.1\r\nHost: {status}\r\nConnection: close\r\n\r\n").ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        stream,
+        "GET /api/status HTTP/1.1\r\nHost: {status}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let (head, body) = response.split_once("\r\n\r\n")?;
@@ -251,7 +262,12 @@ fn registered(status: &str) -> Option<BTreeSet<u32>> {
         return None;
     }
     let v: Value = serde_yaml_ng::from_str(body).ok()?;
-    Some(seq(&v, "workers").iter().map(|w| u64_at(w, "pid") as u32).collect())
+    Some(
+        seq(&v, "workers")
+            .iter()
+            .map(|w| u64_at(w, "pid") as u32)
+            .collect(),
+    )
 }
 
 /// Waits (at most START_LIMIT) until the registered workers are `procs`.
@@ -288,7 +304,11 @@ fn run_pipeline(bins: &Path, server: &str, token: &str) -> String {
             .expect("examples/pipeline")
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix)))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(prefix))
+            })
             .collect();
         // input_10 after input_9: by the number.
         files.sort_by_key(|p| {
@@ -299,7 +319,9 @@ fn run_pipeline(bins: &Path, server: &str, token: &str) -> String {
         });
         files
     };
-    cmd.args(npy("input_")).arg("--expect").args(npy("expected_"));
+    cmd.args(npy("input_"))
+        .arg("--expect")
+        .args(npy("expected_"));
     cmd.args(["--server", server]).env("PW_TOKEN", token);
     let (code, stdout, stderr) = run(cmd, RUN_LIMIT);
     assert_eq!(code, Some(0), "pw-run failed:\n{stdout}\n{stderr}");
@@ -316,7 +338,18 @@ fn the_manifests_command_lines_run_a_cluster() {
     let Some((bins, plugin)) = prerequisites() else {
         return;
     };
-    let docs = manifests(&["--workers", "2", "--devices-per-worker", "2", "--heartbeat-ms", "100", "--lease-ms", "1000", "--connect-timeout", "20"]);
+    let docs = manifests(&[
+        "--workers",
+        "2",
+        "--devices-per-worker",
+        "2",
+        "--heartbeat-ms",
+        "100",
+        "--lease-ms",
+        "1000",
+        "--connect-timeout",
+        "20",
+    ]);
     let js = object(&docs, "JobSet");
     let head = container(pod(replicated_job(js, "head")));
     let worker = container(pod(replicated_job(js, "worker")));
@@ -327,9 +360,14 @@ fn the_manifests_command_lines_run_a_cluster() {
 
     let dir = tempfile::tempdir().expect("a temporary directory");
     let token = format!("test-token-{}", std::process::id());
-    let hosts: HashMap<&str, &str> = [("0.0.0.0", "127.0.0.1"), ("127.0.0.1", "127.0.0.1"), ("$(POD_IP)", "127.0.0.1"), (head_host, "127.0.0.1")]
-        .into_iter()
-        .collect();
+    let hosts: HashMap<&str, &str> = [
+        ("0.0.0.0", "127.0.0.1"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("$(POD_IP)", "127.0.0.1"),
+        (head_host, "127.0.0.1"),
+    ]
+    .into_iter()
+    .collect();
     let mut paths: HashMap<String, String> = HashMap::new();
     paths.insert(
         flag(&worker_args, "--plugin").expect("--plugin"),
@@ -347,7 +385,11 @@ fn the_manifests_command_lines_run_a_cluster() {
         .map(|(_, p)| (p, free_port()))
         .collect();
     let args = substitute(&server_args, &hosts, &server_ports, &paths);
-    let server = start(local_command(head, &bins, args, &token), "pw-server", dir.path());
+    let server = start(
+        local_command(head, &bins, args, &token),
+        "pw-server",
+        dir.path(),
+    );
     let (_, manifest_server_port) = host_port(&flag(&server_args, "--listen").expect("--listen"));
     let address = format!("127.0.0.1:{}", server_ports[&manifest_server_port]);
     let (_, manifest_status_port) = host_port(&flag(&server_args, "--http").expect("--http"));
@@ -399,7 +441,10 @@ fn the_manifests_command_lines_run_a_cluster() {
     assert_ne!(w1b.child.id(), old_pid);
     wait_for_workers(&server, &status, &[&w0, &w1b]);
     let report = run_pipeline(&bins, &address, &token);
-    assert!(report.contains("worker 2"), "the restarted worker has a new id:\n{report}");
+    assert!(
+        report.contains("worker 2"),
+        "the restarted worker has a new id:\n{report}"
+    );
     assert!(report.contains("matches"), "{report}");
     drop((w0, w1b, server));
 }
@@ -430,6 +475,9 @@ fn docs_deploy_md_uses_real_flags_of_the_binaries() {
         // (pw-run prints its help on stderr)
         let known = flags_in_help(&format!("{stdout}{stderr}"));
         let unknown: Vec<_> = used.difference(&known).collect();
-        assert!(unknown.is_empty(), "docs/deploy.md uses {tool} flags it lacks: {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "docs/deploy.md uses {tool} flags it lacks: {unknown:?}"
+        );
     }
 }

@@ -20,7 +20,10 @@ pub fn repo_root() -> PathBuf {
 
 /// Runs pw-deploy with `args`.
 pub fn pw_deploy(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("running pw-deploy")
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("running pw-deploy")
 }
 
 /// The base command line of the tests: 3 workers of 2 CPU devices.
@@ -193,7 +196,11 @@ pub fn host_port(address: &str) -> (&str, u16) {
     let (host, port) = address
         .rsplit_once(':')
         .unwrap_or_else(|| panic!("{address:?} is not HOST:PORT"));
-    (host, port.parse().unwrap_or_else(|_| panic!("bad port in {address:?}")))
+    (
+        host,
+        port.parse()
+            .unwrap_or_else(|_| panic!("bad port in {address:?}")),
+    )
 }
 
 /// What a pw-server or pw-worker command line listens on: (host, port) per
