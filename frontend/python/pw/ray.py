@@ -130,9 +130,11 @@ class _Host:
         if not self._started.wait(start_timeout) or self._address is None:
             self._stopping = True
             self._kill()
-            raise LaunchError(
-                f"pw-worker on {self._node_ip} did not start within {start_timeout:.0f} s:\n{self.log_tail()}"
-            )
+            if self._exit_code is not None:
+                why = f"exited with code {self._exit_code} before it served"
+            else:
+                why = f"did not start within {start_timeout:.0f} s"
+            raise LaunchError(f"pw-worker on {self._node_ip} {why}:\n{self.log_tail()}")
 
     def _supervise(self, command, env):
         try:

@@ -203,6 +203,17 @@ def test_workers_on_ray_are_restarted_and_register_again(server, ray_cluster, ex
     print(f"ray: the whole test took {time.monotonic() - started:.1f} s")
 
 
+def test_a_worker_that_cannot_start_is_reported(server, ray_cluster):
+    """A pw-worker that exits before it serves (here: no such plugin) is
+    not restarted in a loop: the launch fails with its log."""
+    with pytest.raises(pw.ray.LaunchError, match="plugin") as e:
+        pw.ray.launch_workers(
+            server, devices_per_worker=1, nodes=1, token=TOKEN, plugin="/nonexistent/plugin.so", start_timeout=WAIT_S
+        )
+    assert "/nonexistent/plugin.so" in str(e.value)
+    assert not registered(server)
+
+
 def test_launch_refuses_bad_arguments(ray_cluster):
     with pytest.raises(ValueError, match="platform"):
         pw.ray.launch_workers("127.0.0.1:1", devices_per_worker=1, platform="rocm")
