@@ -341,7 +341,8 @@ def launch_workers(
     - ``plugin``: the PJRT plugin's path on the nodes (default: pw-worker's
       own, ``$PW_PJRT_PLUGIN`` or the recorded one).
     - ``token`` (default ``$PW_TOKEN``): the server's ``--token``, given to
-      each pw-worker as ``PW_TOKEN``.
+      each pw-worker as ``PW_TOKEN`` (it travels to the nodes as an argument
+      of the actors, inside the Ray cluster).
     - ``max_restarts``: how often Ray restarts an actor whose pw-worker
       died (-1: always).
     - ``listen_host``: where pw-worker listens (default: the node's Ray
