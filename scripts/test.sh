@@ -28,6 +28,17 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 export PW_REQUIRE_BROWSER=1
 
+step "test extras: Ray (the Ray launcher's test, frontend/python/tests/test_ray.py)"
+# Only that test needs it; installed into the venv here, not by setup.sh.
+ray_version=2.60.0
+if ! "$PW_VENV/bin/python" -c "import sys, ray; sys.exit(ray.__version__ != '$ray_version')" >/dev/null 2>&1; then
+  "$PW_VENV/bin/pip" install -q "ray==$ray_version"
+fi
+export PW_REQUIRE_RAY=1
+# pw-deploy's test that runs the manifests' command lines needs the binaries
+# built above: fail rather than skip.
+export PW_REQUIRE_BINARIES=1
+
 step "Rust tests"
 cargo test --workspace --locked
 

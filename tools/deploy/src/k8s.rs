@@ -1,0 +1,886 @@
+//! `pw-deploy k8s`: a pw cluster as Kubernetes objects.
+//!
+//! pw never becomes its own cluster manager: on Kubernetes, a cluster is one
+//! JobSet (`jobset.x-k8s.io/v1alpha2`) that the JobSet controller runs.
+//!
+//! - **`head`**, a replicated job of one indexed Job with one pod, runs
+//!   `pw-server` on `0.0.0.0:SERVER_PORT`. JobSet's DNS hostnames give the
+//!   pod the stable name `NAME-head-0-0.NAME` (the pod hostname
+//!   `<jobset>-<replicated job>-<job index>-<pod index>` under the subdomain
+//!   `NAME`, a headless Service the JobSet controller creates).
+//! - **`worker`**, a replicated job of one indexed Job with W pods
+//!   (`completions = parallelism = W`), runs one `pw-worker` per pod,
+//!   pointed at `NAME-head-0-0.NAME:SERVER_PORT` and advertising its own pod
+//!   address (`status.podIP`, through the downward API).
+//! - Both jobs restart their pods on failure (`restartPolicy: OnFailure`)
+//!   with a large `backoffLimit`: a worker that dies comes back in its pod
+//!   and registers again; the controller takes it as a new worker.
+//! - The head starts first: `startupPolicy: InOrder` (or the newer
+//!   `dependsOn` on the head being ready), and the head's readiness probe
+//!   is its gRPC port accepting connections.
+//! - The JobSet succeeds when the head does (pw-server exits 0 only when
+//!   asked to stop), and fails after `--max-restarts` restarts of the whole
+//!   set (when a job exhausts its backoffLimit).
+//! - Both containers read `PW_TOKEN` from one Secret: pw-server requires a
+//!   token on a non-loopback address, and workers present it.
+//! - A ClusterIP Service `NAME-server` gives clients (`pw-run --server`,
+//!   `pw.connect`) one name for the server, and a NetworkPolicy
+//!   `NAME-workers` admits to the workers' unauthenticated ports only the
+//!   pods of this cluster.
+//!
+//! Paths inside the containers are those of the images `deploy/Dockerfile`
+//! builds: [`SERVER_BIN`], [`WORKER_BIN`], plugins in [`PLUGIN_DIR`].
+
+pub mod objects;
+
+use crate::{names, Error};
+use clap::{Args, ValueEnum};
+use objects::*;
+
+/// pw-server in the server image.
+pub const SERVER_BIN: &str = "/usr/local/bin/pw-server";
+/// pw-worker in the worker image.
+pub const WORKER_BIN: &str = "/usr/local/bin/pw-worker";
+/// Where the images keep the PJRT plugin: the plugin's Python wheel,
+/// installed there as it is (`pip install --target`), so that a plugin
+/// finds the libraries it ships beside it.
+pub const PLUGIN_DIR: &str = "/opt/pw/site";
+/// The server's compile cache (an emptyDir: it lives as long as the pod).
+pub const COMPILE_CACHE: &str = "/var/cache/pw";
+/// The replicated job of pw-server.
+pub const HEAD: &str = "head";
+/// The replicated job of the pw-workers.
+pub const WORKER: &str = "worker";
+/// The most workers, and devices in all, a cluster may have: pw's limit
+/// on a topology (65,536 devices).
+pub const MAX_DEVICES: u32 = 65_536;
+/// The most devices one pw-worker asks its plugin for (`pw-worker --devices`).
+pub const MAX_DEVICES_PER_WORKER: u32 = 4096;
+/// pw-server's defaults for `--heartbeat-ms` and `--lease-ms`, to check a
+/// lease against a heartbeat when only one of them is given.
+const DEFAULT_HEARTBEAT_MS: u64 = 250;
+const DEFAULT_LEASE_MS: u64 = 1500;
+/// The suffix Kubernetes appends to a Job's pod names (the JobSet webhook
+/// checks names with it).
+const POD_SUFFIX: &str = "-abcde";
+
+/// The accelerator of the workers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Platform {
+    /// The PJRT CPU plugin; `--devices-per-worker` CPU devices per worker.
+    Cpu,
+    /// NVIDIA GPUs (the device plugin's `nvidia.com/gpu`).
+    Cuda,
+    /// Cloud TPUs (`google.com/tpu`).
+    Tpu,
+}
+
+impl Platform {
+    pub const ALL: [Platform; 3] = [Platform::Cpu, Platform::Cuda, Platform::Tpu];
+
+    /// The name `deploy/Dockerfile`'s `PLATFORM` argument takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Cpu => "cpu",
+            Platform::Cuda => "cuda",
+            Platform::Tpu => "tpu",
+        }
+    }
+
+    /// The platform's PJRT plugin, relative to [`PLUGIN_DIR`]: where its
+    /// wheel puts it (`deploy/Dockerfile` checks the file is there).
+    pub fn plugin_file(self) -> &'static str {
+        match self {
+            Platform::Cpu => "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+            Platform::Cuda => "jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+            Platform::Tpu => "libtpu/libtpu.so",
+        }
+    }
+
+    /// The plugin's path in the worker image.
+    pub fn default_plugin(self) -> String {
+        format!("{PLUGIN_DIR}/{}", self.plugin_file())
+    }
+
+    /// The extended resource that gives a pod this platform's devices
+    /// (none for CPU devices, which the plugin makes up).
+    pub fn resource(self) -> Option<&'static str> {
+        match self {
+            Platform::Cpu => None,
+            Platform::Cuda => Some("nvidia.com/gpu"),
+            Platform::Tpu => Some("google.com/tpu"),
+        }
+    }
+}
+
+/// How the worker job waits for the head.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Startup {
+    /// `spec.startupPolicy.startupPolicyOrder: InOrder` (every JobSet release).
+    InOrder,
+    /// `dependsOn: [{name: head, status: Ready}]` on the worker job (newer
+    /// JobSet releases, which deprecate startupPolicy).
+    DependsOn,
+}
+
+/// pw-worker's `--data-plane`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DataPlane {
+    Tcp,
+    Grpc,
+}
+
+impl DataPlane {
+    fn name(self) -> &'static str {
+        match self {
+            DataPlane::Tcp => "tcp",
+            DataPlane::Grpc => "grpc",
+        }
+    }
+}
+
+/// The options of `pw-deploy k8s`.
+#[derive(Args, Debug, Clone)]
+pub struct Options {
+    /// The cluster's name: the JobSet's, and the prefix of every object,
+    /// job and pod (a DNS-1035 label, short enough that the pod names fit
+    /// in 63 characters).
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+
+    /// The namespace of every object (default: none written, so `kubectl
+    /// apply -n` or the context decides).
+    #[arg(long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// How many pw-workers: one pod, on its own host, per worker.
+    #[arg(long, value_name = "W", value_parser = clap::value_parser!(u32).range(1..=MAX_DEVICES as i64))]
+    pub workers: u32,
+
+    /// The devices of each worker: CPU devices its plugin makes, or the
+    /// GPUs / TPU chips its pod asks for.
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=MAX_DEVICES_PER_WORKER as i64))]
+    pub devices_per_worker: u32,
+
+    /// The pw-server image (deploy/Dockerfile, target `server`); also the
+    /// workers' unless --worker-image is given.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+
+    /// The pw-worker image (deploy/Dockerfile, target `worker`: pw-worker
+    /// and the PJRT plugin, no MLIR).
+    #[arg(long, value_name = "IMAGE")]
+    pub worker_image: Option<String>,
+
+    /// The workers' accelerator: the plugin's default path and the device
+    /// resource each worker pod requests.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub platform: Platform,
+
+    /// The PJRT plugin inside the worker image (default: the platform's
+    /// plugin where deploy/Dockerfile puts it, under /opt/pw/site). On CPU
+    /// the server compiles with the same file.
+    #[arg(long, value_name = "PATH")]
+    pub plugin: Option<String>,
+
+    /// pw-server's port for workers and clients.
+    #[arg(long, default_value_t = 29000, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub server_port: u16,
+
+    /// pw-server's status page, on the pod's loopback (reach it with
+    /// `kubectl port-forward`); 0: no status page.
+    #[arg(long, default_value_t = 29080, value_name = "PORT")]
+    pub status_port: u16,
+
+    /// Each pw-worker's service port, for the server and its peers.
+    #[arg(long, default_value_t = 29100, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub worker_port: u16,
+
+    /// Each pw-worker's data port, where peers send shard pieces.
+    #[arg(long, default_value_t = 29101, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub data_port: u16,
+
+    /// The Secret holding the server's token (default: NAME-token); both
+    /// pw-server and the workers read it as PW_TOKEN.
+    #[arg(long, value_name = "SECRET")]
+    pub token_secret: Option<String>,
+
+    /// The key of the token in that Secret.
+    #[arg(long, default_value = "token", value_name = "KEY")]
+    pub token_key: String,
+
+    /// pw-server --heartbeat-ms: how often workers send heartbeats.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub heartbeat_ms: Option<u64>,
+
+    /// pw-server --lease-ms: how long a silent worker keeps its lease.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub lease_ms: Option<u64>,
+
+    /// pw-server --run-timeout: the longest a run may take.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub run_timeout: Option<u64>,
+
+    /// pw-server --client-lease-ms: how long a silent client keeps its session.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub client_lease_ms: Option<u64>,
+
+    /// pw-worker --connect-timeout: how long a worker tries to reach a
+    /// server it lost before it exits (and its pod restarts it).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub connect_timeout: Option<u64>,
+
+    /// pw-worker --data-plane: how workers send pieces to each other.
+    #[arg(long, value_enum, value_name = "tcp|grpc")]
+    pub data_plane: Option<DataPlane>,
+
+    /// pw-worker --island: every worker joins this island (default: an
+    /// island of its own each).
+    #[arg(long, value_name = "NAME")]
+    pub island: Option<String>,
+
+    /// Each Job's backoffLimit: how many pod failures it survives.
+    #[arg(long, default_value_t = 1_000_000, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i32::MAX as i64))]
+    pub backoff_limit: u32,
+
+    /// The JobSet's failurePolicy.maxRestarts: how often the whole set is
+    /// recreated after a job failed for good.
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i32::MAX as i64))]
+    pub max_restarts: u32,
+
+    /// How the workers wait for the head to be ready.
+    #[arg(long, value_enum, default_value = "in-order")]
+    pub startup: Startup,
+
+    /// A node label the worker pods require (repeatable), e.g. a GPU or
+    /// TPU node pool's.
+    #[arg(long = "node-selector", value_name = "KEY=VALUE")]
+    pub node_selectors: Vec<String>,
+
+    /// The CPU each worker pod requests (a Kubernetes quantity: 4, 500m).
+    #[arg(long, value_name = "QUANTITY")]
+    pub worker_cpu: Option<String>,
+
+    /// The memory each worker pod requests (a Kubernetes quantity: 16Gi).
+    #[arg(long, value_name = "QUANTITY")]
+    pub worker_memory: Option<String>,
+
+    /// Never put two workers on one node (required pod anti-affinity;
+    /// default: preferred).
+    #[arg(long)]
+    pub one_per_node: bool,
+
+    /// Leave out the NetworkPolicy that admits only this cluster's pods to
+    /// the workers' ports.
+    #[arg(long)]
+    pub no_network_policy: bool,
+
+    /// Write the manifests to FILE (all or nothing) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+}
+
+impl Options {
+    /// The Secret of the token.
+    pub fn token_secret(&self) -> String {
+        self.token_secret
+            .clone()
+            .unwrap_or_else(|| format!("{}-token", self.name))
+    }
+
+    /// The PJRT plugin's path in the worker image.
+    pub fn plugin(&self) -> String {
+        self.plugin
+            .clone()
+            .unwrap_or_else(|| self.platform.default_plugin())
+    }
+
+    /// The head pod's stable DNS name, within the namespace.
+    pub fn head_host(&self) -> String {
+        format!("{0}-{HEAD}-0-0.{0}", self.name)
+    }
+
+    /// The client Service's name.
+    pub fn service_name(&self) -> String {
+        format!("{}-server", self.name)
+    }
+
+    /// The NetworkPolicy's name.
+    pub fn policy_name(&self) -> String {
+        format!("{}-workers", self.name)
+    }
+
+    /// Checks every option; the error names the flag and why.
+    pub fn check(&self) -> Result<(), Error> {
+        let flag = |flag: &'static str, value: &str, why: String| Error::Flag {
+            flag,
+            value: value.to_owned(),
+            why,
+        };
+        if let Some(why) = names::dns1035_label(&self.name) {
+            return Err(flag("name", &self.name, why));
+        }
+        if self.workers == 0 || self.devices_per_worker == 0 {
+            return Err(flag(
+                if self.workers == 0 {
+                    "workers"
+                } else {
+                    "devices-per-worker"
+                },
+                "0",
+                "must be at least 1".into(),
+            ));
+        }
+        // The longest names Kubernetes derives from NAME must be labels too.
+        let longest_pod = format!("{}-{WORKER}-0-{}{POD_SUFFIX}", self.name, self.workers - 1);
+        for derived in [longest_pod, self.service_name()] {
+            if derived.len() > names::MAX_LABEL {
+                return Err(flag(
+                    "name",
+                    &self.name,
+                    format!(
+                        "too long: the name {derived:?} made from it has {} characters, more than {} (shorten --name by {})",
+                        derived.len(),
+                        names::MAX_LABEL,
+                        derived.len() - names::MAX_LABEL
+                    ),
+                ));
+            }
+        }
+        if let Some(ns) = &self.namespace {
+            if let Some(why) = names::dns1123_label(ns) {
+                return Err(flag("namespace", ns, why));
+            }
+        }
+        match self.workers.checked_mul(self.devices_per_worker) {
+            Some(total) if total <= MAX_DEVICES => {}
+            _ => {
+                return Err(flag(
+                    "devices-per-worker",
+                    &self.devices_per_worker.to_string(),
+                    format!(
+                    "{} workers x {} devices is more than pw's {MAX_DEVICES} devices in a cluster",
+                    self.workers, self.devices_per_worker
+                ),
+                ))
+            }
+        }
+        for (name, image) in [
+            ("image", Some(&self.image)),
+            ("worker-image", self.worker_image.as_ref()),
+        ] {
+            if let Some(image) = image {
+                if let Some(why) = word(image) {
+                    return Err(flag(name, image, why));
+                }
+            }
+        }
+        let plugin = self.plugin();
+        if let Some(why) = word(&plugin) {
+            return Err(flag("plugin", &plugin, why));
+        }
+        if !plugin.starts_with('/') {
+            return Err(flag(
+                "plugin",
+                &plugin,
+                "must be an absolute path inside the worker image".into(),
+            ));
+        }
+        if let Some(island) = &self.island {
+            if let Some(why) = word(island) {
+                return Err(flag("island", island, why));
+            }
+        }
+        let secret = self.token_secret();
+        if let Some(why) = names::dns1123_subdomain(&secret) {
+            return Err(flag("token-secret", &secret, why));
+        }
+        if let Some(why) = names::secret_key(&self.token_key) {
+            return Err(flag("token-key", &self.token_key, why));
+        }
+        if self.status_port == self.server_port {
+            return Err(flag(
+                "status-port",
+                &self.status_port.to_string(),
+                "is also --server-port: pw-server needs two ports".into(),
+            ));
+        }
+        if self.data_port == self.worker_port {
+            return Err(flag(
+                "data-port",
+                &self.data_port.to_string(),
+                "is also --worker-port: pw-worker needs two ports".into(),
+            ));
+        }
+        let heartbeat = self.heartbeat_ms.unwrap_or(DEFAULT_HEARTBEAT_MS);
+        let lease = self.lease_ms.unwrap_or(DEFAULT_LEASE_MS);
+        if lease <= heartbeat {
+            return Err(flag(
+                "lease-ms",
+                &lease.to_string(),
+                format!("must be longer than the heartbeat ({heartbeat} ms), or pw-server refuses to start"),
+            ));
+        }
+        for selector in &self.node_selectors {
+            let Some((key, value)) = selector.split_once('=') else {
+                return Err(flag("node-selector", selector, "is not KEY=VALUE".into()));
+            };
+            if let Some(why) = names::label_key(key) {
+                return Err(flag(
+                    "node-selector",
+                    selector,
+                    format!("the label key {why}"),
+                ));
+            }
+            if let Some(why) = names::label_value(value) {
+                return Err(flag(
+                    "node-selector",
+                    selector,
+                    format!("the label value {why}"),
+                ));
+            }
+        }
+        for (name, quantity) in [
+            ("worker-cpu", &self.worker_cpu),
+            ("worker-memory", &self.worker_memory),
+        ] {
+            if let Some(q) = quantity {
+                if let Some(why) = check_quantity(q) {
+                    return Err(flag(name, q, why));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The objects of one pw cluster.
+#[derive(Debug, Clone)]
+pub struct Manifests {
+    pub jobset: Object<JobSetSpec>,
+    pub service: Object<ServiceSpec>,
+    pub policy: Option<Object<NetworkPolicySpec>>,
+}
+
+impl Manifests {
+    /// The objects as one YAML stream (documents separated by `---`), with
+    /// a header saying what it needs.
+    pub fn to_yaml(&self, o: &Options) -> Result<String, Error> {
+        let mut out = format!(
+            "# pw cluster {name}: pw-server and {w} pw-worker(s) with {d} {p} device(s) each,\n\
+             # as a JobSet (generated by pw-deploy {version}). It needs the JobSet controller\n\
+             # and the Secret {secret} (key {key}) holding the server's token; see docs/deploy.md.\n",
+            name = o.name,
+            w = o.workers,
+            d = o.devices_per_worker,
+            p = o.platform.name(),
+            version = env!("CARGO_PKG_VERSION"),
+            secret = o.token_secret(),
+            key = o.token_key,
+        );
+        let yaml = |e: serde_yaml_ng::Error| Error::Yaml(e.to_string());
+        out.push_str("---\n");
+        out.push_str(&serde_yaml_ng::to_string(&self.jobset).map_err(yaml)?);
+        out.push_str("---\n");
+        out.push_str(&serde_yaml_ng::to_string(&self.service).map_err(yaml)?);
+        if let Some(policy) = &self.policy {
+            out.push_str("---\n");
+            out.push_str(&serde_yaml_ng::to_string(policy).map_err(yaml)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Builds the objects of the cluster `o` describes (checked first).
+pub fn manifests(o: &Options) -> Result<Manifests, Error> {
+    o.check()?;
+    let head = job(o, HEAD, 1, server_pod(o));
+    let mut workers = job(o, WORKER, o.workers, worker_pod(o));
+    let startup_policy = match o.startup {
+        Startup::InOrder => Some(StartupPolicy {
+            startup_policy_order: "InOrder",
+        }),
+        Startup::DependsOn => {
+            workers.depends_on = vec![DependsOn {
+                name: HEAD.into(),
+                status: "Ready",
+            }];
+            None
+        }
+    };
+    let jobset = Object {
+        api_version: "jobset.x-k8s.io/v1alpha2",
+        kind: "JobSet",
+        metadata: metadata(o, o.name.clone(), None),
+        spec: JobSetSpec {
+            network: Network {
+                enable_dns_hostnames: true,
+                subdomain: o.name.clone(),
+                publish_not_ready_addresses: true,
+            },
+            startup_policy,
+            // pw-server exits 0 only when asked to stop: then the cluster
+            // is done, workers included.
+            success_policy: SuccessPolicy {
+                operator: "Any",
+                target_replicated_jobs: vec![HEAD.into()],
+            },
+            failure_policy: FailurePolicy {
+                max_restarts: o.max_restarts,
+            },
+            // The head first: InOrder starts them as listed.
+            replicated_jobs: vec![head, workers],
+        },
+    };
+    let service = Object {
+        api_version: "v1",
+        kind: "Service",
+        metadata: metadata(o, o.service_name(), Some("server")),
+        spec: ServiceSpec {
+            kind: "ClusterIP",
+            selector: selector(o, "server"),
+            ports: vec![ServicePort {
+                name: "grpc".into(),
+                port: o.server_port,
+                target_port: "grpc".into(),
+                protocol: "TCP",
+            }],
+        },
+    };
+    let policy = (!o.no_network_policy).then(|| Object {
+        api_version: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: metadata(o, o.policy_name(), Some("worker")),
+        spec: NetworkPolicySpec {
+            pod_selector: LabelSelector {
+                match_labels: selector(o, "worker"),
+            },
+            policy_types: vec!["Ingress"],
+            ingress: vec![IngressRule {
+                from: vec![Peer {
+                    pod_selector: LabelSelector {
+                        match_labels: instance(o),
+                    },
+                }],
+                ports: [o.worker_port, o.data_port]
+                    .into_iter()
+                    .map(|port| PolicyPort {
+                        protocol: "TCP",
+                        port,
+                    })
+                    .collect(),
+            }],
+        },
+    });
+    Ok(Manifests {
+        jobset,
+        service,
+        policy,
+    })
+}
+
+/// A replicated job of one indexed Job with `pods` pods of `pod`.
+fn job(o: &Options, name: &str, pods: u32, pod: PodTemplate) -> ReplicatedJob {
+    ReplicatedJob {
+        name: name.into(),
+        replicas: 1,
+        depends_on: Vec::new(),
+        template: JobTemplate {
+            spec: JobSpec {
+                completion_mode: "Indexed",
+                completions: pods,
+                parallelism: pods,
+                backoff_limit: o.backoff_limit,
+                template: pod,
+            },
+        },
+    }
+}
+
+/// The head's pod: pw-server.
+fn server_pod(o: &Options) -> PodTemplate {
+    let mut args = vec![
+        "--listen".to_owned(),
+        format!("0.0.0.0:{}", o.server_port),
+        "--compile-cache".into(),
+        COMPILE_CACHE.into(),
+    ];
+    match o.platform {
+        // The server compiles with the workers' plugin: both images carry it.
+        Platform::Cpu => args.extend(["--plugin".to_owned(), o.plugin()]),
+        // The head has no accelerator: the workers compile.
+        Platform::Cuda | Platform::Tpu => args.push("--no-compile".into()),
+    }
+    if o.status_port != 0 {
+        args.extend(["--http".to_owned(), format!("127.0.0.1:{}", o.status_port)]);
+    }
+    for (flag, value) in [
+        ("--heartbeat-ms", o.heartbeat_ms),
+        ("--lease-ms", o.lease_ms),
+        ("--run-timeout", o.run_timeout),
+        ("--client-lease-ms", o.client_lease_ms),
+    ] {
+        if let Some(v) = value {
+            args.extend([flag.to_owned(), v.to_string()]);
+        }
+    }
+    let container = Container {
+        name: "pw-server".into(),
+        image: o.image.clone(),
+        command: vec![SERVER_BIN.into()],
+        args,
+        env: vec![token_env(o)],
+        ports: vec![port("grpc", o.server_port)],
+        readiness_probe: Some(probe("grpc")),
+        resources: Resources::default(),
+        volume_mounts: vec![VolumeMount {
+            name: "compile-cache".into(),
+            mount_path: COMPILE_CACHE.into(),
+        }],
+    };
+    PodTemplate {
+        metadata: Metadata {
+            labels: labels(o, Some("server")),
+            ..Metadata::default()
+        },
+        spec: PodSpec {
+            restart_policy: "OnFailure",
+            node_selector: Map::new(),
+            affinity: None,
+            containers: vec![container],
+            volumes: vec![Volume {
+                name: "compile-cache".into(),
+                empty_dir: EmptyDir {},
+            }],
+        },
+    }
+}
+
+/// A worker's pod: pw-worker.
+fn worker_pod(o: &Options) -> PodTemplate {
+    let mut args = vec![
+        "--controller".to_owned(),
+        format!("{}:{}", o.head_host(), o.server_port),
+        "--listen".into(),
+        format!("0.0.0.0:{}", o.worker_port),
+        "--advertise".into(),
+        format!("$(POD_IP):{}", o.worker_port),
+        "--data-port".into(),
+        o.data_port.to_string(),
+        "--plugin".into(),
+        o.plugin(),
+    ];
+    if o.platform == Platform::Cpu {
+        args.extend(["--devices".to_owned(), o.devices_per_worker.to_string()]);
+    }
+    if let Some(s) = o.connect_timeout {
+        args.extend(["--connect-timeout".to_owned(), s.to_string()]);
+    }
+    if let Some(d) = o.data_plane {
+        args.extend(["--data-plane".to_owned(), d.name().to_owned()]);
+    }
+    if let Some(island) = &o.island {
+        args.extend(["--island".to_owned(), island.clone()]);
+    }
+    let mut resources = Resources::default();
+    if let Some(resource) = o.platform.resource() {
+        resources
+            .limits
+            .insert(resource.into(), o.devices_per_worker.to_string());
+    }
+    if let Some(cpu) = &o.worker_cpu {
+        resources.requests.insert("cpu".into(), cpu.clone());
+    }
+    if let Some(memory) = &o.worker_memory {
+        resources.requests.insert("memory".into(), memory.clone());
+    }
+    let container = Container {
+        name: "pw-worker".into(),
+        image: o.worker_image.clone().unwrap_or_else(|| o.image.clone()),
+        command: vec![WORKER_BIN.into()],
+        args,
+        env: vec![
+            EnvVar {
+                name: "POD_IP".into(),
+                value: None,
+                value_from: Some(EnvSource {
+                    field_ref: Some(FieldRef {
+                        field_path: "status.podIP".into(),
+                    }),
+                    ..EnvSource::default()
+                }),
+            },
+            token_env(o),
+        ],
+        ports: vec![port("worker", o.worker_port), port("data", o.data_port)],
+        readiness_probe: Some(probe("worker")),
+        resources,
+        volume_mounts: Vec::new(),
+    };
+    let term = PodAffinityTerm {
+        label_selector: LabelSelector {
+            match_labels: selector(o, "worker"),
+        },
+        topology_key: "kubernetes.io/hostname".into(),
+    };
+    let anti = if o.one_per_node {
+        PodAntiAffinity {
+            required: vec![term],
+            preferred: Vec::new(),
+        }
+    } else {
+        PodAntiAffinity {
+            required: Vec::new(),
+            preferred: vec![WeightedPodAffinityTerm {
+                weight: 100,
+                pod_affinity_term: term,
+            }],
+        }
+    };
+    let node_selector = o
+        .node_selectors
+        .iter()
+        .filter_map(|s| s.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    PodTemplate {
+        metadata: Metadata {
+            labels: labels(o, Some("worker")),
+            ..Metadata::default()
+        },
+        spec: PodSpec {
+            restart_policy: "OnFailure",
+            node_selector,
+            affinity: Some(Affinity {
+                pod_anti_affinity: anti,
+            }),
+            containers: vec![container],
+            volumes: Vec::new(),
+        },
+    }
+}
+
+fn token_env(o: &Options) -> EnvVar {
+    EnvVar {
+        name: "PW_TOKEN".into(),
+        value: None,
+        value_from: Some(EnvSource {
+            secret_key_ref: Some(SecretKeyRef {
+                name: o.token_secret(),
+                key: o.token_key.clone(),
+            }),
+            ..EnvSource::default()
+        }),
+    }
+}
+
+fn port(name: &str, port: u16) -> ContainerPort {
+    ContainerPort {
+        name: name.into(),
+        container_port: port,
+        protocol: "TCP",
+    }
+}
+
+/// Ready once the named port accepts connections.
+fn probe(port: &str) -> Probe {
+    Probe {
+        tcp_socket: TcpSocket { port: port.into() },
+        period_seconds: 2,
+        failure_threshold: 3,
+    }
+}
+
+fn metadata(o: &Options, name: String, component: Option<&str>) -> Metadata {
+    Metadata {
+        name: Some(name),
+        namespace: o.namespace.clone(),
+        labels: labels(o, component),
+    }
+}
+
+/// The labels of every object and pod of the cluster.
+fn labels(o: &Options, component: Option<&str>) -> Map {
+    let mut m = instance(o);
+    m.insert("app.kubernetes.io/name".into(), "pw".into());
+    m.insert("app.kubernetes.io/managed-by".into(), "pw-deploy".into());
+    if let Some(c) = component {
+        m.insert("app.kubernetes.io/component".into(), c.into());
+    }
+    m
+}
+
+/// Selects the pods of the cluster.
+fn instance(o: &Options) -> Map {
+    Map::from([("app.kubernetes.io/instance".into(), o.name.clone())])
+}
+
+/// Selects the pods of one component (`server`, `worker`) of the cluster.
+fn selector(o: &Options, component: &str) -> Map {
+    let mut m = instance(o);
+    m.insert("app.kubernetes.io/component".into(), component.into());
+    m
+}
+
+/// Returns why `s` cannot be one argument or image name: empty, with
+/// white space or control characters, or with `$` (Kubernetes expands
+/// `$(VAR)` in a container's arguments).
+fn word(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("is empty".into());
+    }
+    if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Some(format!(
+            "has {c:?}; white space and control characters are not allowed"
+        ));
+    }
+    if s.contains('$') {
+        return Some("has '$', which Kubernetes would expand as $(VAR)".into());
+    }
+    None
+}
+
+/// Returns why `q` is not a Kubernetes quantity (a decimal number with an
+/// optional suffix: m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei).
+fn check_quantity(q: &str) -> Option<String> {
+    let digits = q
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
+        .map_or(q.len(), |(i, _)| i);
+    let (number, suffix) = q.split_at(digits);
+    let number_ok = !number.is_empty()
+        && number.matches('.').count() <= 1
+        && !number.starts_with('.')
+        && !number.ends_with('.');
+    const SUFFIXES: [&str; 14] = [
+        "", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+    ];
+    if number_ok && SUFFIXES.contains(&suffix) {
+        None
+    } else {
+        Some("is not a Kubernetes quantity (a number with an optional suffix such as m, Gi: 4, 500m, 16Gi)".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities() {
+        for ok in ["4", "500m", "16Gi", "1.5", "2M"] {
+            assert_eq!(check_quantity(ok), None, "{ok}");
+        }
+        for bad in ["", "Gi", "1.2.3", ".5", "4 cores", "16gb", "-1"] {
+            assert!(check_quantity(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(word("pw-worker:1.0"), None);
+        assert!(word("").is_some());
+        assert!(word("a b").is_some());
+        assert!(word("$(HOME)/x").is_some());
+    }
+}
