@@ -141,8 +141,8 @@ pub async fn overview(address: &str) -> Result<String, String> {
     let channel = net::channel(address, Duration::from_secs(5))
         .await
         .map_err(|e| format!("cannot reach pw-server at {address}: {e}"))?;
-    let mut client = proto::controller_client::ControllerClient::new(channel)
-        .max_decoding_message_size(wire::MAX_MESSAGE_BYTES);
+    // It presents $PW_TOKEN like every client of the controller.
+    let mut client = net::controller_client(channel);
     let call = client.overview(proto::OverviewRequest {});
     match tokio::time::timeout(Duration::from_secs(10), call).await {
         Ok(Ok(reply)) => Ok(reply.into_inner().json),

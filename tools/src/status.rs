@@ -259,8 +259,9 @@ pub fn render(v: &Value) -> String {
     let c = &v["counters"];
     let _ = writeln!(
         out,
-        "COUNTERS  runs ok {}  failed {}  workers lost {}  executables compiled {}, shipped {}",
+        "COUNTERS  runs ok {} (recovered {})  failed {}  workers lost {}  executables compiled {}, shipped {}",
         s(&c["runs_ok"]),
+        s(&c["runs_recovered"]),
         s(&c["runs_failed"]),
         s(&c["workers_lost"]),
         s(&c["executables_compiled"]),

@@ -119,6 +119,7 @@ struct Counters {
     bytes_to_clients: AtomicU64,
     workers_lost: AtomicU64,
     workers_refused: AtomicU64,
+    runs_recovered: AtomicU64,
 }
 
 /// What a run hears from its workers.
@@ -450,6 +451,7 @@ impl Controller {
                 bytes_to_clients: c.bytes_to_clients.load(Ordering::Relaxed),
                 workers_lost: c.workers_lost.load(Ordering::Relaxed),
                 workers_refused: c.workers_refused.load(Ordering::Relaxed),
+                runs_recovered: c.runs_recovered.load(Ordering::Relaxed),
             }),
         }
     }
@@ -468,12 +470,18 @@ impl Controller {
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<(Vec<HostArray>, RunSummary), String> {
         let outcome = self.run_inner(request, progress).await;
-        let counter = if outcome.is_ok() {
-            &self.inner.counters.runs_ok
-        } else {
-            &self.inner.counters.runs_failed
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+        let c = &self.inner.counters;
+        match &outcome {
+            Ok((_, summary)) => {
+                c.runs_ok.fetch_add(1, Ordering::Relaxed);
+                if !summary.recoveries.is_empty() {
+                    c.runs_recovered.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Err(_) => {
+                c.runs_failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         outcome
     }
 
@@ -508,6 +516,8 @@ impl Controller {
         let mut rounds: Vec<(u64, Vec<u32>)> = Vec::new();
         // A replayed round's step indices in the whole plan.
         let mut original: Option<Vec<usize>> = None;
+        // What the status page calls each round.
+        let mut label = request.name.clone();
         let outcome = loop {
             let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
             if rounds.is_empty() {
@@ -518,7 +528,7 @@ impl Controller {
             let round = self
                 .round(
                     run,
-                    (&request.name, request.record),
+                    (&label, request.record),
                     &prepared,
                     &inputs,
                     &kept,
@@ -553,6 +563,15 @@ impl Controller {
                     progress(format!("{}; recovering", stop.message.trim_start_matches("error: ")));
                     match self.recover(&mut whole, &kept, &stop, t0, &mut summary).await {
                         Ok((next, replayed)) => {
+                            if let Some(r) = summary.recoveries.last() {
+                                label = format!(
+                                    "{} (recovering from the loss of {}: replaying {} of {} steps)",
+                                    request.name,
+                                    r.lost.join(", "),
+                                    r.steps_replayed,
+                                    r.steps
+                                );
+                            }
                             prepared = next;
                             original = Some(replayed);
                         }

@@ -222,6 +222,7 @@ impl Controller {
                 "bytes_to_clients": c.bytes_to_clients,
                 "workers_lost": c.workers_lost,
                 "workers_refused": c.workers_refused,
+                "runs_recovered": c.runs_recovered,
             },
             "sessions": sessions,
             "waiting": waiting,

@@ -1,13 +1,20 @@
 //! Two "hosts": Linux network namespaces joined by a veth pair, made by the
 //! test (as root) and removed when it ends. The server and one worker run
-//! in one, another worker in the other; an example runs across them.
+//! in one, another worker in the other; an example runs across them. Then
+//! the link to the other host goes down mid-run: the run recovers onto a
+//! worker that registers on the first host.
 
 use crate::harness::{bin, example_args, run_bounded, serial, text, Cluster, Place};
-use std::{process::Command, time::Duration};
+use std::{
+    process::Command,
+    time::{Duration, Instant},
+};
 
 /// The namespaces and the veth pair; removed on drop.
 struct Hosts {
     names: [String; 2],
+    /// The ends of the veth pair, in host a and host b.
+    links: [String; 2],
 }
 
 fn ip(args: &[&str]) {
@@ -26,11 +33,12 @@ impl Hosts {
     fn new() -> Hosts {
         let id = std::process::id() % 100_000;
         let names = [format!("pwa{id}"), format!("pwb{id}")];
+        let (va, vb) = (format!("va{id}"), format!("vb{id}"));
         let hosts = Hosts {
             names: names.clone(),
+            links: [va.clone(), vb.clone()],
         };
         let (a, b) = (&names[0], &names[1]);
-        let (va, vb) = (format!("va{id}"), format!("vb{id}"));
         ip(&["netns", "add", a]);
         ip(&["netns", "add", b]);
         ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb]);
@@ -114,6 +122,44 @@ fn a_run_across_two_network_namespaces() {
             .find(|l| l.starts_with("traffic"))
             .unwrap_or_default();
         assert!(!traffic.contains("worker to worker: 0 bytes"), "{traffic}");
+        // pw-status presents the token too.
+        let mut status = a.command(&bin("pw-status"));
+        status.args(["--server", &c.address]);
+        let out = run_bounded(status, Duration::from_secs(20));
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        assert!(stdout.contains("WORKERS (2)"), "{stdout}");
+    }
+    drop(hosts);
+}
+
+#[test]
+fn a_link_taken_down_mid_run_is_detected_and_recovered_from() {
+    let _serial = serial();
+    let hosts = Hosts::new();
+    let a = hosts.place(0, "10.77.0.1");
+    let b = hosts.place(1, "10.77.0.2");
+    {
+        let mut c = Cluster::server(&[], &a);
+        c.add_worker(2, &[], &[], &a);
+        c.add_worker(2, &[], &[], &a);
+        // The trainer's worker, on host b, pauses before its second step.
+        c.add_worker(2, &[], &[("PW_WORKER_FAULTS", "delay-step=@1:5000")], &b);
+        let mut run = c.spawn_pw_run_in(&example_args("rl_step"), &a);
+        // The status cannot be read from the test's namespace: give the run
+        // time to start (it compiles first), then cut host b off.
+        std::thread::sleep(Duration::from_millis(2500));
+        let cut = Instant::now();
+        ip(&["-n", &hosts.names[1], "link", "set", &hosts.links[1], "down"]);
+        c.add_worker(2, &[], &[], &a);
+        let status = run.wait_exit(Duration::from_secs(60));
+        let (stdout, stderr) = (run.stdout_text(), run.stderr_text());
+        eprintln!("link down to the end of the recovered run: {:?}", cut.elapsed());
+        assert_eq!(status.and_then(|s| s.code()), Some(0), "{stdout}\n{stderr}\n{}", c.logs());
+        assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
+        let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
+        assert!(line.contains("lost worker 2 (10.77.0.2:"), "{line}\n{stdout}");
+        assert!(stderr.contains("no heartbeat") || stderr.contains("silent for"), "{stderr}");
     }
     drop(hosts);
 }

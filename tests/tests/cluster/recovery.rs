@@ -193,7 +193,21 @@ fn what_survivors_finished_is_kept() {
     // The reward model's worker dies: the trainer's worker keeps the
     // sampler's results it received, so they are neither sent nor
     // assembled again, and fewer steps run again than the plan has.
-    let stdout = kill_mid_run(&example_args("rl_step"), 1, 1, Duration::from_millis(300));
+    let trace = std::env::temp_dir().join(format!("pw-recovery-trace-{}.json", std::process::id()));
+    let mut args = example_args("rl_step");
+    args.extend(["--stats".into(), "--trace".into(), trace.display().to_string()]);
+    let stdout = kill_mid_run(&args, 1, 1, Duration::from_millis(300));
+    // The summary, --stats and the trace all report it.
+    assert!(
+        stdout.lines().filter(|l| l.starts_with("recovery")).count() >= 2,
+        "the summary and --stats both have the recovery line: {stdout}"
+    );
+    let json = std::fs::read_to_string(&trace).expect("trace");
+    let _ = std::fs::remove_file(&trace);
+    assert!(
+        json.contains("controller: recoveries") && json.contains("recovery: lost worker 1 ("),
+        "{json}"
+    );
     let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
     let numbers: Vec<usize> = line
         .split("replayed ")
@@ -226,6 +240,8 @@ fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
     eprintln!("SIGSTOP to the end of the recovered run: {:?}", stopped.elapsed());
     let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
     assert!(line.contains("2->6, 3->7"), "not moved onto the spare: {line}");
+    let counters = c.status().counters.unwrap_or_default();
+    assert_eq!((counters.runs_ok, counters.runs_recovered), (1, 1), "{counters:?}");
     // The hung worker wakes up: what it still sends of the old run is
     // refused, it registers again as a new worker, and the next run is
     // right.
