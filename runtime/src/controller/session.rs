@@ -40,6 +40,18 @@ use std::{
 use tokio::sync::{mpsc, watch};
 use tonic::Status;
 
+/// How the failure of an array lost with its worker begins.
+const DATA_LOSS: &str = "data loss";
+
+/// Why an array that failed cannot be used, after "it" or "argument #i".
+fn why_unusable(failure: &str) -> String {
+    if failure.starts_with(DATA_LOSS) {
+        format!("is lost ({failure})")
+    } else {
+        format!("is the output of a call that failed: {failure}")
+    }
+}
+
 /// What went wrong with a session request; the kind travels to the client
 /// (the `pw-error` metadata) so that it raises the matching exception.
 #[derive(Debug, thiserror::Error)]
@@ -468,11 +480,15 @@ impl Controller {
         let lease = self.inner.config.client_lease;
         let mut s = self.sessions();
         s.slices.forget_devices(devices);
-        for session in s.live.values_mut() {
+        for (sid, session) in s.live.iter_mut() {
             session.devices.retain(|d| !devices.contains(d));
-            for a in session.arrays.values() {
+            for (id, a) in &session.arrays {
                 if a.workers().contains(&worker) {
-                    a.state.send_replace(ArrayState::Failed(why.to_owned()));
+                    a.state.send_replace(ArrayState::Failed(format!(
+                        "{DATA_LOSS}: array {id} of session {sid} had shards on a worker that is gone \
+                         ({why}); a session array has no lineage to compute it again from, so compute \
+                         it again (the session goes on with its other devices and arrays)"
+                    )));
                 }
             }
         }
@@ -660,8 +676,9 @@ impl Controller {
                         })?;
                         if let ArrayState::Failed(e) = &*array.state.borrow() {
                             return Err(SessionError::Array(format!(
-                                "error: argument #{i} (array {}) is the output of a call that failed: {e}",
-                                r.array
+                                "error: argument #{i} (array {}) {}",
+                                r.array,
+                                why_unusable(e)
                             )));
                         }
                         let have = array.info();
@@ -1053,9 +1070,7 @@ async fn wait_ready(array: &SessionArray, deadline: Instant) -> Result<(), Sessi
         )),
         Ok(Err(_)) => Err(SessionError::Run("its call was abandoned".to_owned())),
         Ok(Ok(state)) => match &*state {
-            ArrayState::Failed(e) => Err(SessionError::Run(format!(
-                "it is the output of a call that failed: {e}"
-            ))),
+            ArrayState::Failed(e) => Err(SessionError::Run(format!("it {}", why_unusable(e)))),
             _ => Ok(()),
         },
     }
