@@ -880,8 +880,9 @@ fn recovery_line(r: &pw_runtime::controller::summary::RecoveryLine) -> String {
         None => "not recovered".to_owned(),
     };
     format!(
-        "recovery   lost {}; known at {} (waited {} for capacity); devices {}; replayed {} of {} steps; survivors kept {} values ({} bytes); {outcome}\n",
+        "recovery   lost {}; noticed at {}, survivors settled at {} (then waited {} for capacity); devices {}; replayed {} of {} steps; survivors kept {} values ({} bytes); {outcome}\n",
         r.lost.join(", "),
+        ms(r.noticed),
         ms(r.detected),
         ms(r.waited),
         if moved.is_empty() { "not moved".to_owned() } else { moved.join(", ") },
@@ -961,7 +962,7 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
         }
     }
     for r in &s.recoveries {
-        // From when the loss was known to when the replay had finished.
+        // From when the loss was noticed to when the replay had finished.
         spans.push(trace::Span {
             name: format!(
                 "recovery: lost {}; replayed {} of {} steps",
@@ -971,7 +972,7 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
             ),
             category: "recovery",
             track: trace::Track::Recovery,
-            start: r.detected,
+            start: r.noticed,
             end: r.recovered.unwrap_or(r.detected + r.waited),
         });
     }

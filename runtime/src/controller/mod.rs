@@ -137,8 +137,10 @@ type ActiveRun = (Vec<u32>, mpsc::UnboundedSender<RunEvent>);
 struct Stop {
     /// The cause, for the user.
     message: String,
-    /// Workers lost meanwhile (a recovery may go on without them).
+    /// Workers lost meanwhile (a recovery may go on without them), and
+    /// when the first loss was noticed (from the run's start).
     lost: Vec<u32>,
+    noticed: Duration,
     /// The reports of the parts that ended.
     reports: BTreeMap<u32, proto::PartDone>,
 }
@@ -148,6 +150,7 @@ impl Stop {
         Stop {
             message,
             lost: Vec::new(),
+            noticed: Duration::ZERO,
             reports: BTreeMap::new(),
         }
     }
@@ -690,7 +693,11 @@ impl Controller {
                 .copied()
                 .filter(|w| !r.workers.contains_key(w))
                 .collect();
-            Stop { lost, ..stop }
+            Stop {
+                lost,
+                noticed: t0.elapsed(),
+                ..stop
+            }
         })
     }
 
@@ -758,7 +765,7 @@ impl Controller {
                         0,
                         whole.steps.len(),
                         kept.whole(whole),
-                        detected,
+                        (stop.noticed, detected),
                         waited,
                     ));
                     return Err(format!(
@@ -790,7 +797,7 @@ impl Controller {
             replay.original.len(),
             whole.steps.len(),
             kept.whole(whole),
-            detected,
+            (stop.noticed, detected),
             waited,
         ));
         let prepared = self.cut(replay.plan, &addrs, summary)?;
@@ -1210,6 +1217,7 @@ impl Controller {
         let mut reports = BTreeMap::new();
         let mut failures: Vec<(Option<u32>, String)> = Vec::new();
         let mut losses: Vec<(u32, String)> = Vec::new();
+        let mut noticed = Duration::ZERO;
         // Once something failed: how long to wait for the other parts.
         let mut until: Option<Instant> = None;
         while !pending.is_empty() {
@@ -1224,6 +1232,9 @@ impl Controller {
                 }
                 Ok(None) => return Err(Stop::failed("error: the run's event channel closed".into())),
                 Ok(Some(RunEvent::Lost(w, why, done))) => {
+                    if losses.is_empty() {
+                        noticed = t0.elapsed();
+                    }
                     pending.retain(|p| *p != w);
                     losses.push((w, lost(w, &why, done)));
                     match settle {
@@ -1253,6 +1264,7 @@ impl Controller {
             return Err(Stop {
                 message: message.clone(),
                 lost: losses.iter().map(|l| l.0).collect(),
+                noticed,
                 reports,
             });
         }

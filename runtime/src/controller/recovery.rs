@@ -140,7 +140,7 @@ pub fn line(
     replayed: usize,
     of: usize,
     kept: (usize, u64),
-    detected: Duration,
+    (noticed, detected): (Duration, Duration),
     waited: Duration,
 ) -> RecoveryLine {
     RecoveryLine {
@@ -150,6 +150,7 @@ pub fn line(
         steps: of,
         values_kept: kept.0,
         bytes_kept: kept.1,
+        noticed,
         detected,
         waited,
         recovered: None,

@@ -46,9 +46,11 @@ pub struct RecoveryLine {
     /// Values survivors kept (read in place by the replay), and their bytes.
     pub values_kept: usize,
     pub bytes_kept: u64,
-    /// When the loss was known (every survivor had settled), from the
-    /// run's start; how long the controller waited for a worker to take
-    /// the lost devices.
+    /// When the controller noticed the loss, and when every survivor had
+    /// settled (from the run's start); how long it then waited for a worker
+    /// to take the lost devices.
+    #[serde(default)]
+    pub noticed: Duration,
     pub detected: Duration,
     pub waited: Duration,
     /// When the replay had finished, from the run's start (None: it did
