@@ -26,7 +26,8 @@ pub fn replay_steps(
     outputs: &[ValueId],
     available: impl Fn(ValueId) -> bool,
 ) -> Vec<usize> {
-    let mut needed: BTreeSet<ValueId> = outputs.iter().copied().filter(|v| !available(*v)).collect();
+    let mut needed: BTreeSet<ValueId> =
+        outputs.iter().copied().filter(|v| !available(*v)).collect();
     let mut chosen = Vec::new();
     for (index, (reads, writes)) in steps.iter().enumerate().rev() {
         if !writes.iter().any(|w| needed.contains(w)) {

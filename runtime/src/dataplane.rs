@@ -91,7 +91,14 @@ const FRAME_HEADER: usize = 44;
 const FRAME_FAILED: u32 = 2;
 
 /// A frame's header.
-fn frame_header(key: PieceKey, offset: u64, total: u64, len: usize, flags: u32, crc: u32) -> Vec<u8> {
+fn frame_header(
+    key: PieceKey,
+    offset: u64,
+    total: u64,
+    len: usize,
+    flags: u32,
+    crc: u32,
+) -> Vec<u8> {
     let mut frame = Vec::with_capacity(FRAME_HEADER + len.min(SMALL_FRAME));
     frame.extend_from_slice(&key.run.to_le_bytes());
     frame.extend_from_slice(&key.step.to_le_bytes());
@@ -409,11 +416,7 @@ pub struct Sender {
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Sender {
-    pub fn new(
-        transport: Transport,
-        handle: tokio::runtime::Handle,
-        damage: Damage,
-    ) -> Sender {
+    pub fn new(transport: Transport, handle: tokio::runtime::Handle, damage: Damage) -> Sender {
         Sender {
             transport,
             from: Mutex::new(u32::MAX),
@@ -441,7 +444,9 @@ impl Sender {
             .unwrap_or_else(|e| e.into_inner())
             .get(&piece.to)
         {
-            piece.done.complete(Err(format!("worker {} was lost: {why}", piece.to)));
+            piece
+                .done
+                .complete(Err(format!("worker {} was lost: {why}", piece.to)));
             return;
         }
         let lane = {
@@ -873,10 +878,13 @@ impl Receiver {
         }
         if let Some(why) = self.lost_reason(from) {
             // Its step fails (a recovery computes the piece again).
-            give_up(transfer, &format!(
+            give_up(
+                transfer,
+                &format!(
                     "piece {}/{} of run {}: worker {from} was lost: {why}",
                     key.step, key.piece, key.run
-                ));
+                ),
+            );
             return Ok(());
         }
         match slots.remove(&key) {
@@ -1044,7 +1052,9 @@ impl Receiver {
                         slots.insert(key, Slot::Closed);
                     }
                     Err(e) => {
-                        if let Some(Slot::Expecting { transfer, .. }) = slots.insert(key, Slot::Closed) {
+                        if let Some(Slot::Expecting { transfer, .. }) =
+                            slots.insert(key, Slot::Closed)
+                        {
                             give_up(transfer, &e.0);
                         }
                         return Err(e);
@@ -1075,12 +1085,18 @@ impl Receiver {
         );
         match slots.remove(&key) {
             Some(Slot::Expecting {
-                from: sender, transfer, ..
+                from: sender,
+                transfer,
+                ..
             }) if sender == from => {
                 give_up(transfer, &why);
                 slots.insert(key, Slot::Closed);
             }
-            Some(Slot::Early { from: sender, bytes, .. }) if sender == from => {
+            Some(Slot::Early {
+                from: sender,
+                bytes,
+                ..
+            }) if sender == from => {
                 self.early.fetch_sub(bytes, Ordering::SeqCst);
                 slots.insert(key, Slot::Failed(why));
             }
@@ -1174,7 +1190,9 @@ impl Receiver {
                 continue;
             }
             match std::mem::replace(slot, Slot::Closed) {
-                Slot::Expecting { transfer, check, .. } => {
+                Slot::Expecting {
+                    transfer, check, ..
+                } => {
                     let detail = check.map(|c| c.truncated().0).unwrap_or_else(|| {
                         format!(
                             "piece {}/{} of run {}: no byte arrived",

@@ -503,7 +503,13 @@ impl Controller {
             (r.topology(None), r.addresses())
         };
         let plan = self
-            .lower(&request.name, request.text, request.schedule, topology, &mut summary)
+            .lower(
+                &request.name,
+                request.text,
+                request.schedule,
+                topology,
+                &mut summary,
+            )
             .await?;
         let mut prepared = self.cut(plan, &addrs, &mut summary)?;
         summary.timings.lowered = t0.elapsed();
@@ -563,8 +569,14 @@ impl Controller {
                     for w in &stop.lost {
                         kept.lose(*w);
                     }
-                    progress(format!("{}; recovering", stop.message.trim_start_matches("error: ")));
-                    match self.recover(&mut whole, &kept, &stop, t0, &mut summary).await {
+                    progress(format!(
+                        "{}; recovering",
+                        stop.message.trim_start_matches("error: ")
+                    ));
+                    match self
+                        .recover(&mut whole, &kept, &stop, t0, &mut summary)
+                        .await
+                    {
                         Ok((next, replayed)) => {
                             if let Some(r) = summary.recoveries.last() {
                                 label = format!(
@@ -578,7 +590,12 @@ impl Controller {
                             prepared = next;
                             original = Some(replayed);
                         }
-                        Err(e) => break Err(format!("{}\nerror: the run cannot recover: {e}", stop.message)),
+                        Err(e) => {
+                            break Err(format!(
+                                "{}\nerror: the run cannot recover: {e}",
+                                stop.message
+                            ))
+                        }
                     }
                 }
             }
@@ -641,9 +658,9 @@ impl Controller {
                     if inputs.contains_key(&v) {
                         continue;
                     }
-                    let owner = kept
-                        .owner(v, part.values[v].devices.len())
-                        .ok_or_else(|| Stop::failed(format!("error: value {v} is neither an input nor kept")))?;
+                    let owner = kept.owner(v, part.values[v].devices.len()).ok_or_else(|| {
+                        Stop::failed(format!("error: value {v} is neither an input nor kept"))
+                    })?;
                     bindings.entry(w).or_default().0.push(proto::Binding {
                         value: v as u32,
                         owner,
@@ -731,7 +748,11 @@ impl Controller {
                     if addrs.contains_key(&d) {
                         continue;
                     }
-                    let w = summary.devices.iter().find(|(g, _)| *g == d).map(|(_, a)| a.worker);
+                    let w = summary
+                        .devices
+                        .iter()
+                        .find(|(g, _)| *g == d)
+                        .map(|(_, a)| a.worker);
                     let platform = summary
                         .workers
                         .iter()
@@ -812,10 +833,10 @@ impl Controller {
             .filter(|v| kept.owner(**v, whole.values[**v].devices.len()).is_none())
             .map(|v| format!("output value {v} ({})", whole.values[*v].describe()))
             .collect();
-        if gone.is_empty() {
-            "no output".into()
-        } else {
-            gone.join(", ")
+        match gone.len() {
+            0 => "no output".into(),
+            n if n > 4 => format!("{} and {} more outputs", gone[..4].join(", "), n - 4),
+            _ => gone.join(", "),
         }
     }
 
@@ -1224,13 +1245,13 @@ impl Controller {
             let wait = until.map_or(deadline, |u| u.min(deadline));
             match tokio::time::timeout_at(wait.into(), events.recv()).await {
                 Err(_) if until.is_some() => break,
-                Err(_) => {
-                    return Err(Stop::failed(format!(
-                        "error: the run did not finish within {:?} (waiting for workers {pending:?})",
-                        deadline - t0
-                    )))
+                Err(_) => return Err(Stop::failed(format!(
+                    "error: the run did not finish within {:?} (waiting for workers {pending:?})",
+                    deadline - t0
+                ))),
+                Ok(None) => {
+                    return Err(Stop::failed("error: the run's event channel closed".into()))
                 }
-                Ok(None) => return Err(Stop::failed("error: the run's event channel closed".into())),
                 Ok(Some(RunEvent::Lost(w, why, done))) => {
                     if losses.is_empty() {
                         noticed = t0.elapsed();

@@ -73,7 +73,7 @@ impl Kept {
     pub fn whole(&self, plan: &Plan) -> (usize, u64) {
         let mut count = 0;
         let mut bytes = 0;
-        for (&v, _) in &self.by_value {
+        for &v in self.by_value.keys() {
             if let Some(info) = plan.values.get(v) {
                 if self.owner(v, info.devices.len()).is_some() {
                     count += 1;
@@ -179,7 +179,10 @@ mod tests {
             candidate(2, &[4, 5]),
             candidate(3, &[6, 7]),
         ];
-        assert_eq!(place(&lost, &c, &used), Ok(BTreeMap::from([(2, 6), (3, 7)])));
+        assert_eq!(
+            place(&lost, &c, &used),
+            Ok(BTreeMap::from([(2, 6), (3, 7)]))
+        );
         // Without the spare, no worker has two free devices.
         assert!(place(&lost, &c[..2], &used).is_err());
         // A worker of another platform does not count.

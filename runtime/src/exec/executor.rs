@@ -366,6 +366,9 @@ impl Enqueued {
     }
 }
 
+/// What completes with one step on each device, and the values it donated.
+type StepEnqueued = (Vec<(i64, Done)>, Vec<ValueId>);
+
 /// Called before each step is enqueued, with its plan index and its
 /// position in the part.
 pub type StepHook = Arc<dyn Fn(usize, usize) + Send + Sync>;
@@ -550,7 +553,7 @@ impl Executor {
         peers: &dyn Peers,
         key: &dyn Fn(usize) -> PieceKey,
         in_flight: &mut InFlight,
-    ) -> std::result::Result<(Vec<(i64, Done)>, Vec<ValueId>), ExecError> {
+    ) -> std::result::Result<StepEnqueued, ExecError> {
         let released =
             |what: &str| ExecError::Setup(format!("{}: {what} was released early", step.label));
         match (&step.kind, work) {

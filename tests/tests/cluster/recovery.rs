@@ -107,12 +107,21 @@ fn every_example_recovers_from_a_worker_killed_at_a_random_point() {
             eprintln!("{example}: worker {victim} killed {after:?} into the run, pausing before its step @{at}");
             let stdout = kill_mid_run(&example_args(example), victim, at, after);
             if round == 0 {
-                eprintln!("{}", stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default());
+                eprintln!(
+                    "{}",
+                    stdout
+                        .lines()
+                        .find(|l| l.starts_with("recovery"))
+                        .unwrap_or_default()
+                );
             }
             runs += 1;
         }
     }
-    eprintln!("{runs} runs recovered in {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "{runs} runs recovered in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 /// The long pipeline (64 microbatches through 512-wide layers, about two
@@ -138,7 +147,11 @@ fn long_pipeline() -> Vec<String> {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let n = name.strip_prefix(prefix)?.strip_suffix(".npy")?.parse().ok()?;
+                let n = name
+                    .strip_prefix(prefix)?
+                    .strip_suffix(".npy")?
+                    .parse()
+                    .ok()?;
                 Some((n, e.path()))
             })
             .collect();
@@ -176,7 +189,10 @@ fn a_long_pipeline_recovers_from_a_kill_at_a_random_time() {
             run.stderr_text(),
             c.logs()
         );
-        assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
+        assert!(
+            stdout.contains("matches") && !stdout.contains("MISMATCH"),
+            "{stdout}"
+        );
         // A run done before the kill needs no recovery; one under way
         // reports it.
         if let Some(line) = stdout.lines().find(|l| l.starts_with("recovery")) {
@@ -195,7 +211,11 @@ fn what_survivors_finished_is_kept() {
     // assembled again, and fewer steps run again than the plan has.
     let trace = std::env::temp_dir().join(format!("pw-recovery-trace-{}.json", std::process::id()));
     let mut args = example_args("rl_step");
-    args.extend(["--stats".into(), "--trace".into(), trace.display().to_string()]);
+    args.extend([
+        "--stats".into(),
+        "--trace".into(),
+        trace.display().to_string(),
+    ]);
     let stdout = kill_mid_run(&args, 1, 1, Duration::from_millis(300));
     // The summary, --stats and the trace all report it.
     assert!(
@@ -208,7 +228,10 @@ fn what_survivors_finished_is_kept() {
         json.contains("controller: recoveries") && json.contains("recovery: lost worker 1 ("),
         "{json}"
     );
-    let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("recovery"))
+        .unwrap_or_default();
     let numbers: Vec<usize> = line
         .split("replayed ")
         .nth(1)
@@ -227,7 +250,12 @@ fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
     let _serial = serial();
     let mut c = Cluster::server(&[], &Place::default());
     c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(2, &[], &[("PW_WORKER_FAULTS", "delay-step=@3:4000")], &Place::default());
+    c.add_worker(
+        2,
+        &[],
+        &[("PW_WORKER_FAULTS", "delay-step=@3:4000")],
+        &Place::default(),
+    );
     c.add_worker(2, &[], &[], &Place::default());
     // The spare: the pipeline's three meshes take the first three workers.
     c.add_worker(2, &[], &[], &Place::default());
@@ -237,11 +265,24 @@ fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
     let stopped = Instant::now();
     c.workers[1].signal("STOP");
     let stdout = recovered(&c, &mut run, 1);
-    eprintln!("SIGSTOP to the end of the recovered run: {:?}", stopped.elapsed());
-    let line = stdout.lines().find(|l| l.starts_with("recovery")).unwrap_or_default();
-    assert!(line.contains("2->6, 3->7"), "not moved onto the spare: {line}");
+    eprintln!(
+        "SIGSTOP to the end of the recovered run: {:?}",
+        stopped.elapsed()
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("recovery"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("2->6, 3->7"),
+        "not moved onto the spare: {line}"
+    );
     let counters = c.status().counters.unwrap_or_default();
-    assert_eq!((counters.runs_ok, counters.runs_recovered), (1, 1), "{counters:?}");
+    assert_eq!(
+        (counters.runs_ok, counters.runs_recovered),
+        (1, 1),
+        "{counters:?}"
+    );
     // The hung worker wakes up: what it still sends of the old run is
     // refused, it registers again as a new worker, and the next run is
     // right.
@@ -250,7 +291,10 @@ fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
     let out = c.pw_run(&example_args("pipeline"), &Place::default());
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
+    assert!(
+        stdout.contains("matches") && !stdout.contains("MISMATCH"),
+        "{stdout}"
+    );
     c.assert_no_buffers();
 }
 
@@ -259,7 +303,12 @@ fn without_capacity_the_run_fails_in_the_bounded_wait_then_a_new_worker_serves()
     let _serial = serial();
     let mut c = Cluster::server(&["--capacity-wait-ms", "1500"], &Place::default());
     c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(2, &[], &[("PW_WORKER_FAULTS", "delay-step=@2:3000")], &Place::default());
+    c.add_worker(
+        2,
+        &[],
+        &[("PW_WORKER_FAULTS", "delay-step=@2:3000")],
+        &Place::default(),
+    );
     c.add_worker(2, &[], &[], &Place::default());
     c.wait_for_workers(3);
     let mut run = c.spawn_pw_run(&example_args("pipeline"));
@@ -270,7 +319,10 @@ fn without_capacity_the_run_fails_in_the_bounded_wait_then_a_new_worker_serves()
     let took = killed.elapsed();
     let stderr = run.stderr_text();
     assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
-    assert!(took < Duration::from_secs(10), "failed {took:?} after the kill: {stderr}");
+    assert!(
+        took < Duration::from_secs(10),
+        "failed {took:?} after the kill: {stderr}"
+    );
     for wanted in [
         "worker 1 (",
         "was lost",
@@ -287,5 +339,8 @@ fn without_capacity_the_run_fails_in_the_bounded_wait_then_a_new_worker_serves()
     let out = c.pw_run(&example_args("pipeline"), &Place::default());
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("matches") && !stdout.contains("MISMATCH"), "{stdout}");
+    assert!(
+        stdout.contains("matches") && !stdout.contains("MISMATCH"),
+        "{stdout}"
+    );
 }

@@ -12,7 +12,6 @@ use pw_runtime::{ApiVersion, DType, Error, HostArray};
 
 use crate::common::{assert_no_leaks, Target, AFFINE};
 
-
 fn f32_buffer(client: &Client, values: &[f32], device: usize) -> Buffer {
     let host = HostArray::from_slice(&[values.len()], values).unwrap();
     client
@@ -463,4 +462,3 @@ on_both_plugins!(
     serialize_round_trip,
     concurrent_use,
 );
-

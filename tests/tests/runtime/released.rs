@@ -85,7 +85,10 @@ fn lost_peers_and_failed_pieces(target: Target) {
     receiver.expect(key(0), 2, transfer).unwrap();
     receiver.peer_lost(2, "killed");
     let why = failure(&early);
-    assert!(why.contains("worker 2 was lost") && why.contains("killed"), "{why}");
+    assert!(
+        why.contains("worker 2 was lost") && why.contains("killed"),
+        "{why}"
+    );
     let (transfer, late) = destination(&client, &device);
     receiver.expect(key(1), 2, transfer).unwrap();
     assert!(failure(&late).contains("worker 2 was lost"));
@@ -98,7 +101,10 @@ fn lost_peers_and_failed_pieces(target: Target) {
     let (transfer, before) = destination(&client, &device);
     receiver.expect(key(3), 1, transfer).unwrap();
     let why = failure(&before);
-    assert!(why.contains("will not come from worker 1: its source failed"), "{why}");
+    assert!(
+        why.contains("will not come from worker 1: its source failed"),
+        "{why}"
+    );
     let (transfer, after) = destination(&client, &device);
     receiver.expect(key(4), 1, transfer).unwrap();
     receiver.piece_failed(1, key(4), "its source failed");
@@ -107,4 +113,7 @@ fn lost_peers_and_failed_pieces(target: Target) {
     assert_no_leaks(&client);
 }
 
-on_both_plugins!(late_arrivals_of_a_released_run, lost_peers_and_failed_pieces);
+on_both_plugins!(
+    late_arrivals_of_a_released_run,
+    lost_peers_and_failed_pieces
+);

@@ -1,0 +1,217 @@
+"""Recovery from a lost worker, as one table (docs/benchmarks.md):
+
+    .venv/bin/python benches/recovery.py [--kills N] [--seed S]
+
+The long pipeline of the recovery tests (64 microbatches through three
+512-wide stages, made by benches/make_pipeline.py with JAX's outputs) on
+pw-server and three pw-workers of 2 devices (release binaries of
+target/release: `cargo build --release -p pw-tools -p pw-worker`).
+
+* Runs without a fault: the time of `pw-run --server` from start to exit.
+* N runs where one worker, drawn at random, is killed (SIGKILL) at a random
+  point while the run is under way, and a new worker registers at once
+  (a restarted pod): total time, time from the kill to when the controller
+  noticed it and to when the run had recovered, and whether it finished
+  with JAX's outputs.
+* The peer: restarting the whole job instead (what a run that cannot
+  recover costs at best): the time until the kill plus one whole run.
+
+Every process is started and ended by PID; every wait is bounded.
+"""
+
+import argparse
+import datetime
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release")
+DATA = os.path.join(ROOT, "target", "bench-recovery")
+
+
+def tool(name):
+    path = os.path.join(BIN, name)
+    if not os.path.isfile(path):
+        sys.exit(f"{path} is missing: cargo build --release -p pw-tools -p pw-worker")
+    return path
+
+
+def first_line(proc, prefix, limit=30.0):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if prefix in line:
+            return line.split(prefix, 1)[1].strip()
+    raise RuntimeError(f"no {prefix!r} within {limit} s")
+
+
+class Cluster:
+    def __init__(self, workers=3, devices=2):
+        self.dir = tempfile.mkdtemp(prefix="pw-bench-recovery-")
+        self.procs = []
+        server = self._start(
+            [tool("pw-server"), "--listen", "127.0.0.1:0", "--compile-cache", os.path.join(DATA, "cache")], "server"
+        )
+        self.address = first_line(server, "listening on ")
+        self.workers = [self.add_worker(devices) for _ in range(workers)]
+        self.wait_workers(workers)
+
+    def _start(self, argv, name):
+        err = open(os.path.join(self.dir, f"{name}.log"), "w")
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        self.procs.append(p)
+        return p
+
+    def add_worker(self, devices=2):
+        w = self._start(
+            [tool("pw-worker"), "--controller", self.address, "--devices", str(devices), "--listen", "127.0.0.1:0"],
+            f"worker-{len(self.procs)}",
+        )
+        first_line(w, "listening on ")
+        return w
+
+    def status_workers(self):
+        out = subprocess.run(
+            [tool("pw-status"), "--server", self.address, "--json"], capture_output=True, text=True, timeout=20
+        )
+        return len(re.findall(r'"answering"', out.stdout))
+
+    def wait_workers(self, n, limit=30.0):
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if self.status_workers() == n:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"{n} workers never registered")
+
+    def lost_at(self):
+        """When the server's log says it noticed a worker was gone (epoch s)."""
+        with open(os.path.join(self.dir, "server.log")) as f:
+            for line in f:
+                if " is gone: " in line:
+                    stamp = re.sub(r"\x1b\[[0-9;]*m", "", line).split()[0]
+                    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        return None
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(10)
+
+
+def program_args():
+    program = os.path.join(DATA, "long.mlir")
+    if not os.path.isfile(program):
+        os.makedirs(DATA, exist_ok=True)
+        subprocess.run(
+            [sys.executable, os.path.join(ROOT, "benches", "make_pipeline.py"), program + ".tmp", "64", "512", "256",
+             "--data", os.path.join(DATA, "data")],
+            check=True, timeout=300,
+        )
+        os.replace(program + ".tmp", program)
+
+    def numbered(prefix):
+        files = [f for f in os.listdir(os.path.join(DATA, "data")) if f.startswith(prefix)]
+        files.sort(key=lambda f: int(f[len(prefix) : -4]))
+        return [os.path.join(DATA, "data", f) for f in files]
+
+    return [program, *numbered("input_"), "--expect", *numbered("expected_")]
+
+
+def pw_run(c, args):
+    return subprocess.Popen(
+        [tool("pw-run"), *args, "--server", c.address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kills", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--clean", type=int, default=3)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    args = program_args()
+
+    clean = []
+    c = Cluster()
+    try:
+        # The first run compiles; the cache serves the rest.
+        for i in range(a.clean + 1):
+            t = time.monotonic()
+            r = pw_run(c, args)
+            out, err = r.communicate(timeout=300)
+            if r.returncode != 0 or "MISMATCH" in out:
+                sys.exit(f"a run without a fault failed:\n{out}\n{err}")
+            if i:
+                clean.append(time.monotonic() - t)
+    finally:
+        c.close()
+    clean_s = statistics.median(clean)
+
+    rows = []
+    for k in range(a.kills):
+        victim = rng.randrange(3)
+        # Somewhere in the run's execution (it starts ~0.5 s after pw-run).
+        delay = 0.45 + rng.random() * max(0.1, clean_s - 0.6)
+        c = Cluster()
+        try:
+            t = time.monotonic()
+            r = pw_run(c, args)
+            time.sleep(delay)
+            killed, killed_wall = time.monotonic(), time.time()
+            c.workers[victim].send_signal(signal.SIGKILL)
+            c.add_worker()
+            out, err = r.communicate(timeout=300)
+            end = time.monotonic()
+            ok = r.returncode == 0 and "matches" in out and "MISMATCH" not in out
+            line = next((l for l in out.splitlines() if l.startswith("recovery")), "")
+            lost_at = c.lost_at()
+            replayed = re.search(r"replayed (\d+) of (\d+)", line)
+            rows.append(
+                dict(
+                    victim=victim,
+                    at=(killed - t) * 1000,
+                    total=(end - t) * 1000,
+                    ok=ok,
+                    recovered=bool(line) and "recovered at" in line,
+                    notice=None if lost_at is None else (lost_at - killed_wall) * 1000,
+                    done=(end - killed) * 1000,
+                    replayed=replayed.group(0) if replayed else "none (finished before the kill)",
+                )
+            )
+            print(f"kill {k + 1}/{a.kills}: worker {victim} at {(killed - t) * 1000:.0f} ms: "
+                  f"{'ok' if ok else 'FAILED: ' + err[-1500:]}; {line}", file=sys.stderr)
+        finally:
+            c.close()
+
+    hit = [r for r in rows if r["recovered"]]
+    succeeded = sum(r["ok"] for r in rows)
+    med = lambda xs: statistics.median(xs) if xs else float("nan")
+    print("| recovery, long pipeline (64 microbatches, 3 workers x 2 devices) | pw | peer, same run |")
+    print("| --- | ---: | ---: |")
+    print(f"| run without a fault (median of {len(clean)}) | {clean_s * 1000:.0f} ms | — |")
+    with_kill = med([r["total"] for r in hit])
+    restart = med([r["at"] + clean_s * 1000 for r in hit])
+    print(f"| run with one worker killed (median of {len(hit)} recovered) | {with_kill:.0f} ms | restarting the job: {restart:.0f} ms |")
+    print(f"| kill to noticed (median; min-max) | {med([r['notice'] for r in hit]):.1f} ms; "
+          f"{min((r['notice'] for r in hit), default=0):.1f}-{max((r['notice'] for r in hit), default=0):.1f} | — |")
+    print(f"| kill to the run's end (median) | {med([r['done'] for r in hit]):.0f} ms | restart: {clean_s * 1000:.0f} ms |")
+    print(f"| steps replayed | {', '.join(sorted({r['replayed'] for r in hit}))} | all |")
+    print(f"| runs that finished with JAX's outputs | {succeeded} of {len(rows)} kills ({len(hit)} recovered mid-run) | — |")
+
+
+if __name__ == "__main__":
+    main()
