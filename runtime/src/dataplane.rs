@@ -407,6 +407,8 @@ pub struct Sender {
     lanes: Mutex<HashMap<PeerAddress, Arc<Lane>>>,
     /// Workers that were lost, and why: pieces for them fail at once.
     lost: Mutex<HashMap<u32, String>>,
+    /// Runs of which nothing more is sent (see [`Spoiled`]).
+    spoiled: Spoiled,
     handle: tokio::runtime::Handle,
     damage: Damage,
     pub counters: Arc<SendCounters>,
@@ -416,12 +418,18 @@ pub struct Sender {
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Sender {
-    pub fn new(transport: Transport, handle: tokio::runtime::Handle, damage: Damage) -> Sender {
+    pub fn new(
+        transport: Transport,
+        handle: tokio::runtime::Handle,
+        damage: Damage,
+        spoiled: Spoiled,
+    ) -> Sender {
         Sender {
             transport,
             from: Mutex::new(u32::MAX),
             lanes: Mutex::new(HashMap::new()),
             lost: Mutex::default(),
+            spoiled,
             handle,
             damage,
             counters: Arc::default(),
@@ -460,6 +468,7 @@ impl Sender {
                         peer: peer.clone(),
                         handle: self.handle.clone(),
                         damage: self.damage,
+                        spoiled: self.spoiled.clone(),
                         counters: self.counters.clone(),
                         state: Mutex::new(LaneState::default()),
                         work: Condvar::new(),
@@ -524,6 +533,7 @@ struct Lane {
     peer: PeerAddress,
     handle: tokio::runtime::Handle,
     damage: Damage,
+    spoiled: Spoiled,
     counters: Arc<SendCounters>,
     state: Mutex<LaneState>,
     /// Wakes the lane's thread.
@@ -625,7 +635,14 @@ impl Lane {
             st.in_flight = Some(q.piece.done.clone());
             let mut link = st.link.take();
             drop(st);
-            let outcome = match q.ready.clone().unwrap_or(Ok(())) {
+            let ready = match q.ready.clone().unwrap_or(Ok(())) {
+                Ok(()) if self.spoiled.contains(q.piece.key.run) => Err(format!(
+                    "not sent: a piece this worker needed for run {} failed, so this one may rest on it",
+                    q.piece.key.run
+                )),
+                other => other,
+            };
+            let outcome = match ready {
                 Ok(()) => self.write(&mut link, &q.piece),
                 Err(e) => {
                     // The receiver's step fails instead of waiting for it.
@@ -785,10 +802,51 @@ impl Lane {
 
 // ------------------------------------------------------------ receiving ---
 
-/// Fails a piece's buffer (the bytes will not come): the steps that read
-/// it fail with `why`.
-fn give_up(mut transfer: AsyncTransfer, why: &str) {
-    let _ = transfer.fail(why);
+/// Where a piece lands: the buffer's transfer, and what completes when
+/// it landed (or failed).
+pub struct Destination {
+    pub transfer: AsyncTransfer,
+    pub landed: Completion,
+}
+
+impl Destination {
+    /// The piece will not come: its step fails with `why`, and the buffer
+    /// is filled with zeros so that whatever reads it finishes (the CPU
+    /// plugin never finishes a multi-device execution that reads a failed
+    /// buffer); run `run` is spoiled here.
+    fn give_up(mut self, why: &str, spoiled: &Spoiled, run: u64) {
+        spoiled.mark(run);
+        self.landed.complete(Err(why.to_owned()));
+        let rest = self.transfer.size() - self.transfer.written();
+        if !self.transfer.is_finished() && self.transfer.write(vec![0u8; rest], true).is_err() {
+            let _ = self.transfer.fail(why);
+        }
+    }
+}
+
+/// Runs of which a piece failed on this worker: what they computed since
+/// may rest on the zeros its buffer holds, so nothing more of them is sent
+/// (each piece's receiver is told it will not come), and the executor
+/// keeps none of it ([`crate::exec::Enqueued::tainted`]).
+#[derive(Clone, Default)]
+pub struct Spoiled(Arc<Mutex<HashSet<u64>>>);
+
+impl Spoiled {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn mark(&self, run: u64) {
+        self.lock().insert(run);
+    }
+
+    pub fn contains(&self, run: u64) -> bool {
+        self.lock().contains(&run)
+    }
+
+    pub fn forget(&self, run: u64) {
+        self.lock().remove(&run);
+    }
 }
 
 /// A piece's destination, as the receiver tracks it.
@@ -797,7 +855,7 @@ enum Slot {
     /// check starts with the first chunk.
     Expecting {
         from: u32,
-        transfer: AsyncTransfer,
+        dest: Destination,
         check: Option<ChunkCheck>,
     },
     /// Chunks arrived before the executor reached the step.
@@ -829,6 +887,8 @@ pub struct Receiver {
     /// Workers that were lost: their pieces fail, whenever expected, and
     /// nothing more is taken from them. Locked only while `slots` is held.
     lost: Mutex<HashMap<u32, String>>,
+    /// Runs a piece of which failed here (see [`Spoiled`]).
+    spoiled: Spoiled,
     /// Bytes held for pieces whose destination does not exist yet, and the
     /// most that may be.
     early: AtomicU64,
@@ -843,6 +903,7 @@ impl Receiver {
             slots: Mutex::new(HashMap::new()),
             ended: Mutex::default(),
             lost: Mutex::default(),
+            spoiled: Spoiled::default(),
             early: AtomicU64::new(0),
             early_limit,
             counters: ReceiveCounters::default(),
@@ -851,6 +912,12 @@ impl Receiver {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PieceKey, Slot>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The runs whose pieces failed here (shared with this worker's
+    /// [`Sender`], which then sends nothing more of them).
+    pub fn spoiled(&self) -> Spoiled {
+        self.spoiled.clone()
     }
 
     /// Whether run `run` is over; call with `slots` held.
@@ -864,26 +931,22 @@ impl Receiver {
     /// The executor made the destination of piece `key` (from worker
     /// `from`): writes what already arrived, and routes the rest to it. An
     /// error for a run that is over.
-    pub fn expect(
-        &self,
-        key: PieceKey,
-        from: u32,
-        mut transfer: AsyncTransfer,
-    ) -> Result<(), String> {
+    pub fn expect(&self, key: PieceKey, from: u32, mut dest: Destination) -> Result<(), String> {
         let mut slots = self.lock();
         if self.is_over(key.run) {
             let why = format!("run {} is over", key.run);
-            give_up(transfer, &why);
+            dest.give_up(&why, &self.spoiled, key.run);
             return Err(why);
         }
         if let Some(why) = self.lost_reason(from) {
             // Its step fails (a recovery computes the piece again).
-            give_up(
-                transfer,
+            dest.give_up(
                 &format!(
                     "piece {}/{} of run {}: worker {from} was lost: {why}",
                     key.step, key.piece, key.run
                 ),
+                &self.spoiled,
+                key.run,
             );
             return Ok(());
         }
@@ -893,7 +956,7 @@ impl Receiver {
                     key,
                     Slot::Expecting {
                         from,
-                        transfer,
+                        dest,
                         check: None,
                     },
                 );
@@ -912,18 +975,18 @@ impl Receiver {
                             "piece {key:?} came from worker {sender}, not {from}"
                         ));
                     }
-                    if check.total() != transfer.size() as u64 {
+                    if check.total() != dest.transfer.size() as u64 {
                         return Err(format!(
                             "piece {key:?} is {} bytes, its destination {}",
                             check.total(),
-                            transfer.size()
+                            dest.transfer.size()
                         ));
                     }
                     let complete = check.is_done();
                     let n = chunks.len();
                     for (i, chunk) in chunks.into_iter().enumerate() {
                         let last = complete && i + 1 == n;
-                        transfer
+                        dest.transfer
                             .write(chunk.data, last)
                             .map_err(|e| e.to_string())?;
                     }
@@ -932,6 +995,7 @@ impl Receiver {
                 match outcome {
                     Ok(true) => {
                         self.counters.pieces.fetch_add(1, Ordering::Relaxed);
+                        dest.landed.complete(Ok(()));
                         slots.insert(key, Slot::Closed);
                     }
                     Ok(false) => {
@@ -940,20 +1004,20 @@ impl Receiver {
                             key,
                             Slot::Expecting {
                                 from,
-                                transfer,
+                                dest,
                                 check: Some(check),
                             },
                         );
                     }
                     Err(e) => {
-                        give_up(transfer, &e);
+                        dest.give_up(&e, &self.spoiled, key.run);
                         slots.insert(key, Slot::Closed);
                     }
                 }
                 Ok(())
             }
             Some(Slot::Failed(why)) => {
-                give_up(transfer, &why);
+                dest.give_up(&why, &self.spoiled, key.run);
                 slots.insert(key, Slot::Closed);
                 Ok(())
             }
@@ -1024,7 +1088,7 @@ impl Receiver {
             }
             Some(Slot::Expecting {
                 from: sender,
-                transfer,
+                dest,
                 check,
             }) => {
                 let outcome = (|| {
@@ -1034,13 +1098,13 @@ impl Receiver {
                             what()
                         )));
                     }
-                    let size = transfer.size() as u64;
+                    let size = dest.transfer.size() as u64;
                     let check = match check {
                         Some(c) => c,
                         None => check.insert(ChunkCheck::new(&chunk, size, Some(size), what())?),
                     };
                     let last = check.check(&chunk)?;
-                    transfer
+                    dest.transfer
                         .write(chunk.data, last)
                         .map_err(|e| WireError(format!("{}: {e}", what())))?;
                     Ok(last)
@@ -1049,13 +1113,15 @@ impl Receiver {
                     Ok(false) => {}
                     Ok(true) => {
                         self.counters.pieces.fetch_add(1, Ordering::Relaxed);
-                        slots.insert(key, Slot::Closed);
+                        if let Some(Slot::Expecting { dest, .. }) = slots.insert(key, Slot::Closed)
+                        {
+                            dest.landed.complete(Ok(()));
+                        }
                     }
                     Err(e) => {
-                        if let Some(Slot::Expecting { transfer, .. }) =
-                            slots.insert(key, Slot::Closed)
+                        if let Some(Slot::Expecting { dest, .. }) = slots.insert(key, Slot::Closed)
                         {
-                            give_up(transfer, &e.0);
+                            dest.give_up(&e.0, &self.spoiled, key.run);
                         }
                         return Err(e);
                     }
@@ -1085,11 +1151,9 @@ impl Receiver {
         );
         match slots.remove(&key) {
             Some(Slot::Expecting {
-                from: sender,
-                transfer,
-                ..
+                from: sender, dest, ..
             }) if sender == from => {
-                give_up(transfer, &why);
+                dest.give_up(&why, &self.spoiled, key.run);
                 slots.insert(key, Slot::Closed);
             }
             Some(Slot::Early {
@@ -1172,6 +1236,7 @@ impl Receiver {
 
     /// Forgets that run `run` ended.
     pub fn forget(&self, run: u64) {
+        self.spoiled.forget(run);
         let _slots = self.lock();
         self.ended
             .lock()
@@ -1190,16 +1255,14 @@ impl Receiver {
                 continue;
             }
             match std::mem::replace(slot, Slot::Closed) {
-                Slot::Expecting {
-                    transfer, check, ..
-                } => {
+                Slot::Expecting { dest, check, .. } => {
                     let detail = check.map(|c| c.truncated().0).unwrap_or_else(|| {
                         format!(
                             "piece {}/{} of run {}: no byte arrived",
                             key.step, key.piece, key.run
                         )
                     });
-                    give_up(transfer, &format!("{detail} ({why})"));
+                    dest.give_up(&format!("{detail} ({why})"), &self.spoiled, key.run);
                 }
                 Slot::Early { bytes, .. } => {
                     self.early.fetch_sub(bytes, Ordering::SeqCst);

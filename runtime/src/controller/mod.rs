@@ -1245,10 +1245,12 @@ impl Controller {
             let wait = until.map_or(deadline, |u| u.min(deadline));
             match tokio::time::timeout_at(wait.into(), events.recv()).await {
                 Err(_) if until.is_some() => break,
-                Err(_) => return Err(Stop::failed(format!(
+                Err(_) => {
+                    return Err(Stop::failed(format!(
                     "error: the run did not finish within {:?} (waiting for workers {pending:?})",
                     deadline - t0
-                ))),
+                )))
+                }
                 Ok(None) => {
                     return Err(Stop::failed("error: the run's event channel closed".into()))
                 }

@@ -13,8 +13,13 @@
 //! destination device. A piece from another worker arrives through
 //! [`Peers::receive`], which hands back the destination buffer before its
 //! bytes arrive; a piece for another worker leaves through [`Peers::send`]
-//! once its buffer is ready. A piece that cannot come fails its buffer,
-//! and so every step that reads it.
+//! once its buffer is ready. A piece that cannot come fails its step, and
+//! its buffer is filled with zeros rather than failed: with one partition's
+//! input failed, the CPU plugin runs the other partitions of a
+//! multi-device execution into a collective that never completes (and
+//! aborts the process after 40 s). What was computed from such a piece is
+//! *tainted* ([`Enqueued::tainted`]): never kept, never sent (see
+//! `dataplane::Spoiled`).
 //!
 //! A value's buffers are released after the last step of the part that
 //! reads it, and an argument is donated to a call that aliases it only when
@@ -52,7 +57,9 @@ pub struct PieceKey {
 /// The data plane, as the executor sees it.
 pub trait Peers: Sync {
     /// A buffer of `dtype[dims]` on `device` that piece `key`, sent by
-    /// worker `from`, will fill; usable (by later steps) at once.
+    /// worker `from`, will fill; usable (by later steps) at once. The
+    /// completion says whether the piece landed (else the buffer holds
+    /// zeros).
     fn receive(
         &self,
         key: PieceKey,
@@ -60,7 +67,7 @@ pub trait Peers: Sync {
         dtype: DType,
         dims: &[usize],
         device: &Device,
-    ) -> Result<Buffer>;
+    ) -> Result<(Buffer, Completion)>;
 
     /// Sends `buffer`, once it is ready, as piece `key` to worker `to`.
     fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> Result<Completion>;
@@ -77,7 +84,7 @@ impl Peers for NoPeers {
         _: DType,
         _: &[usize],
         _: &Device,
-    ) -> Result<Buffer> {
+    ) -> Result<(Buffer, Completion)> {
         Err(Error::invalid(format!(
             "piece {key:?} would come from worker {from}, but this run has no peers"
         )))
@@ -135,8 +142,8 @@ impl Completion {
 pub enum Done {
     /// Device work: an execution, a copy, a buffer made ready.
     Event(Event),
-    /// A piece sent to another worker.
-    Sent(Completion),
+    /// A piece sent to another worker, or received from one.
+    Piece(Completion),
 }
 
 impl Done {
@@ -145,7 +152,7 @@ impl Done {
     pub fn is_done(&self) -> bool {
         match self {
             Done::Event(e) => e.is_ready().unwrap_or(true),
-            Done::Sent(c) => c.is_done(),
+            Done::Piece(c) => c.is_done(),
         }
     }
 
@@ -157,7 +164,7 @@ impl Done {
     fn wait(&self, send_timeout: Duration) -> Result<()> {
         match self {
             Done::Event(e) => e.wait(),
-            Done::Sent(c) => c.wait(send_timeout).map_err(Error::invalid),
+            Done::Piece(c) => c.wait(send_timeout).map_err(Error::invalid),
         }
     }
 }
@@ -316,6 +323,23 @@ impl LiveBytes {
 type DoneTimes = Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>>;
 
 impl Enqueued {
+    /// The values of `part` computed from a step that failed (a piece that
+    /// did not come, an execution that failed): its results and everything
+    /// computed from them. Call once the part settled.
+    pub fn tainted(&self, part: &Part) -> std::collections::HashSet<ValueId> {
+        let mut tainted = std::collections::HashSet::new();
+        for (i, s) in part.steps.iter().enumerate() {
+            let failed = self
+                .done
+                .step(i)
+                .is_some_and(|d| d.iter().any(|(_, d)| d.succeeded() != Some(true)));
+            if failed || s.step.reads().iter().any(|v| tainted.contains(v)) {
+                tainted.extend(s.step.writes());
+            }
+        }
+        tainted
+    }
+
     /// Waits for every step (see [`Completions::wait`]), dropping each
     /// retained value once every reader of it has completed. After a
     /// failure, `retained` keeps the values some reader of which failed or
@@ -657,7 +681,7 @@ impl Executor {
                     )?;
                     done.push((
                         piece.src_device,
-                        Done::Sent(peers.send(key(send.piece), send.worker, cut)?),
+                        Done::Piece(peers.send(key(send.piece), send.worker, cut)?),
                     ));
                 }
                 let mut written: Shards = vec![None; dst.devices.len()];
@@ -676,13 +700,17 @@ impl Executor {
                                     Arc::new(cut.copy_to_device(device)?)
                                 }
                             }
-                            Source::Remote { piece: p, worker } => Arc::new(peers.receive(
-                                key(*p),
-                                *worker,
-                                src.dtype,
-                                &super::work::usizes(&piece.sizes),
-                                device,
-                            )?),
+                            Source::Remote { piece: p, worker } => {
+                                let (buffer, landed) = peers.receive(
+                                    key(*p),
+                                    *worker,
+                                    src.dtype,
+                                    &super::work::usizes(&piece.sizes),
+                                    device,
+                                )?;
+                                done.push((target.device, Done::Piece(landed)));
+                                Arc::new(buffer)
+                            }
                         });
                     }
                     let buffer = match target.place {

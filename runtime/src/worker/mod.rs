@@ -337,6 +337,7 @@ pub async fn serve(
         truncate: config.faults.truncate_pieces,
     };
     let receiver = Arc::new(Receiver::new(config.early_limit));
+    let spoiled = receiver.spoiled();
     let incoming = receiver.clone();
     std::thread::Builder::new()
         .name("pw-data-accept".into())
@@ -348,7 +349,12 @@ pub async fn serve(
         client: client.clone(),
         store: ObjectStore::default(),
         receiver,
-        sender: Sender::new(config.transport, tokio::runtime::Handle::current(), damage),
+        sender: Sender::new(
+            config.transport,
+            tokio::runtime::Handle::current(),
+            damage,
+            spoiled,
+        ),
         id: AtomicU32::new(u32::MAX),
         events: events_tx,
         counters: Counters::default(),

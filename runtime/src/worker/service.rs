@@ -6,7 +6,7 @@
 use super::State;
 use crate::{
     cache::{compile_options, Key},
-    dataplane::{Outgoing, PeerAddress, SendRecord},
+    dataplane::{Destination, Outgoing, PeerAddress, SendRecord},
     exec::{Completion, Need, Peers, PieceKey, Shards, StepTiming, Work},
     pjrt::{Buffer, Device, Program},
     wire::{self, proto, Collect},
@@ -701,7 +701,8 @@ fn execute_part(
 /// controller (and a recovery) to read: the outputs it kept, and the
 /// values kept because a reader did not complete ([`Enqueued::retained`]),
 /// which go into the store under the run. Only values whose every shard
-/// here is ready (not failed, nor computed from what failed), count.
+/// here is ready, and that rest on no failed step ([`Enqueued::tainted`]),
+/// count.
 fn held(
     state: &State,
     run: u64,
@@ -721,9 +722,10 @@ fn held(
             .map(|(p, _)| p as u32)
             .collect()
     };
+    let tainted = enqueued.tainted(part);
     let mut held = Vec::new();
     for &id in &part.outputs {
-        if bindings.outputs.contains_key(&id) {
+        if bindings.outputs.contains_key(&id) || tainted.contains(&id) {
             continue;
         }
         if let Some(shards) = enqueued.values[id].as_ref().filter(|s| good(s)) {
@@ -734,7 +736,7 @@ fn held(
         }
     }
     for (id, shards, _) in std::mem::take(&mut enqueued.retained) {
-        if !good(&shards) || held.iter().any(|h| h.value as usize == id) {
+        if tainted.contains(&id) || !good(&shards) || held.iter().any(|h| h.value as usize == id) {
             continue;
         }
         let mut kept = true;
@@ -770,16 +772,24 @@ impl Peers for RunPeers {
         dtype: DType,
         dims: &[usize],
         device: &Device,
-    ) -> crate::Result<Buffer> {
+    ) -> crate::Result<(Buffer, Completion)> {
         let (transfer, buffer) = self
             .state
             .client
             .buffer_for_async_transfer(device, dtype, dims)?;
+        let landed = Completion::new();
         self.state
             .receiver
-            .expect(key, from, transfer)
+            .expect(
+                key,
+                from,
+                Destination {
+                    transfer,
+                    landed: landed.clone(),
+                },
+            )
             .map_err(Error::invalid)?;
-        Ok(buffer)
+        Ok((buffer, landed))
     }
 
     fn send(&self, key: PieceKey, to: u32, buffer: Arc<Buffer>) -> crate::Result<Completion> {

@@ -3,8 +3,14 @@
 //! dropped at once, never held until a timeout.
 
 use bytes::Bytes;
-use pw_runtime::{dataplane::Receiver, exec::PieceKey, wire, worker::store::ObjectStore, DType};
-use std::sync::Arc;
+use pw_runtime::{
+    dataplane::{Destination, Receiver},
+    exec::{Completion, PieceKey},
+    wire,
+    worker::store::ObjectStore,
+    DType,
+};
+use std::{sync::Arc, time::Duration};
 
 use crate::common::{assert_no_leaks, Target};
 
@@ -26,21 +32,25 @@ fn late_arrivals_of_a_released_run(target: Target) {
                 .deliver(1, key, chunk)
                 .expect("dropped, not an error");
         }
-        // A destination made for it fails at once.
-        let (transfer, buffer) = destination(&client, &device);
-        let err = receiver.expect(key, 1, transfer).unwrap_err();
+        // A destination made for it fails at once; its buffer holds zeros,
+        // so nothing that reads it waits.
+        let (buffer, landed, dest) = destination(&client, &device);
+        let err = receiver.expect(key, 1, dest).unwrap_err();
         assert!(err.contains("run 7 is over"), "{err}");
-        let failed = buffer.wait_ready().unwrap_err().to_string();
+        let failed = landed.wait(Duration::from_secs(5)).unwrap_err();
         assert!(failed.contains("run 7 is over"), "{failed}");
+        buffer.wait_ready().unwrap();
+        assert_eq!(buffer.to_host().unwrap(), vec![0u8; 16]);
         drop(buffer);
         // Once forgotten, the run's key works again (a new run with that id).
         receiver.forget(7);
-        let (transfer, buffer) = destination(&client, &device);
-        receiver.expect(key, 1, transfer).unwrap();
+        let (buffer, landed, dest) = destination(&client, &device);
+        receiver.expect(key, 1, dest).unwrap();
         for chunk in wire::chunks(data.clone()) {
             receiver.deliver(1, key, chunk).unwrap();
         }
         buffer.wait_ready().unwrap();
+        landed.wait(Duration::from_secs(5)).unwrap();
         assert_eq!(buffer.to_host().unwrap(), data.to_vec());
     }
     {
@@ -57,20 +67,24 @@ fn late_arrivals_of_a_released_run(target: Target) {
     assert_no_leaks(&client);
 }
 
-/// A destination buffer of 4 float32s and its transfer.
+/// A destination buffer of 4 float32s, what completes when it landed, and
+/// the destination to hand the receiver.
 fn destination(
     client: &pw_runtime::pjrt::Client,
     device: &pw_runtime::pjrt::Device,
-) -> (pw_runtime::pjrt::AsyncTransfer, pw_runtime::pjrt::Buffer) {
-    client
+) -> (pw_runtime::pjrt::Buffer, Completion, Destination) {
+    let (transfer, buffer) = client
         .buffer_for_async_transfer(device, DType::F32, &[4])
-        .unwrap()
+        .unwrap();
+    let landed = Completion::new();
+    (buffer, landed.clone(), Destination { transfer, landed })
 }
 
-/// A peer the controller says is lost: what is expected of it fails, so
-/// does what is expected of it later, and what it still sends is refused.
-/// A piece its sender says will not come fails its buffer, whether it is
-/// expected before or after.
+/// A peer the controller says is lost: what is expected of it fails (its
+/// buffers hold zeros, so their readers finish), so does what is expected
+/// of it later, and what it still sends is refused. A piece its sender
+/// says will not come fails its step, before or after it is expected. In
+/// both cases the run is spoiled: this worker sends nothing more of it.
 fn lost_peers_and_failed_pieces(target: Target) {
     let client = target.client(1);
     let device = client.addressable_devices().remove(0);
@@ -79,37 +93,46 @@ fn lost_peers_and_failed_pieces(target: Target) {
         step,
         piece: 0,
     };
-    let failure = |b: &pw_runtime::pjrt::Buffer| b.wait_ready().unwrap_err().to_string();
     let receiver = Receiver::new(1 << 20);
-    let (transfer, early) = destination(&client, &device);
-    receiver.expect(key(0), 2, transfer).unwrap();
+    let spoiled = receiver.spoiled();
+    let (early, early_landed, dest) = destination(&client, &device);
+    receiver.expect(key(0), 2, dest).unwrap();
+    assert!(!spoiled.contains(9));
     receiver.peer_lost(2, "killed");
-    let why = failure(&early);
+    let why = early_landed.wait(Duration::from_secs(5)).unwrap_err();
     assert!(
         why.contains("worker 2 was lost") && why.contains("killed"),
         "{why}"
     );
-    let (transfer, late) = destination(&client, &device);
-    receiver.expect(key(1), 2, transfer).unwrap();
-    assert!(failure(&late).contains("worker 2 was lost"));
+    early.wait_ready().unwrap();
+    assert!(spoiled.contains(9));
+    let (late, late_landed, dest) = destination(&client, &device);
+    receiver.expect(key(1), 2, dest).unwrap();
+    assert!(late_landed.wait(Duration::from_secs(5)).is_err());
+    late.wait_ready().unwrap();
     let chunk = wire::chunks(Bytes::from(vec![1u8; 16])).remove(0);
     let refused = receiver.deliver(2, key(2), chunk).unwrap_err();
     assert!(refused.0.contains("nothing more is taken"), "{refused:?}");
     // Worker 1 says two pieces will not come: one not expected yet, one
     // expected already.
     receiver.piece_failed(1, key(3), "its source failed");
-    let (transfer, before) = destination(&client, &device);
-    receiver.expect(key(3), 1, transfer).unwrap();
-    let why = failure(&before);
+    let (before, before_landed, dest) = destination(&client, &device);
+    receiver.expect(key(3), 1, dest).unwrap();
+    let why = before_landed.wait(Duration::from_secs(5)).unwrap_err();
     assert!(
         why.contains("will not come from worker 1: its source failed"),
         "{why}"
     );
-    let (transfer, after) = destination(&client, &device);
-    receiver.expect(key(4), 1, transfer).unwrap();
+    let (after, after_landed, dest) = destination(&client, &device);
+    receiver.expect(key(4), 1, dest).unwrap();
     receiver.piece_failed(1, key(4), "its source failed");
-    assert!(failure(&after).contains("will not come"));
-    drop((early, late, before, after));
+    assert!(after_landed.wait(Duration::from_secs(5)).is_err());
+    for b in [before, after] {
+        b.wait_ready().unwrap();
+    }
+    receiver.forget(9);
+    assert!(!spoiled.contains(9));
+    drop((early, late));
     assert_no_leaks(&client);
 }
 
