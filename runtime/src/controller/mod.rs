@@ -4,8 +4,9 @@
 //! * **Registry** ([`registry`]): workers register over `Controller.Attach`
 //!   and keep a lease with heartbeats; a worker whose session ends (it died,
 //!   or its connection broke) or whose lease expires (it hangs) is dropped,
-//!   and every run it took part in fails at once, naming it and the first of
-//!   its steps not known complete. Workers with an incompatible protocol,
+//!   its peers are told (`PeerLost`), and every run it took part in
+//!   recovers ([`recovery`]) or, past `max_recoveries`, fails, naming it and
+//!   the first of its steps not known complete. Workers with an incompatible protocol,
 //!   PJRT C API or plugin are refused at registration, with the reason.
 //! * **A run** ([`Controller::run`]): lower the program onto the registered
 //!   topology (the [`Lowerer`], which links MLIR, is given by pw-server);
@@ -15,7 +16,8 @@
 //!   step in schedule order in one message (workers run ahead of their
 //!   devices and move pieces between themselves); wait for every part;
 //!   fetch the outputs; release the run everywhere (its buffers are
-//!   dropped). A failure anywhere releases the run on every worker too.
+//!   dropped). A failure anywhere releases the run on every worker too;
+//!   a lost worker starts another round that replays what it took with it.
 
 pub mod compile;
 pub mod recovery;
@@ -548,7 +550,7 @@ impl Controller {
                 )
                 .await;
             remap_reports(&mut summary, reports_before, original.as_deref());
-            match round {
+            let stop = match round {
                 Ok(reports) => {
                     for (w, done) in &reports {
                         kept.add(run, *w, &done.held);
@@ -556,53 +558,61 @@ impl Controller {
                     if let Some(last) = summary.recoveries.last_mut() {
                         last.recovered = Some(t0.elapsed());
                     }
-                    break Ok(());
+                    match self.fetch_outputs(&whole, &kept, &mut summary, t0).await {
+                        Ok(outputs) => break Ok(outputs),
+                        // A worker lost while its outputs were fetched:
+                        // they are computed again.
+                        Err(e) => match self.lost_meanwhile(&rounds, &kept).await {
+                            lost if lost.is_empty() => break Err(e),
+                            lost => Stop {
+                                message: e,
+                                lost,
+                                noticed: t0.elapsed(),
+                                reports: BTreeMap::new(),
+                            },
+                        },
+                    }
                 }
                 Err(stop) if stop.lost.is_empty() => break Err(stop.message),
-                Err(stop) => {
-                    if summary.recoveries.len() >= self.inner.config.max_recoveries as usize {
-                        break Err(stop.message);
+                Err(stop) => stop,
+            };
+            if summary.recoveries.len() >= self.inner.config.max_recoveries as usize {
+                break Err(stop.message);
+            }
+            for (w, done) in &stop.reports {
+                kept.add(run, *w, &done.held);
+            }
+            for w in &stop.lost {
+                kept.lose(*w);
+            }
+            progress(format!(
+                "{}; recovering",
+                stop.message.trim_start_matches("error: ")
+            ));
+            match self
+                .recover(&mut whole, &kept, &stop, t0, &mut summary)
+                .await
+            {
+                Ok((next, replayed)) => {
+                    if let Some(r) = summary.recoveries.last() {
+                        label = format!(
+                            "{} (recovering from the loss of {}: replaying {} of {} steps)",
+                            request.name,
+                            r.lost.join(", "),
+                            r.steps_replayed,
+                            r.steps
+                        );
                     }
-                    for (w, done) in &stop.reports {
-                        kept.add(run, *w, &done.held);
-                    }
-                    for w in &stop.lost {
-                        kept.lose(*w);
-                    }
-                    progress(format!(
-                        "{}; recovering",
-                        stop.message.trim_start_matches("error: ")
-                    ));
-                    match self
-                        .recover(&mut whole, &kept, &stop, t0, &mut summary)
-                        .await
-                    {
-                        Ok((next, replayed)) => {
-                            if let Some(r) = summary.recoveries.last() {
-                                label = format!(
-                                    "{} (recovering from the loss of {}: replaying {} of {} steps)",
-                                    request.name,
-                                    r.lost.join(", "),
-                                    r.steps_replayed,
-                                    r.steps
-                                );
-                            }
-                            prepared = next;
-                            original = Some(replayed);
-                        }
-                        Err(e) => {
-                            break Err(format!(
-                                "{}\nerror: the run cannot recover: {e}",
-                                stop.message
-                            ))
-                        }
-                    }
+                    prepared = next;
+                    original = Some(replayed);
+                }
+                Err(e) => {
+                    break Err(format!(
+                        "{}\nerror: the run cannot recover: {e}",
+                        stop.message
+                    ))
                 }
             }
-        };
-        let outcome = match outcome {
-            Ok(()) => self.fetch_outputs(&whole, &kept, &mut summary, t0).await,
-            Err(e) => Err(e),
         };
         let why = match &outcome {
             Ok(_) => "the run finished".to_owned(),
@@ -823,6 +833,30 @@ impl Controller {
         ));
         let prepared = self.cut(replay.plan, &addrs, summary)?;
         Ok((prepared, replay.original))
+    }
+
+    /// The workers of `rounds` that are gone and not recovered from yet,
+    /// waiting (at most a lease and a heartbeat) for the registry to notice
+    /// one: a fetch can fail just before the worker's loss is known.
+    async fn lost_meanwhile(&self, rounds: &[(u64, Vec<u32>)], kept: &recovery::Kept) -> Vec<u32> {
+        let by = Instant::now() + self.inner.config.lease + self.inner.config.heartbeat;
+        loop {
+            let lost: Vec<u32> = {
+                let r = self.registry();
+                let mut lost: Vec<u32> = rounds
+                    .iter()
+                    .flat_map(|(_, ws)| ws.iter().copied())
+                    .filter(|w| !r.workers.contains_key(w) && !kept.is_lost(*w))
+                    .collect();
+                lost.sort_unstable();
+                lost.dedup();
+                lost
+            };
+            if !lost.is_empty() || Instant::now() >= by {
+                return lost;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// The values the plan still needs and no live worker keeps whole.

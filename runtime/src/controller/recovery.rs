@@ -48,8 +48,9 @@ impl Kept {
         self.lost.insert(worker);
     }
 
-    pub fn lost(&self) -> &BTreeSet<u32> {
-        &self.lost
+    /// Whether worker `worker` was lost (and recovered from) already.
+    pub fn is_lost(&self, worker: u32) -> bool {
+        self.lost.contains(&worker)
     }
 
     /// The latest round holding every one of value `v`'s `positions`
