@@ -496,10 +496,19 @@ pub fn run_bounded(mut command: Command, limit: Duration) -> Output {
 
 /// An example's program, inputs and expected outputs as pw-run arguments.
 pub fn example_args(example: &str) -> Vec<String> {
-    let dir = repo_root().join("examples").join(example);
+    let examples = repo_root().join("examples");
+    program_args(
+        &examples.join(format!("{example}.mlir")),
+        &examples.join(example),
+    )
+}
+
+/// `program`, the `input_<i>.npy` of `data` and `--expect` its
+/// `expected_<i>.npy` (in order of i), as pw-run arguments.
+pub fn program_args(program: &Path, data: &Path) -> Vec<String> {
     let files = |prefix: &str| {
-        let mut found: Vec<(usize, String)> = std::fs::read_dir(&dir)
-            .expect("example dir")
+        let mut found: Vec<(usize, String)> = std::fs::read_dir(data)
+            .expect("data dir")
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -514,15 +523,21 @@ pub fn example_args(example: &str) -> Vec<String> {
         found.sort();
         found.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
     };
-    let mut args = vec![repo_root()
-        .join("examples")
-        .join(format!("{example}.mlir"))
-        .display()
-        .to_string()];
+    let mut args = vec![program.display().to_string()];
     args.extend(files("input_"));
     args.push("--expect".into());
     args.extend(files("expected_"));
     args
+}
+
+/// pw-run exited with 0 and every output matched its expected one.
+pub fn assert_matches(out: &Output) {
+    let (stdout, stderr) = text(out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("matches") && !stdout.contains("MISMATCH"),
+        "{stdout}"
+    );
 }
 
 pub fn text(o: &Output) -> (String, String) {

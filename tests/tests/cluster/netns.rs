@@ -159,30 +159,12 @@ fn a_link_taken_down_mid_run_is_detected_and_recovered_from() {
             "down",
         ]);
         c.add_worker(2, &[], &[], &a);
-        let status = run.wait_exit(Duration::from_secs(60));
-        let (stdout, stderr) = (run.stdout_text(), run.stderr_text());
+        let (stdout, stderr) = crate::recovery::recovered(&c, &mut run, 2);
         eprintln!(
             "link down to the end of the recovered run: {:?}",
             cut.elapsed()
         );
-        assert_eq!(
-            status.and_then(|s| s.code()),
-            Some(0),
-            "{stdout}\n{stderr}\n{}",
-            c.logs()
-        );
-        assert!(
-            stdout.contains("matches") && !stdout.contains("MISMATCH"),
-            "{stdout}"
-        );
-        let line = stdout
-            .lines()
-            .find(|l| l.starts_with("recovery"))
-            .unwrap_or_default();
-        assert!(
-            line.contains("lost worker 2 (10.77.0.2:"),
-            "{line}\n{stdout}"
-        );
+        assert!(stdout.contains("lost worker 2 (10.77.0.2:"), "{stdout}");
         assert!(
             stderr.contains("no heartbeat") || stderr.contains("silent for"),
             "{stderr}"
