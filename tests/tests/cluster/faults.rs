@@ -4,7 +4,9 @@
 //! what went wrong; the server carries on with what is left; no worker
 //! keeps a buffer.
 
-use crate::harness::{assert_matches, example_args, serial, slow_cluster, text, Cluster, Place};
+use crate::harness::{
+    assert_matches, example_args, faulty_cluster, serial, slow_cluster, text, Cluster, Place,
+};
 use pw_runtime::wire::proto;
 use std::time::{Duration, Instant};
 
@@ -79,16 +81,7 @@ fn a_hung_worker_loses_its_lease() {
 #[test]
 fn a_worker_exiting_at_a_step_fails_the_run() {
     let _serial = serial();
-    let mut c = Cluster::server(NO_RECOVERY, &Place::default());
-    c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(
-        2,
-        &[],
-        &[("PW_WORKER_FAULTS", "exit-at-step=first")],
-        &Place::default(),
-    );
-    c.add_worker(2, &[], &[], &Place::default());
-    c.wait_for_workers(3);
+    let mut c = faulty_cluster(NO_RECOVERY, 1, "exit-at-step=first");
     let out = c.pw_run(&example_args("pipeline"), &Place::default());
     let stderr = text(&out).1;
     assert_eq!(out.status.code(), Some(1), "{stderr}");

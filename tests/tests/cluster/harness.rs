@@ -551,15 +551,21 @@ pub fn text(o: &Output) -> (String, String) {
 /// 1 (stage 1 of the pipeline) sleeps 30 s before its first step, so that
 /// a fault can strike (or a stall be seen) while a run is under way.
 pub fn slow_cluster(server_args: &[&str]) -> Cluster {
+    faulty_cluster(server_args, 1, "delay-step=first:30000")
+}
+
+/// A server with `server_args` and three 2-device workers, worker `faulty`
+/// with `PW_WORKER_FAULTS=fault`, all registered.
+pub fn faulty_cluster(server_args: &[&str], faulty: usize, fault: &str) -> Cluster {
     let mut c = Cluster::server(server_args, &Place::default());
-    c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(
-        2,
-        &[],
-        &[("PW_WORKER_FAULTS", "delay-step=first:30000")],
-        &Place::default(),
-    );
-    c.add_worker(2, &[], &[], &Place::default());
+    for i in 0..3 {
+        let env: &[(&str, &str)] = if i == faulty {
+            &[("PW_WORKER_FAULTS", fault)]
+        } else {
+            &[]
+        };
+        c.add_worker(2, &[], env, &Place::default());
+    }
     c.wait_for_workers(3);
     c
 }

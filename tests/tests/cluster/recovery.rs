@@ -10,7 +10,8 @@
 //! (set PW_RECOVERY_SEED to replay a failure).
 
 use crate::harness::{
-    assert_matches, example_args, program_args, run_bounded, serial, text, Cluster, Place, Proc,
+    assert_matches, example_args, faulty_cluster, program_args, run_bounded, serial, text, Cluster,
+    Place, Proc,
 };
 use pw_tests::repo_root as repo;
 use std::{
@@ -73,17 +74,7 @@ pub fn recovered(c: &Cluster, run: &mut Proc, lost: u32) -> (String, String) {
 /// run, and a new worker registers, as a restarted pod would. Returns
 /// pw-run's stdout.
 fn kill_mid_run(args: &[String], victim: usize, at: u64, after: Duration) -> String {
-    let mut c = Cluster::server(&[], &Place::default());
-    let pause = format!("delay-step=@{at}:3000");
-    for i in 0..3 {
-        let env: &[(&str, &str)] = if i == victim {
-            &[("PW_WORKER_FAULTS", &pause)]
-        } else {
-            &[]
-        };
-        c.add_worker(2, &[], env, &Place::default());
-    }
-    c.wait_for_workers(3);
+    let mut c = faulty_cluster(&[], victim, &format!("delay-step=@{at}:3000"));
     let mut run = c.spawn_pw_run(args);
     c.wait_run_started(victim as u32);
     std::thread::sleep(after);
@@ -228,15 +219,7 @@ fn what_survivors_finished_is_kept() {
 #[test]
 fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
     let _serial = serial();
-    let mut c = Cluster::server(&[], &Place::default());
-    c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(
-        2,
-        &[],
-        &[("PW_WORKER_FAULTS", "delay-step=@3:4000")],
-        &Place::default(),
-    );
-    c.add_worker(2, &[], &[], &Place::default());
+    let mut c = faulty_cluster(&[], 1, "delay-step=@3:4000");
     // The spare: the pipeline's three meshes take the first three workers.
     c.add_worker(2, &[], &[], &Place::default());
     c.wait_for_workers(4);
@@ -275,16 +258,7 @@ fn a_hung_worker_is_replaced_by_a_spare_and_its_late_messages_are_ignored() {
 #[test]
 fn without_capacity_the_run_fails_in_the_bounded_wait_then_a_new_worker_serves() {
     let _serial = serial();
-    let mut c = Cluster::server(&["--capacity-wait-ms", "1500"], &Place::default());
-    c.add_worker(2, &[], &[], &Place::default());
-    c.add_worker(
-        2,
-        &[],
-        &[("PW_WORKER_FAULTS", "delay-step=@2:3000")],
-        &Place::default(),
-    );
-    c.add_worker(2, &[], &[], &Place::default());
-    c.wait_for_workers(3);
+    let mut c = faulty_cluster(&["--capacity-wait-ms", "1500"], 1, "delay-step=@2:3000");
     let mut run = c.spawn_pw_run(&example_args("pipeline"));
     c.wait_run_started(1);
     let killed = Instant::now();
