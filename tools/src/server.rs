@@ -83,6 +83,12 @@ pub struct Cli {
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub capacity_wait_ms: u64,
 
+    /// How many MiB of the host arrays sessions upload the server keeps so
+    /// that a session array lost with its worker can be computed again
+    /// from its lineage (0: keep none; such arrays are then lost for good).
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub lineage_budget_mb: u64,
+
     /// The longest a run may take, in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub run_timeout: u64,
@@ -180,6 +186,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         stall: Duration::from_millis(cli.stall_ms),
         max_recoveries: cli.max_recoveries,
         capacity_wait: Duration::from_millis(cli.capacity_wait_ms),
+        lineage_budget: cli.lineage_budget_mb.saturating_mul(1 << 20),
     };
     let token = cli.token.clone().filter(|t| !t.is_empty());
     let runtime = tokio::runtime::Builder::new_multi_thread()

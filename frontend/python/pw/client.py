@@ -465,7 +465,9 @@ class Client:
     def stats(self) -> dict:
         """What the session has cost: ``lowerings``, ``executables_compiled``,
         ``executables_from_cache``, ``calls``, bytes from and to the client
-        and between the server and its workers, and ``arrays_live``."""
+        and between the server and its workers, ``arrays_live``, and the
+        arrays lost with a worker that were computed again from their lineage
+        (``arrays_recomputed``, by ``calls_replayed`` calls)."""
         c = self._unary("SessionStats", pb.SessionStatsRequest(session=self.session), pb.SessionCounters)
         return {f.name: getattr(c, f.name) for f in c.DESCRIPTOR.fields}
 

@@ -78,6 +78,9 @@ pub struct Config {
     /// worker to take the lost devices ([`recovery`]).
     pub max_recoveries: u32,
     pub capacity_wait: Duration,
+    /// How many bytes of uploaded host arrays sessions may keep for their
+    /// arrays' lineage ([`session`]).
+    pub lineage_budget: u64,
 }
 
 impl Default for Config {
@@ -92,6 +95,7 @@ impl Default for Config {
             stall: Duration::from_secs(10),
             max_recoveries: 3,
             capacity_wait: Duration::from_secs(10),
+            lineage_budget: 1 << 30,
         }
     }
 }

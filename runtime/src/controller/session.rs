@@ -24,6 +24,19 @@
 //! * **Arrays** are named by (session, id); another session's array is
 //!   refused. Deleting one, donating it to a call, or closing the session
 //!   frees its buffers on the workers.
+//! * **Lost workers**: the session's slice loses their devices and is
+//!   topped up to its size again from free devices as soon as there are
+//!   some (before the line is served). Each array keeps its *lineage*: the
+//!   call that made it, with that call's arguments (other arrays' lineage,
+//!   and host copies of what the client uploaded, within
+//!   [`super::Config::lineage_budget`]). An array lost with a worker, or
+//!   made by a call that lost one, is computed again on its next use (a
+//!   fetch, a wait, a call taking it): the executables involved are lowered
+//!   again onto the slice as it is now (their computations come from the
+//!   caches), and the calls of its lineage run again, from the arrays that
+//!   survived. An array without lineage (its uploads did not fit the
+//!   budget, or it is more than [`MAX_LINEAGE`] calls deep) raises a
+//!   data-loss error naming it; the session goes on either way.
 
 use super::{
     slices::{Ask, Lease, Want},
@@ -34,7 +47,12 @@ use crate::{cache::Key, host::HostArray, wire::proto};
 use pw_core::plan::ValueId;
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap, VecDeque},
-    sync::Arc,
+    future::Future,
+    pin::Pin,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
     time::{Duration, Instant},
 };
 use tokio::sync::{mpsc, watch};
@@ -42,6 +60,10 @@ use tonic::Status;
 
 /// How the failure of an array lost with its worker begins.
 const DATA_LOSS: &str = "data loss";
+
+/// The most calls a lineage chain keeps: the outputs of a deeper call
+/// have none (recomputing them would replay that many calls).
+pub const MAX_LINEAGE: usize = 1000;
 
 /// Why an array that failed cannot be used, after "it" or "argument #i".
 fn why_unusable(failure: &str) -> String {
@@ -127,15 +149,95 @@ pub enum ArrayState {
 }
 
 /// One array of a session: a value of one of its executables, laid out as
-/// that value.
+/// that value, and output `.1` of the call `lineage.0` when it has one.
 #[derive(Clone)]
 struct SessionArray {
     exe: Arc<Executable>,
     value: ValueId,
     state: Arc<watch::Sender<ArrayState>>,
+    lineage: Option<(Arc<Lineage>, usize)>,
 }
 
+/// A call that made arrays, as it can run again (see the module doc).
+struct Lineage {
+    /// The session's executable (lowered again when its devices are gone).
+    executable: u64,
+    arguments: Vec<Origin>,
+    /// The arrays it made, by output.
+    outputs: Vec<u64>,
+    /// How many calls deep it is (1: from uploads and surviving arrays).
+    depth: usize,
+}
+
+impl Drop for Lineage {
+    /// Drops a long chain without recursing once per call.
+    fn drop(&mut self) {
+        fn parents(arguments: &mut Vec<Origin>) -> impl Iterator<Item = Arc<Lineage>> + '_ {
+            arguments.drain(..).filter_map(|o| match o {
+                Origin::Array {
+                    made_by: Some((l, _)),
+                    ..
+                } => Some(l),
+                _ => None,
+            })
+        }
+        let mut stack: Vec<Arc<Lineage>> = parents(&mut self.arguments).collect();
+        while let Some(l) = stack.pop() {
+            if let Ok(mut l) = Arc::try_unwrap(l) {
+                stack.extend(parents(&mut l.arguments));
+            }
+        }
+    }
+}
+
+/// Where an argument of a call came from.
+enum Origin {
+    Host(KeptHost),
+    /// Array `array` of the session, as made by its lineage when it has one.
+    Array {
+        array: u64,
+        made_by: Option<(Arc<Lineage>, usize)>,
+    },
+}
+
+/// A host array a call uploaded, kept for lineage: its bytes count
+/// against the budget until it is dropped.
+struct KeptHost {
+    host: Arc<HostArray>,
+    budget: Arc<AtomicU64>,
+}
+
+impl KeptHost {
+    /// Keeps `host` if `budget` (bytes kept, shared) stays within `limit`.
+    fn keep(host: &Arc<HostArray>, budget: &Arc<AtomicU64>, limit: u64) -> Option<KeptHost> {
+        let n = host.bytes().len() as u64;
+        budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |kept| {
+                kept.checked_add(n).filter(|&k| k <= limit)
+            })
+            .ok()?;
+        Some(KeptHost {
+            host: host.clone(),
+            budget: budget.clone(),
+        })
+    }
+}
+
+impl Drop for KeptHost {
+    fn drop(&mut self) {
+        self.budget
+            .fetch_sub(self.host.bytes().len() as u64, Ordering::Relaxed);
+    }
+}
+
+type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, SessionError>> + Send + 'a>>;
+
 impl SessionArray {
+    /// Lost with a worker (and computable again if it has lineage).
+    fn lost(&self) -> bool {
+        matches!(&*self.state.borrow(), ArrayState::Failed(e) if e.starts_with(DATA_LOSS))
+    }
+
     fn info(&self) -> &pw_core::plan::ValueInfo {
         &self.exe.prepared.plan.values[self.value]
     }
@@ -162,12 +264,19 @@ pub(crate) struct Executable {
     keys: BTreeMap<u32, Vec<Key>>,
     /// Inputs whose arrays a call takes over.
     donate: BTreeSet<usize>,
+    /// What it is lowered from, onto how many of the slice's devices (to
+    /// lower it again when they are gone).
+    text: String,
+    schedule: Option<String>,
+    devices: usize,
 }
 
 /// One client's session.
 struct Session {
     name: String,
     devices: Vec<i64>,
+    /// How many devices it was granted (it is topped up to that many).
+    size: usize,
     opened: Instant,
     lease: Lease,
     executables: HashMap<u64, Arc<Executable>>,
@@ -198,6 +307,8 @@ pub(crate) struct Sessions {
     /// Why recently closed sessions closed (for clear errors), oldest
     /// first, at most [`CLOSED_KEPT`].
     closed: VecDeque<(u64, String)>,
+    /// Bytes of host arrays kept for lineage, by every session.
+    kept: Arc<AtomicU64>,
 }
 
 const CLOSED_KEPT: usize = 256;
@@ -209,6 +320,7 @@ impl Sessions {
             id,
             Session {
                 name,
+                size: devices.len(),
                 devices,
                 opened: now,
                 lease: Lease::new(lease, now),
@@ -473,11 +585,9 @@ impl Controller {
             .await;
     }
 
-    /// A worker is gone: its devices leave every slice, and arrays with a
-    /// shard on it fail.
+    /// A worker is gone: its devices leave every slice (topped up from
+    /// free ones if there are some), and arrays with a shard on it are lost.
     pub(crate) fn sessions_lost_worker(&self, worker: u32, devices: &[i64], why: &str) {
-        let registered = self.devices_by_worker();
-        let lease = self.inner.config.client_lease;
         let mut s = self.sessions();
         s.slices.forget_devices(devices);
         for (sid, session) in s.live.iter_mut() {
@@ -486,9 +596,28 @@ impl Controller {
                 if a.workers().contains(&worker) {
                     a.state.send_replace(ArrayState::Failed(format!(
                         "{DATA_LOSS}: array {id} of session {sid} had shards on a worker that is gone \
-                         ({why}); a session array has no lineage to compute it again from, so compute \
-                         it again (the session goes on with its other devices and arrays)"
+                         ({why})"
                     )));
+                }
+            }
+        }
+        drop(s);
+        self.sessions_workers_changed();
+    }
+
+    /// Workers joined or left: sessions short of devices are topped up,
+    /// then the line may move.
+    pub(crate) fn sessions_workers_changed(&self) {
+        let registered = self.devices_by_worker();
+        let lease = self.inner.config.client_lease;
+        let mut guard = self.sessions();
+        let s = &mut *guard;
+        for (sid, session) in s.live.iter_mut() {
+            let short = session.size.saturating_sub(session.devices.len());
+            if short > 0 {
+                if let Some(more) = s.slices.top_up(*sid, short, &registered) {
+                    tracing::info!("session {sid} topped up with devices {more:?}");
+                    session.devices.extend(more);
                 }
             }
         }
@@ -496,13 +625,28 @@ impl Controller {
         s.grant(granted, lease);
     }
 
-    /// Workers joined: the line may move.
-    pub(crate) fn sessions_workers_changed(&self) {
-        let registered = self.devices_by_worker();
-        let lease = self.inner.config.client_lease;
-        let mut s = self.sessions();
-        let granted = s.slices.serve(&registered);
-        s.grant(granted, lease);
+    /// The first `n` devices of session `id`'s slice, waiting (up to the
+    /// capacity wait) for it to be topped up when it has fewer.
+    async fn slice_of(&self, id: u64, n: usize, name: &str) -> Result<Vec<i64>, SessionError> {
+        let wait = self.inner.config.capacity_wait;
+        let deadline = Instant::now() + wait;
+        loop {
+            let have = {
+                let mut s = self.sessions();
+                let devices = &s.get(id)?.devices;
+                if devices.len() >= n {
+                    return Ok(devices[..n].to_vec());
+                }
+                devices.len()
+            };
+            if Instant::now() >= deadline {
+                return Err(SessionError::Run(format!(
+                    "error: {name} needs {n} devices; session {id} has {have} left (its other \
+                     workers are gone, and no free devices came in {wait:?})"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Lowers `text` onto session `session`'s slice and compiles it (see
@@ -524,40 +668,20 @@ impl Controller {
         if n > 0 {
             slice.truncate(n);
         }
-        let (topology, addrs) = {
-            let r = self.registry();
-            (r.topology(Some(&slice)), r.addresses())
-        };
-        if topology.islands.is_empty() {
-            return Err(SessionError::Session(format!(
-                "error: session {id} has no devices left (its workers are gone)"
-            )));
-        }
-        let mut summary = RunSummary::default();
         let schedule = (!request.schedule.is_empty()).then_some(request.schedule);
-        let prepared = self
-            .prepare(
-                &request.name,
+        let donate: BTreeSet<usize> = request.donate.iter().map(|&d| d as usize).collect();
+        let (exe, summary) = self
+            .build(
+                id,
+                request.name,
                 request.text,
                 schedule,
-                topology,
-                &addrs,
-                &mut summary,
+                slice,
+                donate,
+                progress,
             )
-            .await
-            .map_err(SessionError::Program)?;
-        let keys = self
-            .executables(&prepared.parts, &mut summary, progress)
-            .await
-            .map_err(SessionError::Program)?;
-        let plan = &prepared.plan;
-        let donate: BTreeSet<usize> = request.donate.iter().map(|&d| d as usize).collect();
-        if let Some(bad) = donate.iter().find(|&&d| d >= plan.inputs.len()) {
-            return Err(SessionError::Argument(format!(
-                "error: donated argument #{bad}: the program takes {} inputs",
-                plan.inputs.len()
-            )));
-        }
+            .await?;
+        let plan = &exe.prepared.plan;
         use super::compile::Source;
         let compiled = summary
             .executables
@@ -586,17 +710,11 @@ impl Controller {
             cached,
             lowered: summary.lowered.clone(),
         };
-        let exe = Arc::new(Executable {
-            name: request.name,
-            prepared,
-            keys,
-            donate,
-        });
         let mut s = self.sessions();
         let session = s.get(id)?;
         let handle = session.next_id;
         session.next_id += 1;
-        session.executables.insert(handle, exe);
+        session.executables.insert(handle, Arc::new(exe));
         let c = &mut session.counters;
         c.lowerings += 1;
         c.executables_compiled += u64::from(compiled);
@@ -607,6 +725,112 @@ impl Controller {
         })
     }
 
+    /// Lowers a program onto devices `slice` of session `id`, compiles its
+    /// computations and ships them to the slice's workers.
+    #[allow(clippy::too_many_arguments)]
+    async fn build(
+        &self,
+        id: u64,
+        name: String,
+        text: String,
+        schedule: Option<String>,
+        slice: Vec<i64>,
+        donate: BTreeSet<usize>,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<(Executable, RunSummary), SessionError> {
+        let (topology, addrs) = {
+            let r = self.registry();
+            (r.topology(Some(&slice)), r.addresses())
+        };
+        if topology.islands.is_empty() {
+            return Err(SessionError::Session(format!(
+                "error: session {id} has no devices left (its workers are gone)"
+            )));
+        }
+        let mut summary = RunSummary::default();
+        let prepared = self
+            .prepare(
+                &name,
+                text.clone(),
+                schedule.clone(),
+                topology,
+                &addrs,
+                &mut summary,
+            )
+            .await
+            .map_err(SessionError::Program)?;
+        let keys = self
+            .executables(&prepared.parts, &mut summary, progress)
+            .await
+            .map_err(SessionError::Program)?;
+        let inputs = prepared.plan.inputs.len();
+        if let Some(bad) = donate.iter().find(|&&d| d >= inputs) {
+            return Err(SessionError::Argument(format!(
+                "error: donated argument #{bad}: the program takes {inputs} inputs"
+            )));
+        }
+        let exe = Executable {
+            name,
+            prepared,
+            keys,
+            donate,
+            text,
+            schedule,
+            devices: slice.len(),
+        };
+        Ok((exe, summary))
+    }
+
+    /// Executable `handle` of session `id`, lowered again onto the slice as
+    /// it is now when some of its devices are gone.
+    async fn current_executable(
+        &self,
+        id: u64,
+        handle: u64,
+    ) -> Result<Arc<Executable>, SessionError> {
+        let exe = self
+            .sessions()
+            .get(id)?
+            .executables
+            .get(&handle)
+            .cloned()
+            .ok_or_else(|| {
+                SessionError::Argument(format!("error: session {id} has no executable {handle}"))
+            })?;
+        let registered = self.registry().addresses();
+        if exe
+            .prepared
+            .plan
+            .devices()
+            .iter()
+            .all(|d| registered.contains_key(d))
+        {
+            return Ok(exe);
+        }
+        let slice = self.slice_of(id, exe.devices, &exe.name).await?;
+        tracing::info!(
+            "session {id}: {} lowered again onto devices {slice:?} (some of its devices are gone)",
+            exe.name
+        );
+        let (fresh, _) = self
+            .build(
+                id,
+                exe.name.clone(),
+                exe.text.clone(),
+                exe.schedule.clone(),
+                slice,
+                exe.donate.clone(),
+                &|_| {},
+            )
+            .await?;
+        let fresh = Arc::new(fresh);
+        let mut s = self.sessions();
+        let session = s.get(id)?;
+        session.executables.insert(handle, fresh.clone());
+        session.counters.lowerings += 1;
+        Ok(fresh)
+    }
+
     /// Runs an executable of a session (see the module doc); returns once
     /// every worker has its part, with the output arrays.
     pub async fn call(
@@ -614,30 +838,45 @@ impl Controller {
         begin: proto::CallBegin,
         hosts: Vec<HostArray>,
     ) -> Result<proto::CallReply, SessionError> {
+        let hosts = hosts.into_iter().map(Arc::new).collect();
+        self.call_as(begin, hosts, None).await
+    }
+
+    /// [`Controller::call`], or the call of `restoring` run again: then
+    /// its outputs take the place of the lost arrays it made, and the
+    /// others are new arrays (that the caller deletes when done).
+    async fn call_as(
+        &self,
+        begin: proto::CallBegin,
+        hosts: Vec<Arc<HostArray>>,
+        restoring: Option<&Arc<Lineage>>,
+    ) -> Result<proto::CallReply, SessionError> {
         let id = begin.session;
         let t0 = Instant::now();
         let deadline = t0 + self.inner.config.run_timeout;
+        // Lost arguments are computed again first, and the executable
+        // lowered again when its devices are gone.
+        for a in &begin.arguments {
+            if let Some(proto::call_argument::Argument::Array(r)) = &a.argument {
+                if r.session == id {
+                    self.restore(id, r.array).await?;
+                }
+            }
+        }
+        let exe = self.current_executable(id, begin.executable).await?;
+        let limit = self.inner.config.lineage_budget;
         // Everything about the arguments is settled under the lock, before
         // anything moves.
-        let (exe, bound, relayouts, mut uploads, outputs, released) = {
-            let mut s = self.sessions();
-            let session = s.get(id)?;
+        let (bound, relayouts, mut uploads, outputs, released) = {
+            let mut guard = self.sessions();
+            let kept = guard.kept.clone();
+            let session = guard.get(id)?;
             let mut released = Vec::new();
             for a in &begin.release {
                 if let Some(array) = session.arrays.remove(a) {
                     released.push((*a, array.workers()));
                 }
             }
-            let exe = session
-                .executables
-                .get(&begin.executable)
-                .cloned()
-                .ok_or_else(|| {
-                    SessionError::Argument(format!(
-                        "error: session {id} has no executable {}",
-                        begin.executable
-                    ))
-                })?;
             let plan = &exe.prepared.plan;
             if begin.arguments.len() != plan.inputs.len() {
                 return Err(SessionError::Argument(format!(
@@ -655,9 +894,13 @@ impl Controller {
             }
             let mut bound: Vec<(ValueId, u64, bool)> = Vec::new();
             let mut relayouts: Vec<(ValueId, u64, SessionArray)> = Vec::new();
-            let mut uploads: Vec<(ValueId, HostArray)> = Vec::new();
+            let mut uploads: Vec<(ValueId, Arc<HostArray>)> = Vec::new();
             let mut hosts = hosts.into_iter();
             let mut donated = Vec::new();
+            // The outputs' lineage (None once an upload does not fit).
+            let mut origins: Option<Vec<Origin>> = restoring
+                .is_none()
+                .then(|| Vec::with_capacity(plan.inputs.len()));
             for (i, (a, &value)) in begin.arguments.iter().zip(&plan.inputs).enumerate() {
                 let want = &plan.values[value];
                 match &a.argument {
@@ -694,6 +937,12 @@ impl Controller {
                         if take {
                             donated.push(r.array);
                         }
+                        if let Some(o) = &mut origins {
+                            o.push(Origin::Array {
+                                array: r.array,
+                                made_by: array.lineage.clone(),
+                            });
+                        }
                         if have.devices == want.devices && have.layout == want.layout {
                             bound.push((value, r.array, take));
                         } else {
@@ -714,6 +963,12 @@ impl Controller {
                                 want.describe()
                             )));
                         }
+                        if let Some(o) = &mut origins {
+                            match KeptHost::keep(&host, &kept, limit) {
+                                Some(k) => o.push(Origin::Host(k)),
+                                None => origins = None,
+                            }
+                        }
                         uploads.push((value, host));
                     }
                     None => {
@@ -732,10 +987,45 @@ impl Controller {
                     }
                 }
             }
+            let lineage = match (restoring, origins) {
+                (Some(l), _) => Some(l.clone()),
+                (None, Some(arguments)) => {
+                    let depth = 1 + arguments
+                        .iter()
+                        .filter_map(|o| match o {
+                            Origin::Array {
+                                made_by: Some((l, _)),
+                                ..
+                            } => Some(l.depth),
+                            _ => None,
+                        })
+                        .max()
+                        .unwrap_or(0);
+                    let outputs = (0..plan.outputs.len() as u64)
+                        .map(|k| session.next_id + k)
+                        .collect();
+                    (depth <= MAX_LINEAGE).then(|| {
+                        Arc::new(Lineage {
+                            executable: begin.executable,
+                            arguments,
+                            outputs,
+                            depth,
+                        })
+                    })
+                }
+                (None, None) => None,
+            };
             let mut outputs = Vec::with_capacity(plan.outputs.len());
-            for &value in &plan.outputs {
-                let handle = session.next_id;
-                session.next_id += 1;
+            for (k, &value) in plan.outputs.iter().enumerate() {
+                // Run again, an output takes the place of the array it
+                // made if that is still lost.
+                let handle = restoring
+                    .and_then(|l| l.outputs.get(k).copied())
+                    .filter(|h| session.arrays.get(h).is_some_and(SessionArray::lost))
+                    .unwrap_or_else(|| {
+                        session.next_id += 1;
+                        session.next_id - 1
+                    });
                 let state = Arc::new(watch::Sender::new(ArrayState::Pending));
                 session.arrays.insert(
                     handle,
@@ -743,13 +1033,14 @@ impl Controller {
                         exe: exe.clone(),
                         value,
                         state: state.clone(),
+                        lineage: lineage.clone().map(|l| (l, k)),
                     },
                 );
                 outputs.push((value, handle, state));
             }
             session.counters.calls += 1;
             session.calls_running += 1;
-            (exe, bound, relayouts, uploads, outputs, released)
+            (bound, relayouts, uploads, outputs, released)
         };
         let fail_outputs = |why: &str| {
             for (_, _, state) in &outputs {
@@ -778,7 +1069,7 @@ impl Controller {
                     .await
                     .map_err(SessionError::Run)?;
                 from_workers += bytes.values().sum::<u64>();
-                Ok::<_, SessionError>(host)
+                Ok::<_, SessionError>(Arc::new(host))
             }
             .await;
             match outcome {
@@ -823,7 +1114,8 @@ impl Controller {
         }
         let mut summary = RunSummary::default();
         let started = async {
-            let refs: Vec<(usize, &HostArray)> = uploads.iter().map(|(v, h)| (*v, h)).collect();
+            let refs: Vec<(usize, &HostArray)> =
+                uploads.iter().map(|(v, h)| (*v, h.as_ref())).collect();
             let sent = self.upload(run, prepared, &refs).await?;
             self.dispatch(run, prepared, &exe.keys, false, &bindings, &mut summary, t0)
                 .await?;
@@ -852,11 +1144,19 @@ impl Controller {
             outputs.iter().map(|(_, _, s)| s.clone()).collect();
         tokio::spawn(async move {
             let prepared = &exe_.prepared;
+            // A call that lost a worker lost its outputs: they are
+            // computed again on use.
             let outcome = controller
                 .wait_parts(prepared, &mut events, deadline, None, t0, &mut summary)
                 .await
                 .map(|_| ())
-                .map_err(|stop| stop.message);
+                .map_err(|stop| match stop.lost.is_empty() {
+                    true => stop.message,
+                    false => format!(
+                        "{DATA_LOSS}: the call making it lost a worker: {}",
+                        stop.message
+                    ),
+                });
             controller.close_run(run);
             drop(watching);
             let (state, why) = match &outcome {
@@ -893,6 +1193,199 @@ impl Controller {
         })
     }
 
+    /// Computes array `array` of session `id` again from its lineage if it
+    /// was lost (see the module doc); an error names what cannot be.
+    async fn restore(&self, id: u64, array: u64) -> Result<(), SessionError> {
+        let a = self.array(&proto::ArrayRef { session: id, array })?;
+        if !a.lost() {
+            return Ok(());
+        }
+        let Some((lineage, _)) = a.lineage.clone() else {
+            let why = match &*a.state.borrow() {
+                ArrayState::Failed(e) => e.clone(),
+                _ => String::new(),
+            };
+            return Err(SessionError::Array(format!(
+                "error: array {array} {}; it has no lineage to compute it again from (an upload \
+                 of it did not fit the server's --lineage-budget-mb, or it is more than \
+                 {MAX_LINEAGE} calls deep), so compute it again (the session goes on with its \
+                 other devices and arrays)",
+                why_unusable(&why)
+            )));
+        };
+        tracing::info!("session {id}: array {array} was lost; computing it again");
+        let made = self.recompute(id, lineage.clone()).await.map_err(|e| {
+            let e = e.to_string();
+            SessionError::Array(format!(
+                "error: array {array} was lost with a worker and cannot be computed again: {}",
+                e.strip_prefix("error: ").unwrap_or(&e)
+            ))
+        })?;
+        self.delete_temporaries(id, &lineage, &made).await;
+        if let Ok(session) = self.sessions().get(id) {
+            session.counters.arrays_recomputed += 1;
+        }
+        Ok(())
+    }
+
+    /// Runs the call of `lineage` again, after the calls that made the
+    /// lost arrays it takes (oldest first, each once); returns the arrays
+    /// holding its outputs.
+    fn recompute(&self, id: u64, lineage: Arc<Lineage>) -> Boxed<'_, Vec<u64>> {
+        Box::pin(async move {
+            let live = |array: u64| {
+                self.sessions()
+                    .get(id)
+                    .is_ok_and(|s| s.arrays.get(&array).is_some_and(|a| !a.lost()))
+            };
+            // The calls to run again, in an order that runs each after the
+            // calls it takes from (depth-first, without recursion).
+            let mut order: Vec<Arc<Lineage>> = Vec::new();
+            let mut stack = vec![(lineage.clone(), false)];
+            while let Some((l, expanded)) = stack.pop() {
+                if order.iter().any(|o| Arc::ptr_eq(o, &l)) {
+                    continue;
+                }
+                if expanded {
+                    order.push(l);
+                    continue;
+                }
+                stack.push((l.clone(), true));
+                for origin in &l.arguments {
+                    if let Origin::Array {
+                        array,
+                        made_by: Some((parent, _)),
+                    } = origin
+                    {
+                        if !live(*array) {
+                            stack.push((parent.clone(), false));
+                        }
+                    }
+                }
+            }
+            let mut made: Vec<(Arc<Lineage>, Vec<u64>)> = Vec::with_capacity(order.len());
+            let mut outcome = Ok(());
+            for l in order {
+                match self.run_again(id, &l, &made, &live).await {
+                    Ok(outputs) => made.push((l, outputs)),
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+            }
+            // What the last call made is the caller's.
+            let last = made
+                .pop()
+                .filter(|(l, _)| Arc::ptr_eq(l, &lineage) && outcome.is_ok());
+            for (l, outputs) in &made {
+                self.delete_temporaries(id, l, outputs).await;
+            }
+            outcome?;
+            last.map(|(_, outputs)| outputs).ok_or_else(|| {
+                SessionError::Run("error: the call that made it did not run again".to_owned())
+            })
+        })
+    }
+
+    /// Runs the call of `lineage` again, taking lost arguments from the
+    /// outputs of calls `made` again before it.
+    async fn run_again(
+        &self,
+        id: u64,
+        lineage: &Arc<Lineage>,
+        made: &[(Arc<Lineage>, Vec<u64>)],
+        live: &(dyn Fn(u64) -> bool + Send + Sync),
+    ) -> Result<Vec<u64>, SessionError> {
+        let mut arguments = Vec::with_capacity(lineage.arguments.len());
+        let mut hosts = Vec::new();
+        for (i, origin) in lineage.arguments.iter().enumerate() {
+            let argument = match origin {
+                Origin::Host(k) => {
+                    hosts.push(k.host.clone());
+                    proto::call_argument::Argument::Host(proto::ArrayType::of(
+                        k.host.dtype(),
+                        k.host.shape(),
+                    ))
+                }
+                Origin::Array { array, made_by } => {
+                    let again = made_by.as_ref().and_then(|(parent, k)| {
+                        made.iter()
+                            .find(|(l, _)| Arc::ptr_eq(l, parent))
+                            .and_then(|(_, outputs)| outputs.get(*k).copied())
+                    });
+                    let array = match again {
+                        _ if live(*array) => *array,
+                        Some(a) => a,
+                        None => {
+                            return Err(SessionError::Array(format!(
+                                "error: array {array} (argument #{i} of a call that made it) \
+                                 is gone and has no lineage"
+                            )))
+                        }
+                    };
+                    proto::call_argument::Argument::Array(proto::ArrayRef { session: id, array })
+                }
+            };
+            arguments.push(proto::CallArgument {
+                argument: Some(argument),
+            });
+        }
+        let begin = proto::CallBegin {
+            session: id,
+            executable: lineage.executable,
+            arguments,
+            ..Default::default()
+        };
+        let outputs = self.call_as(begin, hosts, Some(lineage)).await?.outputs;
+        if let Ok(session) = self.sessions().get(id) {
+            session.counters.calls_replayed += 1;
+        }
+        Ok(outputs)
+    }
+
+    /// Deletes the arrays a call run again made that took no lost array's
+    /// place.
+    async fn delete_temporaries(&self, id: u64, lineage: &Lineage, made: &[u64]) {
+        let arrays = made
+            .iter()
+            .copied()
+            .filter(|a| !lineage.outputs.contains(a))
+            .collect();
+        let _ = self
+            .delete_arrays(&proto::ArrayRefs {
+                session: id,
+                arrays,
+            })
+            .await;
+    }
+
+    /// Array `r` once it is ready, computed again (from its lineage) if it
+    /// was lost before or while it was waited for; `kind` makes the error
+    /// of a failed wait.
+    async fn ready(
+        &self,
+        r: &proto::ArrayRef,
+        kind: fn(String) -> SessionError,
+    ) -> Result<SessionArray, SessionError> {
+        let deadline = Instant::now() + self.inner.config.run_timeout;
+        let mut tries = self.inner.config.max_recoveries;
+        loop {
+            self.restore(r.session, r.array).await?;
+            let array = self.array(r)?;
+            match wait_ready(&array, deadline).await {
+                Ok(()) => return Ok(array),
+                Err(e) => {
+                    let again = self.array(r).is_ok_and(|a| a.lost() && a.lineage.is_some());
+                    if !again || tries == 0 {
+                        return Err(kind(format!("error: array {}: {e}", r.array)));
+                    }
+                    tries -= 1;
+                }
+            }
+        }
+    }
+
     fn array(&self, r: &proto::ArrayRef) -> Result<SessionArray, SessionError> {
         let mut s = self.sessions();
         let session = s.get(r.session)?;
@@ -908,10 +1401,7 @@ impl Controller {
     /// shard is all of it (forwarded chunk by chunk, its checksum checked by
     /// the client), else assembled here from its tiles.
     pub async fn fetch_array(&self, r: &proto::ArrayRef) -> Result<Fetched, SessionError> {
-        let array = self.array(r)?;
-        wait_ready(&array, Instant::now() + self.inner.config.run_timeout)
-            .await
-            .map_err(|e| SessionError::Array(format!("error: array {}: {e}", r.array)))?;
+        let array = self.ready(r, SessionError::Array).await?;
         let info = array.info();
         let whole = pw_core::geometry::Region::full(&info.shape);
         if info.region(0) == whole {
@@ -966,15 +1456,12 @@ impl Controller {
     /// Waits until every array of `refs` is ready; the first failed one is
     /// an error.
     pub async fn await_arrays(&self, refs: &proto::ArrayRefs) -> Result<(), SessionError> {
-        let deadline = Instant::now() + self.inner.config.run_timeout;
-        for &a in &refs.arrays {
-            let array = self.array(&proto::ArrayRef {
+        for &array in &refs.arrays {
+            let r = proto::ArrayRef {
                 session: refs.session,
-                array: a,
-            })?;
-            wait_ready(&array, deadline)
-                .await
-                .map_err(|e| SessionError::Run(format!("error: array {a}: {e}")))?;
+                array,
+            };
+            self.ready(&r, SessionError::Run).await?;
         }
         Ok(())
     }

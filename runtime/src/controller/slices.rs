@@ -13,6 +13,9 @@
 //! * Releasing a slice (the session closed, its client vanished or its
 //!   lease lapsed) hands the freed devices to the head of the line, as far
 //!   as they go.
+//! * A session that lost devices with a worker is topped up to its size
+//!   again from free devices before the line is served: it held them
+//!   first, and its arrays are recomputed there ([`super::session`]).
 
 use std::{
     collections::{BTreeMap, VecDeque},
@@ -109,6 +112,19 @@ impl Slices {
             granted.push((session, slice));
         }
         granted
+    }
+
+    /// `n` free devices for session `session`, which lost as many with a
+    /// worker (all or none: None when fewer are free).
+    pub fn top_up(
+        &mut self,
+        session: u64,
+        n: usize,
+        devices: &BTreeMap<u32, Vec<i64>>,
+    ) -> Option<Vec<i64>> {
+        let slice = self.pick(n, devices)?;
+        self.take(session, &slice);
+        Some(slice)
     }
 
     /// A worker is gone: its devices are no longer anyone's.
@@ -318,6 +334,19 @@ mod tests {
         assert_eq!(s.held_by(1), vec![0, 1]);
         let left = cluster(&[2]);
         assert_eq!(s.ask(2, Want::Count(1), &left), Ask::Queued(1));
+    }
+
+    #[test]
+    fn a_session_that_lost_devices_is_topped_up_from_free_ones() {
+        let mut s = Slices::default();
+        let mut cluster = cluster(&[2, 2]);
+        assert_eq!(s.ask(1, Want::Count(2), &cluster), Ask::Granted(vec![0, 1]));
+        s.forget_devices(&[0, 1]);
+        cluster.remove(&0);
+        assert_eq!(s.top_up(1, 2, &cluster), Some(vec![2, 3]));
+        assert_eq!(s.held_by(1), vec![2, 3]);
+        // Nothing free: nothing taken.
+        assert_eq!(s.top_up(1, 1, &cluster), None);
     }
 
     #[test]
