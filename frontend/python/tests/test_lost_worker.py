@@ -50,7 +50,10 @@ class _Workers:
         self.procs = []
         self.logs = []
 
-    def start(self):
+    def start(self, faults=None):
+        env = _env()
+        if faults:
+            env["PW_WORKER_FAULTS"] = faults
         log = open(os.path.join(self.server.logs, f"worker-{len(self.procs) + 2}.log"), "w")
         self.logs.append(log)
         self.procs.append(
@@ -58,7 +61,7 @@ class _Workers:
                 [find_tool("pw-worker"), "--controller", self.server.address, "--devices", "2", "--listen", "127.0.0.1:0"],
                 stdout=subprocess.DEVNULL,
                 stderr=log,
-                env=_env(),
+                env=env,
             )
         )
         return self.procs[-1]
@@ -148,6 +151,36 @@ def test_a_lost_array_is_computed_again_from_its_lineage_once_a_worker_joins():
             # The session goes on, with its arrays and executables.
             np.testing.assert_allclose(np.asarray(stages(z)), ((x * 2 + 1) * 2 + 1) * 2 + 1, rtol=1e-6)
             double(client, x)
+    finally:
+        extra.stop()
+        server.stop()
+
+
+def test_the_outputs_of_a_call_that_lost_a_worker_are_computed_again():
+    server = LocalServer(2)
+    extra = _Workers(server)
+    try:
+        # Stage b waits on the second worker: the call is under way when it dies.
+        second = extra.start(faults="delay-step=first:3000")
+        _wait_workers(server.address, 2)
+        x = np.arange(32, dtype=np.float32).reshape(8, 4)
+        with pw.program("there_and_back") as p:
+            v = p.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
+            with pw.mesh("a", devices=2):
+                v = jax.jit(lambda a: a * 2.0)(v)
+            with pw.mesh("b", devices=2):
+                v = jax.jit(lambda a: a + 1.0)(v)
+            with pw.mesh("a", devices=2):
+                p.outputs(jax.jit(lambda a: a * 3.0)(v))
+        with pw.connect(server.address, devices=4) as client:
+            z = p.compile(client)(x)
+            time.sleep(0.5)
+            second.kill()
+            second.wait(10)
+            extra.start()
+            # z is on the first worker; the call making it failed.
+            np.testing.assert_allclose(np.asarray(z), (x * 2 + 1) * 3)
+            assert client.stats()["arrays_recomputed"] == 1
     finally:
         extra.stop()
         server.stop()
