@@ -38,6 +38,7 @@ pub mod net;
 pub mod npy;
 pub mod pjrt;
 pub mod process;
+pub mod proxy;
 pub mod sharding;
 pub mod wire;
 pub mod worker;
