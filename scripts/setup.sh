@@ -40,8 +40,24 @@ if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]
   "$venv/bin/pip" install -q -r "$root/scripts/requirements.txt"
   printf '%s' "$want" > "$stamp"
 fi
-if [[ -f "$root/frontend/python/pyproject.toml" ]] && ! "$venv/bin/python" -c 'import pw' >/dev/null 2>&1; then
-  "$venv/bin/pip" install -q --no-deps -e "$root/frontend/python"
+# The front end is installed editable, and again when its pyproject.toml
+# changes (the entry points, such as JAX's `proxy` plugin, live in the
+# install's metadata, not in the sources).
+frontend="$root/frontend/python"
+frontend_stamp="$venv/.pw-frontend"
+if [[ -f "$frontend/pyproject.toml" ]]; then
+  frontend_want="$(cat "$frontend/pyproject.toml")"
+  if [[ ! -f "$frontend_stamp" || "$(cat "$frontend_stamp")" != "$frontend_want" ]] ||
+    ! "$venv/bin/python" -c 'import pw, pw_jax_plugin' >/dev/null 2>&1; then
+    echo "setup: installing the pw Python front end" >&2
+    isolation=()
+    # The venv's own setuptools, when recent enough: no download.
+    if "$venv/bin/python" -c 'import setuptools, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 61)' >/dev/null 2>&1; then
+      isolation=(--no-build-isolation)
+    fi
+    "$venv/bin/pip" install -q --no-deps "${isolation[@]}" -e "$frontend"
+    printf '%s' "$frontend_want" > "$frontend_stamp"
+  fi
 fi
 
 export PW_VENV="$venv"
