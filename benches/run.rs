@@ -120,6 +120,9 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
         else {
             continue;
         };
+        let pw_core::plan::Module::Text(body) = &computation.module else {
+            continue;
+        };
         let mesh = &plan.values[args[0]].mesh;
         let axes = plan
             .meshes
@@ -140,7 +143,7 @@ fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
         // Returning the results keeps the call from being removed as dead.
         let text = format!(
             "module {{\n  pw.mesh @m {axes}\n{}\n  func.func @main({}) -> ({result_types}) {{\n    %r:{outputs} = pw.call @{}({}) on @m : ({}) -> ({result_types})\n    return {} : {result_types}\n  }}\n}}\n",
-            computation.text,
+            body,
             params.join(", "),
             computation.name,
             operands.join(", "),

@@ -27,9 +27,31 @@ pub type ValueId = usize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Computation {
     pub name: String,
-    /// The module JAX lowered, in generic form, without pw's annotations.
-    pub text: String,
+    pub module: Module,
     pub num_partitions: usize,
+}
+
+/// An MLIR module as PJRT's `mlir` program format takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Module {
+    /// Text: what JAX lowered, in generic form, without pw's annotations.
+    Text(String),
+    /// Bytecode: a StableHLO portable artifact (what JAX's IFRT proxy
+    /// client sends).
+    Bytecode(Vec<u8>),
+}
+
+impl Module {
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Module::Text(t) => t.as_bytes(),
+            Module::Bytecode(b) => b,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.as_bytes().is_empty()
+    }
 }
 
 /// One logical array of the program.
@@ -254,7 +276,7 @@ impl Plan {
                     } else {
                         Computation {
                             name: c.name.clone(),
-                            text: String::new(),
+                            module: Module::Text(String::new()),
                             num_partitions: c.num_partitions,
                         }
                     }
@@ -367,7 +389,7 @@ impl Part {
                         s.step.label, s.step.devices
                     )));
                 }
-                if self.computations[*computation].text.is_empty() {
+                if self.computations[*computation].module.is_empty() {
                     return Err(bad(format!("{}: the computation is missing", s.step.label)));
                 }
             }
@@ -565,7 +587,7 @@ mod tests {
         let mut plan = Plan {
             computations: vec![Computation {
                 name: "f".into(),
-                text: "module {}".into(),
+                module: Module::Text("module {}".into()),
                 num_partitions: 1,
             }],
             values: vec![
@@ -645,12 +667,12 @@ mod tests {
         assert_eq!(a.steps[1].step.frees, [1, 2]);
         assert_eq!(b.steps[1].step.frees, [2]);
         // Each worker gets the texts of the computations it runs.
-        assert!(!b.computations[0].text.is_empty());
+        assert!(!b.computations[0].module.is_empty());
         let mut unused = plan.clone();
         unused.steps.truncate(2);
         unused.outputs = vec![2];
         assert!(unused.part(8, &addrs).unwrap().computations[0]
-            .text
+            .module
             .is_empty());
         // A call across workers is refused.
         let mut bad_part = a.clone();

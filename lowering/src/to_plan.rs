@@ -11,7 +11,7 @@
 
 use crate::LowerError;
 use melior::ir::{block::BlockLike, operation::OperationLike, Value, ValueLike};
-use pw_core::plan::{Computation, MeshPlacement, Plan, Step, StepKind, ValueId, ValueInfo};
+use pw_core::plan::{Computation, MeshPlacement, Module, Plan, Step, StepKind, ValueId, ValueInfo};
 use pw_dialect::{
     analysis::PointerMap,
     legality::{self, Stage},
@@ -119,10 +119,10 @@ pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>>
                         let c = program.computation(&callee).ok_or_else(unknown)?;
                         plan.computations.push(Computation {
                             name: callee.clone(),
-                            text: print::print_without(
+                            module: Module::Text(print::print_without(
                                 c.op,
                                 &[ops::ATTR_NUM_PARTITIONS, ops::ATTR_DEVICE_ASSIGNMENTS],
-                            ),
+                            )),
                             num_partitions: c.num_partitions as usize,
                         });
                         computation_ids.insert(callee.clone(), plan.computations.len() - 1);

@@ -31,9 +31,9 @@ use std::{
 pub struct Key(pub [u8; 32]);
 
 impl Key {
-    pub fn of(text: &str, options: &[u8], plugin: &str) -> Key {
+    pub fn of(module: &[u8], options: &[u8], plugin: &str) -> Key {
         let mut h = Sha256::new();
-        for part in [text.as_bytes(), options, plugin.as_bytes()] {
+        for part in [module, options, plugin.as_bytes()] {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
         }
@@ -102,7 +102,7 @@ pub fn compile_options(need: &Need) -> Result<CompileOptions> {
 /// The key of `need` when compiled by a plugin of identity `plugin`.
 pub fn key_of(need: &Need, plugin: &str) -> Result<Key> {
     Ok(Key::of(
-        &need.text,
+        &need.module,
         &compile_options(need)?.to_proto_bytes()?,
         plugin,
     ))
@@ -144,7 +144,7 @@ impl DiskCache {
     }
 
     /// The serialized executable stored for exactly these inputs.
-    pub fn load(&self, key: &Key, text: &str, options: &[u8], plugin: &str) -> Option<Vec<u8>> {
+    pub fn load(&self, key: &Key, module: &[u8], options: &[u8], plugin: &str) -> Option<Vec<u8>> {
         let data = std::fs::read(self.path(key)).ok()?;
         let (body, digest) = data.split_at_checked(data.len().checked_sub(32)?)?;
         if Sha256::digest(body).as_slice() != digest {
@@ -159,8 +159,7 @@ impl DiskCache {
             rest = tail;
             Some(value)
         };
-        let same =
-            field()? == text.as_bytes() && field()? == options && field()? == plugin.as_bytes();
+        let same = field()? == module && field()? == options && field()? == plugin.as_bytes();
         let payload = field()?;
         same.then(|| payload.to_vec())
     }
@@ -170,14 +169,14 @@ impl DiskCache {
     pub fn store(
         &self,
         key: &Key,
-        text: &str,
+        module: &[u8],
         options: &[u8],
         plugin: &str,
         bytes: &[u8],
     ) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         let mut body = MAGIC.to_vec();
-        for field in [text.as_bytes(), options, plugin.as_bytes(), bytes] {
+        for field in [module, options, plugin.as_bytes(), bytes] {
             body.extend_from_slice(&(field.len() as u64).to_le_bytes());
             body.extend_from_slice(field);
         }
@@ -258,7 +257,7 @@ impl Executables {
         };
         let options = compile_options(need).map_err(failed)?;
         let options_bytes = options.to_proto_bytes().map_err(failed)?;
-        let key = Key::of(&need.text, &options_bytes, &self.plugin);
+        let key = Key::of(&need.module, &options_bytes, &self.plugin);
         if let Some(hit) = self.loaded.get(&key) {
             self.stats.hits += 1;
             return Ok(hit.clone());
@@ -267,7 +266,7 @@ impl Executables {
         let cached = self
             .disk
             .as_ref()
-            .and_then(|d| d.load(&key, &need.text, &options_bytes, &self.plugin));
+            .and_then(|d| d.load(&key, &need.module, &options_bytes, &self.plugin));
         let (executable, how) = match cached
             .map(|bytes| self.client.deserialize_executable(&bytes, None))
         {
@@ -285,7 +284,7 @@ impl Executables {
                 ));
                 let executable = self
                     .client
-                    .compile(&Program::mlir_text(need.text.to_string()), &options)
+                    .compile(&Program::mlir(need.module.to_vec()), &options)
                     .map_err(failed)?;
                 self.stats.compiled += 1;
                 if let Some(disk) = &self.disk {
@@ -294,7 +293,7 @@ impl Executables {
                             .serialize()
                             .map_err(|e| e.to_string())
                             .and_then(|bytes| {
-                                disk.store(&key, &need.text, &options_bytes, &self.plugin, &bytes)
+                                disk.store(&key, &need.module, &options_bytes, &self.plugin, &bytes)
                                     .map_err(|e| e.to_string())
                             });
                     if let Err(e) = stored {
@@ -357,10 +356,10 @@ mod tests {
 
     #[test]
     fn keys_are_hex_round_trips_and_separate_fields() {
-        let k = Key::of("ab", b"c", "p");
+        let k = Key::of(b"ab", b"c", "p");
         assert_eq!(Key::from_hex(&k.hex()), Some(k));
         // Moving a byte between fields changes the key.
-        assert_ne!(k, Key::of("a", b"bc", "p"));
+        assert_ne!(k, Key::of(b"a", b"bc", "p"));
         assert_eq!(Key::from_hex("zz"), None);
     }
 
@@ -368,25 +367,25 @@ mod tests {
     fn disk_entries_are_checked() {
         let dir = std::env::temp_dir().join(format!("pw-cache-test-{}", std::process::id()));
         let disk = DiskCache::open(Some(&dir)).unwrap();
-        let key = Key::of("text", b"opts", "plugin");
-        disk.store(&key, "text", b"opts", "plugin", b"payload")
+        let key = Key::of(b"text", b"opts", "plugin");
+        disk.store(&key, b"text", b"opts", "plugin", b"payload")
             .unwrap();
         assert_eq!(
-            disk.load(&key, "text", b"opts", "plugin").as_deref(),
+            disk.load(&key, b"text", b"opts", "plugin").as_deref(),
             Some(&b"payload"[..])
         );
         // Other inputs under the same key (a collision) are a miss.
-        assert_eq!(disk.load(&key, "other", b"opts", "plugin"), None);
+        assert_eq!(disk.load(&key, b"other", b"opts", "plugin"), None);
         // A corrupt file is a miss.
         let path = disk.path(&key);
         let mut bytes = std::fs::read(&path).unwrap();
         let n = bytes.len();
         bytes[n / 2] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(disk.load(&key, "text", b"opts", "plugin"), None);
+        assert_eq!(disk.load(&key, b"text", b"opts", "plugin"), None);
         // A truncated one too.
         std::fs::write(&path, &bytes[..10]).unwrap();
-        assert_eq!(disk.load(&key, "text", b"opts", "plugin"), None);
+        assert_eq!(disk.load(&key, b"text", b"opts", "plugin"), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -135,7 +135,7 @@ impl Compiler {
         if let Some(bytes) = self
             .disk
             .as_ref()
-            .and_then(|d| d.load(&key, &need.text, &options_bytes, plugin))
+            .and_then(|d| d.load(&key, &need.module, &options_bytes, plugin))
         {
             self.from_disk += 1;
             let bytes = Bytes::from(bytes);
@@ -155,10 +155,10 @@ impl Compiler {
             .map(|l| l.client.clone());
         let (bytes, source) = match local {
             Some(client) => {
-                let text = need.text.to_string();
+                let module = need.module.to_vec();
                 let bytes = tokio::task::spawn_blocking(move || {
                     client
-                        .compile(&Program::mlir_text(text), &options)
+                        .compile(&Program::mlir(module), &options)
                         .and_then(|e| e.serialize())
                         .map_err(|e| e.to_string())
                 })
@@ -171,7 +171,7 @@ impl Compiler {
                 let (id, client) = worker;
                 let mut stream = client
                     .compile(proto::CompileRequest {
-                        text: need.text.to_string(),
+                        module: need.module.to_vec(),
                         local_devices: need.local_devices.clone(),
                         spmd: need.spmd,
                         key: key.hex(),
@@ -201,7 +201,7 @@ impl Compiler {
         };
         self.seconds += start.elapsed().as_secs_f64();
         if let Some(disk) = &self.disk {
-            if let Err(e) = disk.store(&key, &need.text, &options_bytes, plugin, &bytes) {
+            if let Err(e) = disk.store(&key, &need.module, &options_bytes, plugin, &bytes) {
                 tracing::warn!(dir = %disk.dir().display(), error = %e, "cannot store in the compile cache");
             }
         }

@@ -15,8 +15,9 @@ use std::{collections::HashMap, sync::Arc};
 pub struct Need {
     /// What it is, for messages (`@stage0`, `a transfer kernel`).
     pub what: String,
-    /// The StableHLO module.
-    pub text: Arc<str>,
+    /// The StableHLO module (text or bytecode, as PJRT's `mlir` format
+    /// takes it).
+    pub module: Arc<[u8]>,
     /// The worker-local PJRT ids of its devices (partition order).
     pub local_devices: Vec<i32>,
     /// The plan's ids of the same devices.
@@ -95,7 +96,7 @@ impl<'p> Needs<'p> {
     fn push(
         &mut self,
         what: String,
-        text: Arc<str>,
+        module: Arc<[u8]>,
         devices: &[i64],
         spmd: bool,
     ) -> Result<usize, PlanError> {
@@ -110,7 +111,7 @@ impl<'p> Needs<'p> {
             .collect::<Result<_, _>>()?;
         self.needs.push(Need {
             what,
-            text,
+            module,
             local_devices,
             devices: devices.to_vec(),
             spmd,
@@ -126,7 +127,7 @@ impl<'p> Needs<'p> {
         let computation = &self.part.computations[c];
         let i = self.push(
             format!("@{}", computation.name),
-            Arc::from(computation.text.as_str()),
+            Arc::from(computation.module.as_bytes()),
             devices,
             true,
         )?;
@@ -142,7 +143,7 @@ impl<'p> Needs<'p> {
         }
         let i = self.push(
             "a transfer kernel".into(),
-            Arc::from(key.0.as_str()),
+            Arc::from(key.0.as_bytes()),
             &[device],
             false,
         )?;

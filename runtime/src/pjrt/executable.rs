@@ -46,8 +46,9 @@ impl Program {
         }
     }
 
-    /// An MLIR module as bytecode (for instance a StableHLO portable artifact).
-    pub fn mlir_bytecode(bytes: impl Into<Vec<u8>>) -> Program {
+    /// An MLIR module as text or bytecode (for instance a StableHLO
+    /// portable artifact).
+    pub fn mlir(bytes: impl Into<Vec<u8>>) -> Program {
         Program {
             format: ProgramFormat::Mlir,
             code: bytes.into(),

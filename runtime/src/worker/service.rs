@@ -174,7 +174,7 @@ impl proto::worker_server::Worker for WorkerService {
         let r = request.into_inner();
         let need = Need {
             what: "a computation".into(),
-            text: Arc::from(r.text.as_str()),
+            module: Arc::from(r.module.clone()),
             devices: r.local_devices.iter().map(|&d| i64::from(d)).collect(),
             local_devices: r.local_devices.clone(),
             spmd: r.spmd,
@@ -197,7 +197,7 @@ impl proto::worker_server::Worker for WorkerService {
             let options = compile_options(&need).map_err(invalid)?;
             let executable = state
                 .client
-                .compile(&Program::mlir_text(r.text), &options)
+                .compile(&Program::mlir(r.module), &options)
                 .map_err(|e| Status::failed_precondition(format!("compiling failed: {e}")))?;
             state
                 .counters

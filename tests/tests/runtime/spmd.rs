@@ -91,7 +91,7 @@ fn program(partitions: usize, form: Form) -> Program {
         Form::Text => Program::mlir_text(
             std::fs::read_to_string(fixture(&format!("matmul_tanh_{partitions}.mlir"))).unwrap(),
         ),
-        Form::Bytecode => Program::mlir_bytecode(
+        Form::Bytecode => Program::mlir(
             std::fs::read(fixture(&format!("matmul_tanh_{partitions}.mlirbc"))).unwrap(),
         ),
     }
