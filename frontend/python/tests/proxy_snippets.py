@@ -1,0 +1,457 @@
+"""Plain JAX programs, as a user writes them, that test_proxy.py runs twice:
+in-process on 4 CPU devices and under JAX_PLATFORMS=proxy against a pw-server
+with two workers of 2 devices each (devices 0-1 on one, 2-3 on the other).
+
+Each snippet is a function of no arguments that returns a dict of numpy
+arrays and Python scalars (bool, int, float, str), everything it wants
+compared; it fetches what it computed itself (np.asarray), so that nothing
+of JAX's leaves the process. Snippets are small and deterministic: fixed
+seeds, a few steps, seconds on 2 cores.
+
+Run one in this process's JAX, whatever JAX_PLATFORMS says:
+
+    python proxy_snippets.py NAME OUT.npz    # the result, as .npz
+    python proxy_snippets.py --list          # the snippets' names
+
+An exception a snippet does not catch itself is a failure: a traceback on
+stderr and exit status 1; a missing or unknown snippet is status 2.
+
+Keys ending in `_bf16` hold bfloat16 results (stored as float32) and are
+compared loosely; a snippet can ask for other float tolerances with
+`@snippet(rtol=..., atol=...)`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+# name -> function, in the order they are defined (the first one, `devices`,
+# is the one that tells whether the proxy works at all).
+SNIPPETS: dict = {}
+# name -> {"rtol": ..., "atol": ...}: float32 tolerances other than the default.
+TOLERANCES: dict = {}
+
+
+def snippet(fn=None, **tolerances):
+    """Registers a snippet (`@snippet` or `@snippet(rtol=..., atol=...)`)."""
+
+    def register(f):
+        SNIPPETS[f.__name__] = f
+        if tolerances:
+            TOLERANCES[f.__name__] = dict(tolerances)
+        return f
+
+    return register(fn) if fn is not None else register
+
+
+def _index(device) -> int:
+    """The position of `device` in jax.devices()."""
+    return jax.devices().index(device)
+
+
+def _indices(array) -> np.ndarray:
+    """The positions in jax.devices() of the devices holding `array`."""
+    return np.array(sorted(_index(d) for d in array.devices()), dtype=np.int32)
+
+
+def _mesh(first: int) -> Mesh:
+    """A 1-D mesh ('x') over devices first and first+1."""
+    return Mesh(np.array(jax.devices()[first : first + 2]), ("x",))
+
+
+@snippet
+def devices():
+    """What the program sees: 4 devices, of the CPU platform."""
+    ds = jax.devices()
+    return {
+        "n_devices": len(ds),
+        "device_count": jax.device_count(),
+        "local_device_count": jax.local_device_count(),
+        "distinct_ids": len({d.id for d in ds}),
+        "platform": ds[0].platform,
+        "platforms": ",".join(sorted({d.platform for d in ds})),
+        "default_backend": jax.default_backend(),
+        "process_count": jax.process_count(),
+    }
+
+
+@snippet
+def put_jit_fetch():
+    """device_put of a numpy array, a small jitted function, np.asarray."""
+    x = np.arange(24, dtype=np.float32).reshape(4, 6) / 7.0
+    xd = jax.device_put(x)
+
+    @jax.jit
+    def f(a):
+        return jnp.sin(a) * 2.0 + a.sum(axis=1, keepdims=True)
+
+    y = f(xd)
+    # The same executable again, on a second upload.
+    y2 = f(jax.device_put(x + 1.0))
+    return {
+        "roundtrip": np.asarray(xd),
+        "out": np.asarray(y),
+        "out2": np.asarray(y2),
+        "shape": np.array(y.shape, dtype=np.int32),
+        "dtype": str(y.dtype),
+        "on": _indices(y),
+    }
+
+
+@snippet
+def named_sharding():
+    """A NamedSharding over 2 devices; a jit with that sharding, fetched."""
+    mesh = _mesh(0)
+    sharding = NamedSharding(mesh, P("x"))
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    xs = jax.device_put(x, sharding)
+    f = jax.jit(lambda a: a * 3.0 + 1.0, in_shardings=sharding, out_shardings=sharding)
+    y = f(xs)
+    # A reduction over the sharded axis: XLA inserts the collective.
+    total = jax.jit(lambda a: jnp.sum(a, axis=0))(y)
+    shards = sorted((s.index[0].start or 0, np.asarray(s.data)) for s in y.addressable_shards)
+    return {
+        "out": np.asarray(y),
+        "total": np.asarray(total),
+        "on": _indices(y),
+        "n_shards": len(y.addressable_shards),
+        "shard0": shards[0][1],
+        "shard1": shards[1][1],
+        "same_sharding": y.sharding == sharding,
+    }
+
+
+@snippet
+def put_across_workers():
+    """Put on device 0, move to device 2 (the other worker), compute there."""
+    d0, d2 = jax.devices()[0], jax.devices()[2]
+    x = jax.device_put(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4), d0)
+    a = jax.jit(lambda v: v * v + 0.5)(x)
+    b = jax.device_put(a, d2)
+    c = jax.jit(lambda v: jnp.exp(v) - v.mean())(b)
+    # And back to where it started.
+    back = jax.device_put(c, d0)
+    d = jax.jit(lambda v, w: v + w)(back, x)
+    return {
+        "a": np.asarray(a),
+        "c": np.asarray(c),
+        "d": np.asarray(d),
+        "a_on": _indices(a),
+        "b_on": _indices(b),
+        "c_on": _indices(c),
+        "d_on": _indices(d),
+    }
+
+
+def _mlp_init(key, sizes):
+    params = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        key, wk = jax.random.split(key)
+        w = jax.random.normal(wk, (n_in, n_out), jnp.float32) / np.sqrt(n_in)
+        params.append((w, jnp.zeros((n_out,), jnp.float32)))
+    return params
+
+
+def _mlp(params, x):
+    for w, b in params[:-1]:
+        x = jnp.tanh(x @ w + b)
+    w, b = params[-1]
+    return x @ w + b
+
+
+@snippet(rtol=1e-5, atol=1e-6)
+def mlp_descent():
+    """Several steps of gradient descent on a small MLP (jax.grad)."""
+    key = jax.random.PRNGKey(0)
+    key, xk, yk = jax.random.split(key, 3)
+    x = jax.random.normal(xk, (16, 4), jnp.float32)
+    y = jnp.sin(x.sum(axis=1, keepdims=True)) + 0.1 * jax.random.normal(yk, (16, 1), jnp.float32)
+    params = _mlp_init(key, [4, 8, 1])
+
+    def loss(p):
+        return jnp.mean((_mlp(p, x) - y) ** 2)
+
+    @jax.jit
+    def step(p):
+        value, grads = jax.value_and_grad(loss)(p)
+        return jax.tree_util.tree_map(lambda a, g: a - 0.1 * g, p, grads), value
+
+    losses = []
+    for _ in range(5):
+        params, value = step(params)
+        losses.append(np.asarray(value))
+    out = {"losses": np.stack(losses), "x": np.asarray(x), "y": np.asarray(y)}
+    for i, (w, b) in enumerate(params):
+        out[f"w{i}"] = np.asarray(w)
+        out[f"b{i}"] = np.asarray(b)
+    return out
+
+
+@snippet
+def donate_and_delete():
+    """A donated argument is gone after the call; so is a deleted array;
+    using either raises."""
+    x = jax.device_put(np.arange(8, dtype=np.float32))
+    f = jax.jit(lambda a: a * 2.0 + 1.0, donate_argnums=0)
+    y = f(x)
+    out = {"y": np.asarray(y), "donated_deleted": x.is_deleted()}
+    try:
+        np.asarray(x + 1.0)
+    except Exception as e:  # noqa: BLE001 - the type is the result
+        out["donated_use_raised"] = True
+        out["donated_use_error"] = type(e).__name__
+    else:
+        out["donated_use_raised"] = False
+        out["donated_use_error"] = ""
+
+    z = jax.device_put(np.ones((2, 3), dtype=np.int32))
+    before = z.is_deleted()
+    z.delete()
+    out["deleted_before"] = before
+    out["deleted_after"] = z.is_deleted()
+    try:
+        np.asarray(z)
+    except Exception as e:  # noqa: BLE001
+        out["deleted_fetch_raised"] = True
+        out["deleted_fetch_error"] = type(e).__name__
+    else:
+        out["deleted_fetch_raised"] = False
+        out["deleted_fetch_error"] = ""
+    try:
+        jax.jit(lambda a: a + 1)(z)
+    except Exception as e:  # noqa: BLE001
+        out["deleted_call_raised"] = True
+        out["deleted_call_error"] = type(e).__name__
+    else:
+        out["deleted_call_raised"] = False
+        out["deleted_call_error"] = ""
+    # The donated call's output, and new work, are unaffected.
+    out["after"] = np.asarray(jax.jit(lambda a: a - 1.0)(y))
+    return out
+
+
+@snippet
+def scan_and_while():
+    """lax.scan (a running sum and a recurrence) and lax.while_loop."""
+    xs = np.arange(10, dtype=np.float32) / 3.0
+
+    @jax.jit
+    def running(xs):
+        def body(carry, x):
+            s, h = carry
+            s = s + x
+            h = 0.9 * h + jnp.cos(x)
+            return (s, h), s * h
+
+        (s, h), ys = lax.scan(body, (jnp.float32(0.0), jnp.float32(1.0)), xs)
+        return s, h, ys
+
+    s, h, ys = running(xs)
+
+    @jax.jit
+    def collatz_steps(n):
+        def cond(c):
+            return c[0] != 1
+
+        def body(c):
+            n, k = c
+            return jnp.where(n % 2 == 0, n // 2, 3 * n + 1), k + 1
+
+        return lax.while_loop(cond, body, (n, jnp.int32(0)))[1]
+
+    @jax.jit
+    def halve_until(x):
+        return lax.while_loop(lambda v: jnp.max(v) > 1.0, lambda v: v * 0.5, x)
+
+    return {
+        "scan_sum": np.asarray(s),
+        "scan_h": np.asarray(h),
+        "scan_ys": np.asarray(ys),
+        "collatz_27": np.asarray(collatz_steps(jnp.int32(27))),
+        "collatz_97": np.asarray(collatz_steps(jnp.int32(97))),
+        "halved": np.asarray(halve_until(jnp.array([3.0, 40.0, 0.25], jnp.float32))),
+    }
+
+
+@snippet
+def bf16_and_int32():
+    """bfloat16 and int32 arithmetic (bf16 results fetched as float32)."""
+    a = np.linspace(-2.0, 2.0, 16, dtype=np.float32).reshape(4, 4)
+    b = np.arange(16, dtype=np.float32).reshape(4, 4) / 8.0
+
+    @jax.jit
+    def bf(a, b):
+        a = a.astype(jnp.bfloat16)
+        b = b.astype(jnp.bfloat16)
+        return a @ b + a * b, jnp.tanh(a) - b
+
+    mm, el = bf(jax.device_put(a), jax.device_put(b))
+    i = np.array([7, -7, 2**31 - 1, -(2**31), 12345, 0, 3, -1], dtype=np.int32)
+    j = np.array([2, 3, 1, 1, -17, 5, 3, 4], dtype=np.int32)
+
+    @jax.jit
+    def ints(i, j):
+        return {
+            "sum": i + j,  # wraps at the int32 ends
+            "prod": i * j,
+            "floordiv": i // j,
+            "rem": i % j,
+            "shift": (i << 3) ^ (j >> 1),
+            "max": jnp.maximum(i, j),
+            "total": jnp.sum(i // 1024),
+        }
+
+    out = {"mm_bf16": np.asarray(mm.astype(jnp.float32)), "el_bf16": np.asarray(el.astype(jnp.float32))}
+    out["mm_dtype"] = str(mm.dtype)
+    for k, v in ints(jax.device_put(i), jax.device_put(j)).items():
+        out[f"int_{k}"] = np.asarray(v)
+    out["int_dtype"] = str(out["int_sum"].dtype)
+    return out
+
+
+@snippet
+def shard_map_psum():
+    """A collective inside one worker: psum under shard_map over devices 0-1."""
+    mesh = _mesh(0)
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+    xs = jax.device_put(x, NamedSharding(mesh, P("x")))
+
+    @jax.jit
+    def f(v):
+        def local(block):
+            return lax.psum(jnp.sum(block, axis=0, keepdims=True), "x")
+
+        return jax.shard_map(local, mesh=mesh, in_specs=P("x"), out_specs=P())(v)
+
+    @jax.jit
+    def g(v):
+        # Each shard minus the mean over all shards (psum, then divide).
+        def local(block):
+            n = lax.psum(1, "x")
+            return block - lax.psum(block, "x") / n
+
+        return jax.shard_map(local, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(v)
+
+    total = f(xs)
+    centered = g(xs)
+    return {"total": np.asarray(total), "centered": np.asarray(centered), "centered_on": _indices(centered)}
+
+
+@snippet
+def shape_error_then_recover():
+    """A shape error raises; the next computation still works."""
+    a = jax.device_put(np.ones((2, 3), dtype=np.float32))
+    b = jax.device_put(np.ones((4, 5), dtype=np.float32))
+    out = {}
+    try:
+        np.asarray(jnp.dot(a, b))
+    except Exception as e:  # noqa: BLE001
+        out["dot_raised"] = True
+        out["dot_error"] = type(e).__name__
+    else:
+        out["dot_raised"] = False
+        out["dot_error"] = ""
+    f = jax.jit(lambda u, v: u @ v)
+    try:
+        np.asarray(f(a, b))
+    except Exception as e:  # noqa: BLE001
+        out["jit_raised"] = True
+        out["jit_error"] = type(e).__name__
+    else:
+        out["jit_raised"] = False
+        out["jit_error"] = ""
+    # A compiled executable called with the wrong shapes.
+    compiled = f.lower(a, a.T).compile()
+    try:
+        np.asarray(compiled(a, b))
+    except Exception as e:  # noqa: BLE001
+        out["compiled_raised"] = True
+        out["compiled_error"] = type(e).__name__
+    else:
+        out["compiled_raised"] = False
+        out["compiled_error"] = ""
+    out["after"] = np.asarray(f(a, a.T) + 1.0)
+    out["after_compiled"] = np.asarray(compiled(a * 2.0, a.T))
+    return out
+
+
+@snippet(rtol=1e-5, atol=1e-6)
+def two_mesh_pipeline():
+    """A stage on devices 0-1, its output moved to devices 2-3, a stage
+    there, and back: several steps in a loop."""
+    sa = NamedSharding(_mesh(0), P("x"))
+    sb = NamedSharding(_mesh(2), P("x"))
+    w = np.linspace(-0.5, 0.5, 16, dtype=np.float32).reshape(4, 4)
+    stage_a = jax.jit(lambda v, w: jnp.tanh(v @ w), out_shardings=sa)
+    stage_b = jax.jit(lambda v: v * 1.5 + jnp.mean(v), out_shardings=sb)
+    wa = jax.device_put(w, NamedSharding(_mesh(0), P()))
+    x = jax.device_put(np.arange(32, dtype=np.float32).reshape(8, 4) / 32.0, sa)
+    outs, a_on, b_on = [], [], []
+    for _ in range(4):
+        h = stage_a(x, wa)
+        h_b = jax.device_put(h, sb)
+        y = stage_b(h_b)
+        outs.append(np.asarray(y))
+        a_on.append(_indices(h))
+        b_on.append(_indices(y))
+        x = jax.device_put(y, sa)
+    return {
+        "outs": np.stack(outs),
+        "final": np.asarray(x),
+        "a_on": np.stack(a_on),
+        "b_on": np.stack(b_on),
+        "final_on": _indices(x),
+    }
+
+
+def _check(name: str, result) -> dict:
+    if not isinstance(result, dict) or not result:
+        raise TypeError(f"snippet {name} returned {type(result).__name__}, not a non-empty dict")
+    out = {}
+    for key, value in result.items():
+        if isinstance(value, jax.Array):
+            raise TypeError(f"snippet {name}: {key} is a jax.Array; fetch it with np.asarray")
+        if not isinstance(value, (np.ndarray, np.generic, bool, int, float, str)):
+            raise TypeError(f"snippet {name}: {key} is a {type(value).__name__}")
+        out[key] = np.asarray(value)
+        if out[key].dtype == object:
+            raise TypeError(f"snippet {name}: {key} is an object array")
+    return out
+
+
+def run(name: str) -> dict:
+    """Runs one snippet in this process; its result as a dict of arrays."""
+    return _check(name, SNIPPETS[name]())
+
+
+def main(argv) -> int:
+    if argv == ["--list"]:
+        print("\n".join(SNIPPETS))
+        return 0
+    if len(argv) != 2 or argv[0] not in SNIPPETS:
+        print(f"usage: proxy_snippets.py NAME OUT.npz | --list; NAME one of {', '.join(SNIPPETS)}", file=sys.stderr)
+        return 2
+    name, path = argv
+    try:
+        result = run(name)
+    except BaseException:  # noqa: BLE001 - any escape is the failure
+        traceback.print_exc()
+        return 1
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, **result)
+    os.replace(tmp, path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,408 @@
+"""Unmodified JAX under pw's proxy platform gives what JAX gives in-process.
+
+Each snippet of proxy_snippets.py runs twice, each time in a fresh process:
+
+* in-process JAX on 4 CPU devices (JAX_PLATFORMS=cpu,
+  XLA_FLAGS=--xla_force_host_platform_device_count=4), the reference; and
+* JAX_PLATFORMS=proxy JAX_BACKEND_TARGET=grpc://ADDRESS (no XLA_FLAGS)
+  against one pw-server with two pw-workers of 2 devices each (devices 0-1
+  on the first, 2-3 on the second),
+
+and the results must agree: exactly for integers, booleans and strings
+(exception class names, device positions), to rtol 1e-6 for float32 unless
+the snippet says otherwise, loosely for bfloat16 (keys ending in `_bf16`).
+
+Nothing here is skipped: a server that does not speak the proxy protocol, or
+missing binaries, fail these tests. Once the first snippet (`devices`, which
+only asks for jax.devices()) fails under the proxy, the other proxy tests
+fail at once with its message instead of waiting out each their own.
+
+One snippet, both halves, or one half:
+
+    pytest frontend/python/tests/test_proxy.py -k mlp_descent      # both halves
+    pytest frontend/python/tests/test_proxy.py -k in_process       # no server
+    pytest 'frontend/python/tests/test_proxy.py::test_proxy[two_mesh_pipeline]'
+
+By hand: `python frontend/python/tests/proxy_snippets.py NAME OUT.npz` with
+either environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import proxy_snippets
+from pw._local import LocalServer, _env
+from pw.tools import find_tool
+
+RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proxy_snippets.py")
+NAMES = list(proxy_snippets.SNIPPETS)
+FIRST = NAMES[0]  # "devices": whether the proxy works at all
+
+# Each snippet takes seconds; a process that takes this long is stuck.
+SUBPROCESS_TIMEOUT_S = 120
+# The proxy client's connection attempt (the server is up and local).
+CONNECT_TIMEOUT_S = 20
+# The second worker registers within this.
+WORKERS_TIMEOUT_S = 60
+DEVICES_PER_WORKER = 2
+DEVICES = 2 * DEVICES_PER_WORKER
+
+# Default float32 tolerances, and those of bfloat16 results.
+RTOL, ATOL = 1e-6, 1e-7
+BF16_RTOL, BF16_ATOL = 1e-2, 1e-2
+LOG_TAIL = 3000
+
+# What the environment says about JAX's platform is ours to set.
+_SCRUB = (
+    "JAX_PLATFORMS",
+    "JAX_PLATFORM_NAME",
+    "JAX_BACKEND_TARGET",
+    "XLA_FLAGS",
+    "JAX_ENABLE_X64",
+    "PW_PROXY_CONNECT_TIMEOUT_S",
+    "IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS",
+)
+
+
+class SnippetFailed(AssertionError):
+    """A snippet's process failed; `summary` is its last error line."""
+
+    def __init__(self, message: str, summary: str):
+        super().__init__(message)
+        self.summary = summary
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# glog's prefix (severity, date, time, thread): lines equal but for it are
+# one line repeated (the proxy client logs each connection attempt).
+_GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ")
+
+
+def _tidy(text: str) -> str:
+    """`text` without colour codes, runs of repeated log lines collapsed."""
+    out, last, count = [], None, 0
+    for line in _ANSI.sub("", text).splitlines():
+        key = _GLOG.sub("", line) if _GLOG.match(line) else None
+        if key is not None and key == last:
+            count += 1
+            continue
+        if count:
+            out.append(f"    (and {count} more like it)")
+        out.append(line)
+        last, count = key, 0
+    if count:
+        out.append(f"    (and {count} more like it)")
+    return "\n".join(out)
+
+
+def _summary(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else "(no stderr)"
+
+
+def _environ(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    env.update(extra)
+    return env
+
+
+def in_process_env() -> dict:
+    return _environ(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={DEVICES}")
+
+
+def proxy_env(address: str) -> dict:
+    return _environ(
+        JAX_PLATFORMS="proxy",
+        JAX_BACKEND_TARGET=f"grpc://{address}",
+        PW_PROXY_CONNECT_TIMEOUT_S=str(CONNECT_TIMEOUT_S),
+    )
+
+
+def _text(data) -> str:
+    if data is None:
+        return ""
+    return data.decode(errors="replace") if isinstance(data, bytes) else data
+
+
+def run_snippet(name: str, env: dict, out_dir: str, what: str, logs=None) -> dict:
+    """Runs one snippet in a fresh process; its result, or a SnippetFailed
+    with the process's stderr (and the server's logs, if given)."""
+    path = os.path.join(out_dir, f"{name}.{what}.npz")
+    if os.path.exists(path):
+        os.remove(path)
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, RUNNER, name, path],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=SUBPROCESS_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as e:
+        stderr = _tidy(_text(e.stderr))
+        raise SnippetFailed(
+            f"snippet {name} ({what}) did not finish within {SUBPROCESS_TIMEOUT_S} s\n"
+            f"--- stderr ---\n{stderr[-LOG_TAIL * 2 :]}\n--- stdout ---\n{_text(e.stdout)[-LOG_TAIL:]}"
+            f"{_log_tails(logs)}",
+            f"timed out after {SUBPROCESS_TIMEOUT_S} s; last stderr line: {_summary(stderr)}",
+        ) from None
+    if proc.returncode != 0 or not os.path.exists(path):
+        stderr = _tidy(proc.stderr)
+        raise SnippetFailed(
+            f"snippet {name} ({what}) failed: exit {proc.returncode} after {time.monotonic() - start:.1f} s\n"
+            f"--- stderr ---\n{stderr[-LOG_TAIL * 2 :]}\n--- stdout ---\n{proc.stdout[-LOG_TAIL:]}"
+            f"{_log_tails(logs)}",
+            _summary(stderr),
+        )
+    with np.load(path, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+def _log_tails(logs) -> str:
+    if not logs:
+        return ""
+    parts = []
+    for path in logs:
+        try:
+            with open(path, errors="replace") as f:
+                tail = _tidy(f.read())[-LOG_TAIL:]
+        except OSError as e:
+            tail = f"(unreadable: {e})"
+        parts.append(f"\n--- {os.path.basename(path)} (tail) ---\n{tail}")
+    return "".join(parts)
+
+
+def assert_same(name: str, want: dict, got: dict) -> None:
+    """The proxy's result `got` matches the in-process `want`."""
+    assert sorted(got) == sorted(want), f"{name}: keys {sorted(got)} under the proxy, {sorted(want)} in-process"
+    tolerances = proxy_snippets.TOLERANCES.get(name, {})
+    problems = []
+    for key in sorted(want):
+        w, g = want[key], got[key]
+        label = f"{name}[{key!r}]"
+        try:
+            if w.dtype.kind == "U":
+                assert g.dtype.kind == "U", f"{label}: dtype {g.dtype}, want a string"
+                np.testing.assert_array_equal(g, w, err_msg=label)
+                continue
+            assert g.dtype == w.dtype, f"{label}: dtype {g.dtype}, want {w.dtype}"
+            assert g.shape == w.shape, f"{label}: shape {g.shape}, want {w.shape}"
+            if w.dtype.kind == "f":
+                if key.endswith("_bf16"):
+                    rtol, atol = BF16_RTOL, BF16_ATOL
+                else:
+                    rtol, atol = tolerances.get("rtol", RTOL), tolerances.get("atol", ATOL)
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=label)
+            else:
+                np.testing.assert_array_equal(g, w, err_msg=label)
+        except AssertionError as e:
+            problems.append(str(e))
+    assert not problems, "\n\n".join(problems)
+
+
+# -- the server ---------------------------------------------------------------
+
+
+class ProxyServer:
+    """One pw-server with two pw-workers of 2 devices each."""
+
+    def __init__(self):
+        self.local = LocalServer(DEVICES_PER_WORKER)
+        self.address = self.local.address
+        self.second = None
+        self.second_log = os.path.join(self.local.logs, "pw-worker-2.log")
+        self._log_file = None
+
+    def start_second(self):
+        self._log_file = open(self.second_log, "w")
+        self.second = subprocess.Popen(
+            [
+                find_tool("pw-worker"),
+                "--controller",
+                self.address,
+                "--devices",
+                str(DEVICES_PER_WORKER),
+                "--listen",
+                "127.0.0.1:0",
+                "--connect-timeout",
+                "5",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self._log_file,
+            env=_env(),
+        )
+        deadline = time.monotonic() + WORKERS_TIMEOUT_S
+        seen = None
+        while time.monotonic() < deadline:
+            if self.second.poll() is not None:
+                raise AssertionError(
+                    f"the second pw-worker exited ({self.second.returncode}) before registering"
+                    + _log_tails(self.logs())
+                )
+            try:
+                seen = self.workers()
+            except Exception as e:  # noqa: BLE001 - retried until the deadline
+                seen = e
+            if seen == 2:
+                return
+            time.sleep(0.05)
+        raise AssertionError(
+            f"2 workers never registered within {WORKERS_TIMEOUT_S} s (last: {seen!r})" + _log_tails(self.logs())
+        )
+
+    def workers(self) -> int:
+        import grpc
+
+        from pw._proto import pb
+
+        with grpc.insecure_channel(self.address) as channel:
+            status = channel.unary_unary(
+                "/pw.v1.Controller/Status",
+                request_serializer=pb.StatusRequest.SerializeToString,
+                response_deserializer=pb.StatusReply.FromString,
+            )
+            return len(status(pb.StatusRequest(), timeout=5).workers)
+
+    def logs(self) -> list:
+        return [
+            os.path.join(self.local.logs, "pw-server.log"),
+            os.path.join(self.local.logs, "pw-worker.log"),
+            self.second_log,
+        ]
+
+    def stop(self):
+        try:
+            if self.second is not None and self.second.poll() is None:
+                self.second.kill()
+                self.second.wait(10)
+        finally:
+            if self._log_file is not None:
+                self._log_file.close()
+            self.local.stop()
+
+
+@pytest.fixture(scope="module")
+def proxy_server():
+    server = ProxyServer()
+    try:
+        server.start_second()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("proxy-snippets"))
+
+
+# Results already computed in this run, by (half, name): a result dict or
+# the SnippetFailed it raised.
+_RESULTS: dict = {}
+
+
+def _cached(key, compute):
+    if key not in _RESULTS:
+        try:
+            _RESULTS[key] = compute()
+        except SnippetFailed as e:
+            _RESULTS[key] = e
+    value = _RESULTS[key]
+    if isinstance(value, SnippetFailed):
+        raise value
+    return value
+
+
+def reference(name: str, out_dir: str) -> dict:
+    return _cached(("in_process", name), lambda: run_snippet(name, in_process_env(), out_dir, "in_process"))
+
+
+def under_proxy(name: str, server: ProxyServer, out_dir: str) -> dict:
+    return _cached(
+        ("proxy", name),
+        lambda: run_snippet(name, proxy_env(server.address), out_dir, "proxy", logs=server.logs()),
+    )
+
+
+def _require_working_proxy(name: str) -> None:
+    """Fails at once if the first snippet already failed under the proxy."""
+    first = _RESULTS.get(("proxy", FIRST))
+    if name != FIRST and isinstance(first, SnippetFailed):
+        pytest.fail(
+            f"the proxy does not work: the first snippet ({FIRST}) failed under it "
+            f"(details in test_proxy[{FIRST}]): {first.summary}",
+            pytrace=False,
+        )
+
+
+def _get(fetch, prefix: str = "") -> dict:
+    """fetch(), or the test fails with its SnippetFailed's message."""
+    try:
+        return fetch()
+    except SnippetFailed as e:
+        failure = e
+    pytest.fail(prefix + str(failure), pytrace=False)
+
+
+# -- the tests ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_in_process(name, results_dir):
+    """The snippet itself runs in-process (the reference exists)."""
+    assert _get(lambda: reference(name, results_dir))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_proxy(name, proxy_server, results_dir):
+    """The snippet under the proxy gives the in-process result."""
+    want = _get(lambda: reference(name, results_dir), "no in-process reference: ")
+    _require_working_proxy(name)
+    got = _get(lambda: under_proxy(name, proxy_server, results_dir))
+    assert_same(name, want, got)
+
+
+def test_the_proxy_shows_four_cpu_devices(proxy_server, results_dir):
+    """jax.devices() under the proxy: both workers' devices, 4 in all, of
+    the CPU platform, in one process."""
+    got = _get(lambda: under_proxy(FIRST, proxy_server, results_dir))
+    assert int(got["n_devices"]) == DEVICES, got
+    assert int(got["device_count"]) == DEVICES, got
+    assert int(got["distinct_ids"]) == DEVICES, got
+    assert str(got["platform"]) == "cpu", got
+    assert int(got["process_count"]) == 1, got
+
+
+def test_comparisons_catch_differences():
+    """assert_same itself: exact for ints and strings, tolerant for floats,
+    loose for bfloat16 keys, and strict about keys, dtypes and shapes."""
+    want = {
+        "i": np.array([1, 2], np.int32),
+        "f": np.array([1.0, 2.0], np.float32),
+        "x_bf16": np.array([1.0], np.float32),
+        "s": np.array("RuntimeError"),
+        "b": np.array(True),
+    }
+    near = dict(want, f=want["f"] * (1 + 1e-7), x_bf16=np.array([1.005], np.float32))
+    assert_same("t", want, near)
+    for bad in (
+        dict(want, i=np.array([1, 3], np.int32)),
+        dict(want, i=want["i"].astype(np.int64)),
+        dict(want, f=want["f"] * (1 + 1e-4)),
+        dict(want, f=want["f"][:1]),
+        dict(want, x_bf16=np.array([1.1], np.float32)),
+        dict(want, s=np.array("XlaRuntimeError")),
+        dict(want, b=np.array(False)),
+        {k: v for k, v in want.items() if k != "b"},
+    ):
+        with pytest.raises(AssertionError):
+            assert_same("t", want, bad)
