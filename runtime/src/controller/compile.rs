@@ -211,6 +211,38 @@ impl Compiler {
     }
 }
 
+impl Compiler {
+    /// The type and per-device dimensions of each output of `module`
+    /// compiled for `devices` devices (SPMD when more than one), compiled
+    /// here to find out (a front end that is given a program without its
+    /// types needs them before it can plan a call).
+    pub async fn outputs_of(
+        &mut self,
+        module: &[u8],
+        devices: usize,
+    ) -> Result<Vec<(pw_core::DType, Vec<usize>)>, String> {
+        let client = self
+            .local(devices)
+            .map(|l| l.client.clone())
+            .ok_or("the controller has no PJRT plugin to compile with (--plugin)")?;
+        let ids: Vec<i32> = (0..devices as i32).collect();
+        let options = crate::pjrt::CompileOptions::for_device_ids(&ids, devices > 1)
+            .map_err(|e| e.to_string())?;
+        let program = Program::mlir(module.to_vec());
+        tokio::task::spawn_blocking(move || {
+            let executable = client
+                .compile(&program, &options)
+                .and_then(|e| e.executable())
+                .map_err(|e| e.to_string())?;
+            let dtypes = executable.output_dtypes().map_err(|e| e.to_string())?;
+            let dims = executable.output_dims().map_err(|e| e.to_string())?;
+            Ok(dtypes.into_iter().zip(dims).collect())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+}
+
 /// Ships serialized `bytes` under `key` to a worker.
 pub async fn ship(
     client: &mut proto::worker_client::WorkerClient<tonic::transport::Channel>,

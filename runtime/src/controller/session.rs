@@ -264,11 +264,22 @@ pub(crate) struct Executable {
     keys: BTreeMap<u32, Vec<Key>>,
     /// Inputs whose arrays a call takes over.
     donate: BTreeSet<usize>,
-    /// What it is lowered from, onto how many of the slice's devices (to
+    /// What it is built from, onto how many of the slice's devices (to
     /// lower it again when they are gone).
-    text: String,
-    schedule: Option<String>,
+    build: Build,
     devices: usize,
+}
+
+/// What a session's executable is built from.
+#[derive(Clone)]
+pub enum Build {
+    /// A pw program, lowered onto the slice (with a schedule policy).
+    Program {
+        text: String,
+        schedule: Option<String>,
+    },
+    /// A plan already on the slice's devices (the IFRT proxy builds them).
+    Plan(pw_core::plan::Plan),
 }
 
 /// One client's session.
@@ -532,6 +543,139 @@ impl Controller {
         self.close_session(id, &why).await;
     }
 
+    /// Opens a session for a front end that keeps it for as long as its
+    /// own connection lasts (the IFRT proxy): `devices` of them (0: every
+    /// device), waiting in line up to `timeout`. Returns its id and
+    /// devices; [`Controller::end_session`] closes it.
+    pub async fn open_session(
+        &self,
+        name: String,
+        devices: usize,
+        timeout: Duration,
+    ) -> Result<(u64, Vec<i64>), SessionError> {
+        let id = self
+            .inner
+            .next_run
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let want = match devices {
+            0 => Want::All,
+            n => Want::Count(n),
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let asked = {
+            let registered = self.devices_by_worker();
+            let lease = self.inner.config.client_lease;
+            let mut s = self.sessions();
+            let asked = s.slices.ask(id, want, &registered);
+            match &asked {
+                Ask::Granted(d) => s.open(id, name.clone(), d.clone(), lease),
+                Ask::Queued(_) => {
+                    s.waiting.insert(
+                        id,
+                        Waiter {
+                            name: name.clone(),
+                            since: Instant::now(),
+                            tx,
+                        },
+                    );
+                }
+                Ask::Refused(_) => {}
+            }
+            asked
+        };
+        let granted = match asked {
+            Ask::Granted(d) => d,
+            Ask::Refused(why) => {
+                return Err(SessionError::Busy(format!(
+                    "error: cannot open a session: {why}"
+                )))
+            }
+            Ask::Queued(_) => {
+                let deadline = tokio::time::Instant::now() + timeout;
+                loop {
+                    match tokio::time::timeout_at(deadline, rx.recv()).await {
+                        Ok(Some(Wait::Granted(d))) => break d,
+                        Ok(Some(Wait::Position(_))) => {}
+                        Ok(None) | Err(_) => {
+                            let holders = self.holders();
+                            self.leave_line(id);
+                            return Err(SessionError::Busy(format!(
+                                "error: waited {timeout:?} for devices; they are held by {holders}"
+                            )));
+                        }
+                    }
+                }
+            }
+        };
+        tracing::info!("session {id} ({name}) opened on devices {granted:?}");
+        Ok((id, granted))
+    }
+
+    /// Closes a session [`Controller::open_session`] opened.
+    pub async fn end_session(&self, id: u64, why: &str) {
+        self.close_session(id, why).await;
+    }
+
+    /// Builds an executable of session `id` from a plan on its devices
+    /// (see [`Build::Plan`]); returns its handle.
+    pub async fn compile_plan(
+        &self,
+        id: u64,
+        name: String,
+        plan: pw_core::plan::Plan,
+        donate: BTreeSet<usize>,
+    ) -> Result<u64, SessionError> {
+        let slice = self.sessions().get(id)?.devices.clone();
+        let (exe, summary) = self
+            .build(id, name, Build::Plan(plan), slice, donate, &|_| {})
+            .await?;
+        let (compiled, cached) = compiled_and_cached(&summary);
+        let mut s = self.sessions();
+        let session = s.get(id)?;
+        let handle = session.next_id;
+        session.next_id += 1;
+        session.executables.insert(handle, Arc::new(exe));
+        session.counters.executables_compiled += u64::from(compiled);
+        session.counters.executables_from_cache += u64::from(cached);
+        Ok(handle)
+    }
+
+    /// The type and per-device dimensions of each output of `module` on
+    /// `devices` devices (see [`super::compile::Compiler::outputs_of`]).
+    pub async fn outputs_of(
+        &self,
+        module: &[u8],
+        devices: usize,
+    ) -> Result<Vec<(pw_core::DType, Vec<usize>)>, SessionError> {
+        self.inner
+            .compiler
+            .lock()
+            .await
+            .outputs_of(module, devices)
+            .await
+            .map_err(|e| SessionError::Program(format!("error: the program does not compile: {e}")))
+    }
+
+    /// The devices of session `id`: (device, worker, platform, kind).
+    pub fn session_devices(
+        &self,
+        id: u64,
+    ) -> Result<Vec<(i64, u32, String, String)>, SessionError> {
+        let devices = self.sessions().get(id)?.devices.clone();
+        let r = self.registry();
+        Ok(devices
+            .iter()
+            .filter_map(|d| {
+                r.workers.values().find_map(|w| {
+                    w.devices
+                        .iter()
+                        .find(|x| x.0 == *d)
+                        .map(|x| (*d, w.id, w.platform.clone(), x.2.clone()))
+                })
+            })
+            .collect())
+    }
+
     /// Who holds devices now, for messages.
     fn holders(&self) -> String {
         let s = self.sessions();
@@ -670,29 +814,15 @@ impl Controller {
         }
         let schedule = (!request.schedule.is_empty()).then_some(request.schedule);
         let donate: BTreeSet<usize> = request.donate.iter().map(|&d| d as usize).collect();
+        let build = Build::Program {
+            text: request.text,
+            schedule,
+        };
         let (exe, summary) = self
-            .build(
-                id,
-                request.name,
-                request.text,
-                schedule,
-                slice,
-                donate,
-                progress,
-            )
+            .build(id, request.name, build, slice, donate, progress)
             .await?;
         let plan = &exe.prepared.plan;
-        use super::compile::Source;
-        let compiled = summary
-            .executables
-            .iter()
-            .filter(|e| matches!(e.source, Some(Source::Controller | Source::Worker(_))))
-            .count() as u32;
-        let cached = summary
-            .executables
-            .iter()
-            .filter(|e| matches!(e.source, Some(Source::DiskCache | Source::Memory)))
-            .count() as u32;
+        let (compiled, cached) = compiled_and_cached(&summary);
         let info = |v: ValueId| {
             let value = &plan.values[v];
             let dims: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
@@ -725,15 +855,14 @@ impl Controller {
         })
     }
 
-    /// Lowers a program onto devices `slice` of session `id`, compiles its
-    /// computations and ships them to the slice's workers.
-    #[allow(clippy::too_many_arguments)]
+    /// Lowers a program onto devices `slice` of session `id` (or cuts a
+    /// plan already on them), compiles its computations and ships them to
+    /// the slice's workers.
     async fn build(
         &self,
         id: u64,
         name: String,
-        text: String,
-        schedule: Option<String>,
+        build: Build,
         slice: Vec<i64>,
         donate: BTreeSet<usize>,
         progress: &(dyn Fn(String) + Send + Sync),
@@ -748,17 +877,29 @@ impl Controller {
             )));
         }
         let mut summary = RunSummary::default();
-        let prepared = self
-            .prepare(
-                &name,
-                text.clone(),
-                schedule.clone(),
-                topology,
-                &addrs,
-                &mut summary,
-            )
-            .await
-            .map_err(SessionError::Program)?;
+        let prepared = match &build {
+            Build::Program { text, schedule } => {
+                self.prepare(
+                    &name,
+                    text.clone(),
+                    schedule.clone(),
+                    topology,
+                    &addrs,
+                    &mut summary,
+                )
+                .await
+            }
+            Build::Plan(plan) => match plan.devices().iter().find(|d| !slice.contains(d)) {
+                Some(d) => Err(format!(
+                    "error: {name} uses device {d}, which session {id} does not hold"
+                )),
+                None => plan
+                    .check()
+                    .map_err(|e| format!("error: {name}: {e}"))
+                    .and_then(|()| self.cut(plan.clone(), &addrs, &mut summary)),
+            },
+        }
+        .map_err(SessionError::Program)?;
         let keys = self
             .executables(&prepared.parts, &mut summary, progress)
             .await
@@ -774,8 +915,7 @@ impl Controller {
             prepared,
             keys,
             donate,
-            text,
-            schedule,
+            build,
             devices: slice.len(),
         };
         Ok((exe, summary))
@@ -807,6 +947,12 @@ impl Controller {
         {
             return Ok(exe);
         }
+        if let Build::Plan(_) = exe.build {
+            return Err(SessionError::Run(format!(
+                "error: {} was built for devices of which some are gone",
+                exe.name
+            )));
+        }
         let slice = self.slice_of(id, exe.devices, &exe.name).await?;
         tracing::info!(
             "session {id}: {} lowered again onto devices {slice:?} (some of its devices are gone)",
@@ -816,8 +962,7 @@ impl Controller {
             .build(
                 id,
                 exe.name.clone(),
-                exe.text.clone(),
-                exe.schedule.clone(),
+                exe.build.clone(),
                 slice,
                 exe.donate.clone(),
                 &|_| {},
@@ -1544,6 +1689,23 @@ impl Controller {
             .collect();
         (sessions, waiting)
     }
+}
+
+/// How many of a build's executables were compiled, and how many came
+/// from a cache.
+fn compiled_and_cached(summary: &RunSummary) -> (u32, u32) {
+    use super::compile::Source;
+    let count = |f: fn(&Source) -> bool| {
+        summary
+            .executables
+            .iter()
+            .filter(|e| e.source.as_ref().is_some_and(f))
+            .count() as u32
+    };
+    (
+        count(|s| matches!(s, Source::Controller | Source::Worker(_))),
+        count(|s| matches!(s, Source::DiskCache | Source::Memory)),
+    )
 }
 
 /// Waits (until `deadline`) for an array's run; its failure is an error.
