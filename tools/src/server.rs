@@ -213,6 +213,14 @@ fn serve(cli: Cli) -> Result<(), String> {
             tokio::spawn(crate::status::serve_http(listener, controller.clone()));
             println!("pw-server: status page on http://{bound}/");
         }
+        // The IFRT proxy client has no way to send pw's token: its service
+        // is served only where no token is needed.
+        let proxy = token
+            .is_none()
+            .then(|| pw_runtime::proxy::ProxyService::new(controller.clone()).server());
+        if proxy.is_none() {
+            eprintln!("pw-server: the IFRT proxy service is off: JAX's proxy client cannot send --token");
+        }
         let service = net::checked(
             proto::controller_server::ControllerServer::new(ControllerService::new(controller))
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -227,6 +235,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         net::server()
             .http2_keepalive_timeout(Some(keepalive))
             .add_service(service)
+            .add_optional_service(proxy)
             .serve_with_incoming_shutdown(net::incoming(listener), async move {
                 tokio::select! {
                     _ = pw_runtime::process::shutdown_signal() => {}

@@ -211,16 +211,22 @@ impl Compiler {
     }
 }
 
+/// What compiling a module shows of it (see [`Compiler::inspect`]).
+#[derive(Debug, Clone)]
+pub struct Inspected {
+    /// The type and per-device dimensions of each output.
+    pub outputs: Vec<(pw_core::DType, Vec<usize>)>,
+    /// The program as compiled (its format and bytes: see
+    /// [`crate::pjrt::Executable::optimized_program`]), when the plugin
+    /// gives it.
+    pub optimized: Option<(String, Vec<u8>)>,
+}
+
 impl Compiler {
-    /// The type and per-device dimensions of each output of `module`
-    /// compiled for `devices` devices (SPMD when more than one), compiled
-    /// here to find out (a front end that is given a program without its
-    /// types needs them before it can plan a call).
-    pub async fn outputs_of(
-        &mut self,
-        module: &[u8],
-        devices: usize,
-    ) -> Result<Vec<(pw_core::DType, Vec<usize>)>, String> {
+    /// Compiles `module` here for `devices` devices (SPMD when more than
+    /// one) to see what it makes: a front end given a program without its
+    /// types (the IFRT proxy) needs them before it can plan a call.
+    pub async fn inspect(&mut self, module: &[u8], devices: usize) -> Result<Inspected, String> {
         let client = self
             .local(devices)
             .map(|l| l.client.clone())
@@ -230,13 +236,16 @@ impl Compiler {
             .map_err(|e| e.to_string())?;
         let program = Program::mlir(module.to_vec());
         tokio::task::spawn_blocking(move || {
-            let executable = client
+            let loaded = client
                 .compile(&program, &options)
-                .and_then(|e| e.executable())
                 .map_err(|e| e.to_string())?;
+            let executable = loaded.executable().map_err(|e| e.to_string())?;
             let dtypes = executable.output_dtypes().map_err(|e| e.to_string())?;
             let dims = executable.output_dims().map_err(|e| e.to_string())?;
-            Ok(dtypes.into_iter().zip(dims).collect())
+            Ok(Inspected {
+                outputs: dtypes.into_iter().zip(dims).collect(),
+                optimized: executable.optimized_program().ok(),
+            })
         })
         .await
         .map_err(|e| e.to_string())?

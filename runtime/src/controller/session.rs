@@ -640,18 +640,18 @@ impl Controller {
         Ok(handle)
     }
 
-    /// The type and per-device dimensions of each output of `module` on
-    /// `devices` devices (see [`super::compile::Compiler::outputs_of`]).
-    pub async fn outputs_of(
+    /// What `module` makes on `devices` devices (see
+    /// [`super::compile::Compiler::inspect`]).
+    pub async fn inspect(
         &self,
         module: &[u8],
         devices: usize,
-    ) -> Result<Vec<(pw_core::DType, Vec<usize>)>, SessionError> {
+    ) -> Result<super::compile::Inspected, SessionError> {
         self.inner
             .compiler
             .lock()
             .await
-            .outputs_of(module, devices)
+            .inspect(module, devices)
             .await
             .map_err(|e| SessionError::Program(format!("error: the program does not compile: {e}")))
     }

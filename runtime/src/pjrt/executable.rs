@@ -416,7 +416,8 @@ impl LoadedExecutable {
             .into_iter()
             .map(|d| client.device_from_raw(d))
             .collect::<Result<_>>()?;
-        this.num_outputs = this.executable()?.num_outputs()?;
+        let num_outputs = this.executable()?.num_outputs()?;
+        this.num_outputs = num_outputs;
         Ok(this)
     }
 
@@ -435,7 +436,8 @@ impl LoadedExecutable {
     }
 
     /// The executable's compile-time view (`PJRT_LoadedExecutable_GetExecutable`).
-    pub fn executable(&self) -> Result<Executable> {
+    /// The view borrows `self`: the plugin's view points into it.
+    pub fn executable(&self) -> Result<Executable<'_>> {
         let mut args = sys::PJRT_LoadedExecutable_GetExecutable_Args::new();
         args.loaded_executable = self.raw;
         // SAFETY: valid args on a live executable.
@@ -461,6 +463,7 @@ impl LoadedExecutable {
         Ok(Executable {
             client: self.client.clone(),
             raw: args.executable,
+            _loaded: std::marker::PhantomData,
         })
     }
 
@@ -597,18 +600,20 @@ impl fmt::Debug for LoadedExecutable {
 }
 
 /// The compile-time view of an executable (`PJRT_Executable`): its
-/// metadata and serialization. `Send + Sync`.
-pub struct Executable {
+/// metadata and serialization, no longer than the loaded executable it
+/// came from lives. `Send + Sync`.
+pub struct Executable<'a> {
     client: Client,
     raw: *mut sys::PJRT_Executable,
+    _loaded: std::marker::PhantomData<&'a LoadedExecutable>,
 }
 
 // SAFETY: read-only queries through the thread-safe C API.
-unsafe impl Send for Executable {}
+unsafe impl Send for Executable<'_> {}
 // SAFETY: as above.
-unsafe impl Sync for Executable {}
+unsafe impl Sync for Executable<'_> {}
 
-impl Executable {
+impl Executable<'_> {
     pub fn name(&self) -> Result<String> {
         let mut args = sys::PJRT_Executable_Name_Args::new();
         args.executable = self.raw;
@@ -697,6 +702,44 @@ impl Executable {
         Ok(out)
     }
 
+    /// The program as compiled, after SPMD partitioning (its parameter
+    /// and output shardings, aliasing and shapes), when the plugin provides
+    /// it: the format (`hlo`: an `xla.HloModuleProto`; `hlo_with_config`:
+    /// an `xla.HloModuleProtoWithConfig`) and the bytes.
+    pub fn optimized_program(&self) -> Result<(String, Vec<u8>)> {
+        let mut program = sys::PJRT_Program::new();
+        let mut args = sys::PJRT_Executable_OptimizedProgram_Args::new();
+        args.executable = self.raw;
+        args.program = &mut program;
+        // SAFETY: valid args; with no code buffer the plugin only sets its
+        // size (and format).
+        unsafe {
+            call!(
+                self.client.api(),
+                PJRT_Executable_OptimizedProgram,
+                &mut args
+            )?
+        };
+        let mut code = vec![0u8; program.code_size];
+        program.code = code.as_mut_ptr().cast();
+        args.program = &mut program;
+        // SAFETY: `code` holds `code_size` bytes for the plugin to fill.
+        unsafe {
+            call!(
+                self.client.api(),
+                PJRT_Executable_OptimizedProgram,
+                &mut args
+            )?
+        };
+        code.truncate(program.code_size);
+        // SAFETY: the plugin's format string lives as long as the program.
+        let format = unsafe {
+            String::from_utf8_lossy(&raw_list(program.format.cast::<u8>(), program.format_size))
+                .into_owned()
+        };
+        Ok((format, code))
+    }
+
     /// A fingerprint of the compiled program, when the plugin provides one.
     pub fn fingerprint(&self) -> Result<String> {
         let mut args = sys::PJRT_Executable_Fingerprint_Args::new();
@@ -730,7 +773,7 @@ impl Executable {
     }
 }
 
-impl Drop for Executable {
+impl Drop for Executable<'_> {
     fn drop(&mut self) {
         let mut args = sys::PJRT_Executable_Destroy_Args::new();
         args.executable = self.raw;

@@ -434,6 +434,10 @@ args_struct! {
         serialized_executable: *mut PJRT_SerializedExecutable,
         serialized_executable_deleter: PJRT_SerializedExecutableDeleter,
     }
+    PJRT_Executable_OptimizedProgram_Args {
+        executable: *mut PJRT_Executable,
+        program: *mut PJRT_Program,
+    }
     PJRT_Executable_OutputElementTypes_Args {
         executable: *mut PJRT_Executable,
         output_types: *mut PJRT_Buffer_Type,
@@ -586,7 +590,7 @@ pub struct PJRT_Api {
     pub PJRT_Executable_SizeOfGeneratedCodeInBytes: Unused,
     pub PJRT_Executable_GetCostAnalysis: Unused,
     pub PJRT_Executable_OutputMemoryKinds: Unused,
-    pub PJRT_Executable_OptimizedProgram: Unused,
+    pub PJRT_Executable_OptimizedProgram: Fn<PJRT_Executable_OptimizedProgram_Args>,
     pub PJRT_Executable_Serialize: Fn<PJRT_Executable_Serialize_Args>,
 
     pub PJRT_LoadedExecutable_Destroy: Fn<PJRT_LoadedExecutable_Destroy_Args>,

@@ -3,5 +3,15 @@
 //!
 //! * [`wire`]: the protocol's messages and the `xla.ifrt.proxy.GrpcIfrtService`
 //!   gRPC service (server and client), generated from jaxlib's own descriptors.
+//! * [`ProxyService`]: that service on pw-server: each `IfrtSession` is a
+//!   pw session ([`session`]) whose operations run as small plans
+//!   ([`plans`]); IFRT's dtypes and shardings map onto pw's ([`convert`]).
 
+pub mod convert;
+mod hlo;
+mod plans;
+mod service;
+mod session;
 pub mod wire;
+
+pub use service::{HostBuffers, ProxyService, PROTOCOLS};

@@ -1,0 +1,279 @@
+//! The small plans the IFRT proxy runs in its pw session: each IFRT
+//! operation that makes arrays on devices is one plan, so that its bytes
+//! move (host to worker, worker to worker) and its computations run through
+//! the same executor as any pw program.
+//!
+//! * [`put`]: an upload, as is (the plan's input is its output);
+//! * [`call`]: one computation, SPMD over its devices;
+//! * [`copy`]: the same shards onto other devices (worker to worker);
+//! * [`split`]: each shard of an array as an array of its own;
+//! * [`join`]: arrays of one shard each, as the shards of one array.
+
+use pw_core::{
+    geometry::Layout,
+    plan::{Computation, Module, Plan, Step, StepKind, ValueInfo},
+    DType, Link, Piece,
+};
+
+/// The name every proxy value's mesh has (IFRT arrays have none).
+const MESH: &str = "ifrt";
+
+/// An array on `devices`, position `p` holding the box at
+/// `layout.offsets[p]`.
+pub fn value(dtype: DType, shape: &[i64], devices: Vec<i64>, layout: Layout) -> ValueInfo {
+    let sharding = if devices.len() == 1 {
+        format!("on device {}", devices[0])
+    } else {
+        format!("shards {:?} on devices {devices:?}", layout.shard_shape)
+    };
+    ValueInfo {
+        dtype,
+        shape: shape.to_vec(),
+        mesh: MESH.into(),
+        devices,
+        layout,
+        sharding,
+    }
+}
+
+/// The whole array on one device.
+pub fn on_device(dtype: DType, shape: &[i64], device: i64) -> ValueInfo {
+    let layout = Layout {
+        shard_shape: shape.to_vec(),
+        offsets: vec![vec![0; shape.len()]],
+    };
+    value(dtype, shape, vec![device], layout)
+}
+
+fn plan(values: Vec<ValueInfo>, inputs: Vec<usize>, outputs: Vec<usize>, steps: Vec<Step>) -> Plan {
+    let mut plan = Plan {
+        computations: Vec::new(),
+        values,
+        inputs,
+        outputs,
+        steps,
+        meshes: Vec::new(),
+    };
+    plan.compute_frees();
+    plan
+}
+
+/// Uploads `v`: its input is its output.
+pub fn put(v: ValueInfo) -> Plan {
+    plan(vec![v], vec![0], vec![0], Vec::new())
+}
+
+/// Computation `module` (`name` in messages) on `devices`, taking
+/// `params` and making `results` (all on `devices`, in partition order).
+pub fn call(
+    name: &str,
+    module: Module,
+    devices: Vec<i64>,
+    params: Vec<ValueInfo>,
+    results: Vec<ValueInfo>,
+) -> Plan {
+    let args: Vec<usize> = (0..params.len()).collect();
+    let outs: Vec<usize> = (params.len()..params.len() + results.len()).collect();
+    let step = Step {
+        kind: StepKind::Call {
+            computation: 0,
+            args: args.clone(),
+            results: outs.clone(),
+        },
+        label: format!("#0 {name} on {devices:?}"),
+        devices: devices.clone(),
+        frees: Vec::new(),
+    };
+    let mut p = plan(
+        params.into_iter().chain(results).collect(),
+        args,
+        outs,
+        vec![step],
+    );
+    p.computations.push(Computation {
+        name: name.into(),
+        module,
+        num_partitions: devices.len(),
+    });
+    p
+}
+
+fn link(src: i64, dst: i64) -> Link {
+    if src == dst {
+        Link::SameDevice
+    } else {
+        Link::CrossIsland
+    }
+}
+
+/// Position `p` of `from`, whole, into position `q` of `to`.
+fn whole(from: &ValueInfo, p: usize, to: &ValueInfo, q: usize) -> Piece {
+    Piece {
+        src_device: from.devices[p],
+        src_offsets: vec![0; from.shape.len()],
+        dst_device: to.devices[q],
+        dst_offsets: vec![0; to.shape.len()],
+        sizes: from.layout.shard_shape.clone(),
+        link: link(from.devices[p], to.devices[q]),
+    }
+}
+
+fn copy_step(index: usize, input: usize, output: usize, pieces: Vec<Piece>) -> Step {
+    let mut devices: Vec<i64> = pieces
+        .iter()
+        .flat_map(|p| [p.src_device, p.dst_device])
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let flows: Vec<String> = pieces
+        .iter()
+        .map(|p| format!("{}->{}", p.src_device, p.dst_device))
+        .collect();
+    Step {
+        kind: StepKind::Copy {
+            input,
+            output,
+            pieces,
+        },
+        label: format!("#{index} copy {}", flows.join(" ")),
+        devices,
+        frees: Vec::new(),
+    }
+}
+
+/// `from` onto `devices`, laid out the same (position `p` to
+/// `devices[p]`).
+pub fn copy(from: ValueInfo, devices: Vec<i64>) -> Result<Plan, String> {
+    if devices.len() != from.devices.len() {
+        return Err(format!(
+            "error: an array of {} shards cannot be copied onto {} devices",
+            from.devices.len(),
+            devices.len()
+        ));
+    }
+    let to = value(from.dtype, &from.shape, devices, from.layout.clone());
+    let pieces = (0..from.devices.len())
+        .map(|p| whole(&from, p, &to, p))
+        .collect();
+    let step = copy_step(0, 0, 1, pieces);
+    Ok(plan(vec![from, to], vec![0], vec![1], vec![step]))
+}
+
+/// Each shard of `from` as an array of one device (in position order).
+pub fn split(from: ValueInfo) -> Plan {
+    let shard = from.layout.shard_shape.clone();
+    let mut values = vec![from.clone()];
+    let mut steps = Vec::new();
+    for (p, &d) in from.devices.iter().enumerate() {
+        let to = on_device(from.dtype, &shard, d);
+        steps.push(copy_step(p, 0, values.len(), vec![whole(&from, p, &to, 0)]));
+        values.push(to);
+    }
+    let outputs = (1..values.len()).collect();
+    plan(values, vec![0], outputs, steps)
+}
+
+/// Arrays of one device each (`parts[p]` on `to.devices[p]`, shaped as
+/// `to`'s shards) as the shards of `to`.
+pub fn join(parts: Vec<ValueInfo>, to: ValueInfo) -> Result<Plan, String> {
+    if parts.len() != to.devices.len() {
+        return Err(format!(
+            "error: {} arrays cannot be the {} shards of one array",
+            parts.len(),
+            to.devices.len()
+        ));
+    }
+    for (p, part) in parts.iter().enumerate() {
+        if part.devices != [to.devices[p]]
+            || part.dtype != to.dtype
+            || part.shape != to.layout.shard_shape
+        {
+            return Err(format!(
+                "error: array #{p} ({}) is not shard #{p} of {}{:?} on device {}",
+                part.describe(),
+                to.dtype,
+                to.shape,
+                to.devices[p]
+            ));
+        }
+    }
+    let n = parts.len();
+    let mut values = parts;
+    let mut steps = Vec::new();
+    let mut pieces_of = Vec::new();
+    for p in 0..n {
+        // Shard `p` of the result, alone.
+        let layout = Layout {
+            shard_shape: to.layout.shard_shape.clone(),
+            offsets: vec![to.layout.offsets[p].clone()],
+        };
+        let partial = value(to.dtype, &to.shape, vec![to.devices[p]], layout);
+        let piece = whole(&values[p], 0, &partial, 0);
+        let at = values.len();
+        values.push(partial);
+        steps.push(copy_step(p, p, at, vec![piece]));
+        pieces_of.push(at);
+    }
+    let output = values.len();
+    values.push(to.clone());
+    steps.push(Step {
+        kind: StepKind::Assemble {
+            parts: pieces_of,
+            output,
+        },
+        label: format!("#{n} assemble"),
+        devices: to.devices.clone(),
+        frees: Vec::new(),
+    });
+    Ok(plan(values, (0..n).collect(), vec![output], steps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn halves() -> ValueInfo {
+        value(
+            DType::F32,
+            &[8, 4],
+            vec![0, 1],
+            Layout {
+                shard_shape: vec![4, 4],
+                offsets: vec![vec![0, 0], vec![4, 0]],
+            },
+        )
+    }
+
+    #[test]
+    fn every_plan_is_runnable() {
+        let v = halves();
+        put(v.clone()).check().unwrap();
+        copy(v.clone(), vec![2, 3]).unwrap().check().unwrap();
+        let s = split(v.clone());
+        s.check().unwrap();
+        assert_eq!(s.outputs.len(), 2);
+        let parts = vec![
+            on_device(DType::F32, &[4, 4], 0),
+            on_device(DType::F32, &[4, 4], 1),
+        ];
+        join(parts, v.clone()).unwrap().check().unwrap();
+        let c = call(
+            "f",
+            Module::Text("module {}".into()),
+            vec![0, 1],
+            vec![v.clone()],
+            vec![v],
+        );
+        c.check().unwrap();
+    }
+
+    #[test]
+    fn unlike_arrays_are_refused() {
+        assert!(copy(halves(), vec![2]).is_err());
+        let wrong = vec![
+            on_device(DType::F32, &[4, 4], 0),
+            on_device(DType::F32, &[4, 4], 2),
+        ];
+        assert!(join(wrong, halves()).is_err());
+    }
+}
