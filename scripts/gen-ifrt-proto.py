@@ -4,8 +4,10 @@
 jaxlib's shared library embeds, as serialized `FileDescriptorProto`s, the
 .proto files its IFRT proxy client was built from. This script finds
 `xla/python/ifrt_proxy/common/grpc_ifrt_service.proto` (the service
-`xla.ifrt.proxy.GrpcIfrtService`) and every file it imports, directly or not,
-and writes them as one binary `FileDescriptorSet`:
+`xla.ifrt.proxy.GrpcIfrtService`); the files of the messages that many of its
+fields hold serialized (`xla.ifrt.Serialized {type_name, data}`: shardings,
+layouts, compile options; see PAYLOADS); and every file those import,
+directly or not; and writes them as one binary `FileDescriptorSet`:
 
     runtime/proto/ifrt/ifrt_proxy.fds   (dependencies first, ties by name;
                                          source info, file options and
@@ -36,6 +38,36 @@ import sys
 
 ROOT_FILE = "xla/python/ifrt_proxy/common/grpc_ifrt_service.proto"
 SERVICE = "xla.ifrt.proxy.GrpcIfrtService"
+# What the `data` of an `xla.ifrt.Serialized` holds, by its `type_name` (the
+# name jaxlib's SerDes registry writes): the file and the message that decode
+# it. Their files join the set. `xla::ifrt::XlaProgram` is not a message: its
+# data is the program's StableHLO portable artifact (MLIR bytecode).
+PAYLOADS = (
+    ("xla::ifrt::HloSharding", "xla/python/pjrt_ifrt/xla_sharding.proto", "xla.ifrt.HloShardingProto"),
+    ("xla::ifrt::SingleDeviceSharding", "xla/python/ifrt/sharding_serdes.proto", "xla.ifrt.SingleDeviceShardingProto"),
+    ("xla::ifrt::OpaqueSharding", "xla/python/ifrt/sharding_serdes.proto", "xla.ifrt.OpaqueShardingProto"),
+    ("xla::ifrt::ConcreteSharding", "xla/python/ifrt/sharding_serdes.proto", "xla.ifrt.ConcreteShardingProto"),
+    (
+        "xla::ifrt::ConcreteEvenSharding",
+        "xla/python/ifrt/sharding_serdes.proto",
+        "xla.ifrt.ConcreteEvenShardingProto",
+    ),
+    (
+        "xla::ifrt::ShardingParamSharding",
+        "xla/python/ifrt/sharding_serdes.proto",
+        "xla.ifrt.ShardingParamShardingProto",
+    ),
+    ("xla::ifrt::PjRtLayout", "xla/python/pjrt_ifrt/pjrt_layout_serdes.proto", "xla.ifrt.PjRtLayoutProto"),
+    ("xla::ifrt::CompactLayout", "xla/python/ifrt/layout_serdes.proto", "xla.ifrt.CompactLayoutProto"),
+    ("xla::ifrt::XlaCompileOptions", "xla/python/pjrt_ifrt/xla_compiler.proto", "xla.ifrt.XlaCompileOptionsProto"),
+    (
+        "xla::ifrt::CustomCallProgram",
+        "xla/python/ifrt/custom_call_program.proto",
+        "xla.ifrt.CustomCallProgramProto",
+    ),
+)
+# Serialized type names whose data is no message of the set.
+RAW_PAYLOADS = (("xla::ifrt::XlaProgram", "the program's StableHLO portable artifact (MLIR bytecode)"),)
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT_DIR = os.path.join(REPO, "runtime", "proto", "ifrt")
 FDS_PATH = os.path.join(OUT_DIR, "ifrt_proxy.fds")
@@ -180,7 +212,7 @@ def _normalize(proto) -> None:
     source info; file options (packages and class names for other
     languages' generators: Go, Java, C#, Objective-C); and JSON names equal
     to the derived ones (jaxlib embeds some files twice, with and without
-    them)."""
+    them). A file of editions that is plain enums becomes proto3."""
     if proto.HasField("options") and proto.options.HasField("features"):
         raise GenError(f"{proto.name} sets file-level features (editions): keep them")
     proto.ClearField("source_code_info")
@@ -199,6 +231,33 @@ def _normalize(proto) -> None:
     for field in fields:
         if field.HasField("json_name") and field.json_name == _json_name(field.name):
             field.ClearField("json_name")
+    _editions_to_proto3(proto)
+
+
+def _editions_to_proto3(proto) -> None:
+    """Rewrites a file of edition 2023 that only defines enums, and sets no
+    features, as proto3: prost's generator knows no editions, and such a
+    file means the same in both (open enums whose first value is 0; how a
+    field holding one is encoded is its own file's business). Any other
+    file of editions is an error."""
+    if proto.syntax != "editions":
+        return
+    pb2 = _descriptor_pb2()
+    enums = list(proto.enum_type)
+    plain = (
+        proto.edition == pb2.EDITION_2023
+        and not (proto.message_type or proto.extension or proto.service)
+        and all(e.value and e.value[0].number == 0 for e in enums)
+        and not any(e.options.HasField("features") for e in enums)
+        and not any(v.options.HasField("features") for e in enums for v in e.value)
+    )
+    if not plain:
+        raise GenError(
+            f"{proto.name} is of edition {proto.edition} with more than plain enums; "
+            "prost's generator knows no editions"
+        )
+    proto.syntax = "proto3"
+    proto.ClearField("edition")
 
 
 class Library:
@@ -268,13 +327,22 @@ def _find_library(directory: str) -> Library:
     )
 
 
+def _roots() -> list[str]:
+    """The root file, then the payloads' files (each once)."""
+    roots = [ROOT_FILE]
+    for _, path, _ in PAYLOADS:
+        if path not in roots:
+            roots.append(path)
+    return roots
+
+
 def _closure(library: Library) -> dict[str, object]:
-    """The root file and every file it imports, directly or not, by name."""
+    """The root files and every file they import, directly or not, by name."""
     files: dict[str, object] = {}
-    pending = [ROOT_FILE]
+    pending = list(reversed(_roots()))
     while pending:
         if len(files) > _MAX_FILES:
-            raise GenError(f"more than {_MAX_FILES} files in the closure of {ROOT_FILE}")
+            raise GenError(f"more than {_MAX_FILES} files in the closure of {ROOT_FILE} and the payloads")
         name = pending.pop()
         if name in files:
             continue
@@ -311,6 +379,20 @@ def _check_service(files: dict[str, object]) -> None:
         raise GenError(f"{ROOT_FILE} defines the services {services}, not {SERVICE}")
 
 
+def _check_payloads(library: Library, files: dict[str, object]) -> None:
+    """Each payload's message is where PAYLOADS says, and its type name is
+    one the library holds (a renamed SerDes would no longer match)."""
+    for type_name, path, message in [*PAYLOADS, *((t, None, None) for t, _ in RAW_PAYLOADS)]:
+        if library.data.find(type_name.encode()) < 0:
+            raise GenError(f"{library.path} does not hold the serialized type name {type_name!r}")
+        if path is None:
+            continue
+        proto = files[path]
+        package, _, name = message.rpartition(".")
+        if proto.package != package or name not in [m.name for m in proto.message_type]:
+            raise GenError(f"{path} does not define {message} (the data of {type_name})")
+
+
 def generate() -> tuple[bytes, str]:
     """The FileDescriptorSet's bytes and the README's text for the installed jaxlib."""
     pb2 = _descriptor_pb2()
@@ -318,6 +400,7 @@ def generate() -> tuple[bytes, str]:
     library = _find_library(directory)
     files = _closure(library)
     _check_service(files)
+    _check_payloads(library, files)
     fds = pb2.FileDescriptorSet()
     ordered = _ordered(files)
     fds.file.extend(ordered)
@@ -329,11 +412,13 @@ def _readme(version: str, library: str, files: list, data: bytes) -> str:
     lines = [
         "# The IFRT proxy protocol, as jaxlib speaks it",
         "",
-        f"`ifrt_proxy.fds` is a binary `FileDescriptorSet` of the service `{SERVICE}`",
-        "and everything it imports, extracted by `scripts/gen-ifrt-proto.py` from the descriptors",
-        f"embedded in `jaxlib/{library}` of **jaxlib {version}** (dependencies first, ties by name;",
-        "source info, file options and derivable JSON names stripped). `runtime/build.rs` generates",
-        "the Rust of it (`pw_runtime::proxy::wire`). Do not edit it by hand.",
+        f"`ifrt_proxy.fds` is a binary `FileDescriptorSet` of the service `{SERVICE}`,",
+        "the messages its serialized fields hold (below) and everything they import, extracted by",
+        f"`scripts/gen-ifrt-proto.py` from the descriptors embedded in `jaxlib/{library}` of",
+        f"**jaxlib {version}** (dependencies first, ties by name; source info, file options and",
+        "derivable JSON names stripped; a file of edition 2023 holding only plain enums written as",
+        "proto3, which means the same and which prost knows). `runtime/build.rs` generates the Rust of it",
+        "(`pw_runtime::proxy::wire`). Do not edit it by hand.",
         "",
         f"SHA-256 of `ifrt_proxy.fds`: `{hashlib.sha256(data).hexdigest()}`",
         "",
@@ -341,6 +426,15 @@ def _readme(version: str, library: str, files: list, data: bytes) -> str:
         "",
         "    .venv/bin/python scripts/gen-ifrt-proto.py",
         "    .venv/bin/python scripts/gen-ifrt-proto.py --check",
+        "",
+        "`xla.ifrt.Serialized` fields (shardings, layouts, programs, compile options) hold the",
+        "serialization of another message, named by `type_name` (as jaxlib's SerDes writes it);",
+        "the set includes the files of these messages:",
+        "",
+        "| `type_name` | `data` |",
+        "| --- | --- |",
+        *(f"| `{t}` | `{m}` (`{p}`) |" for t, p, m in PAYLOADS),
+        *(f"| `{t}` | {what} |" for t, what in RAW_PAYLOADS),
         "",
         f"The {len(files)} files, in the set's order:",
         "",

@@ -8,8 +8,11 @@
 //! messages and the service `xla.ifrt.proxy.GrpcIfrtService`
 //! ([`grpc_ifrt_service_server`], [`grpc_ifrt_service_client`]); the rest
 //! are what those import ([`xla::ifrt`]: devices, dtypes, shapes,
-//! shardings, serialized programs; [`xla`]: `xla_data.proto`;
-//! [`tensorflow`]: the status a response carries).
+//! shardings, serialized programs, and the messages `xla.ifrt.Serialized`
+//! fields hold, such as [`xla::ifrt::HloShardingProto`]; [`xla`]:
+//! `xla_data.proto` and the compile options; [`stream_executor`]: device
+//! descriptions the compile options import; [`tensorflow`]: the status a
+//! response carries).
 //!
 //! Everything of [`xla::ifrt::proxy`] is re-exported here. Host buffer
 //! chunks (`GrpcHostBufferStoreRequest.data`,
@@ -27,7 +30,7 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/ifrt_proxy.rs"));
 }
 
-pub use generated::{google, tensorflow, xla};
+pub use generated::{google, stream_executor, tensorflow, xla};
 pub use xla::ifrt::proxy::*;
 
 /// The gRPC header (binary: `-bin`) that carries the
