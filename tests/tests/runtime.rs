@@ -15,6 +15,8 @@ mod binding;
 mod errors;
 #[path = "runtime/npy.rs"]
 mod npy;
+#[path = "runtime/proxy_plans.rs"]
+mod proxy_plans;
 #[path = "runtime/released.rs"]
 mod released;
 #[path = "runtime/spmd.rs"]

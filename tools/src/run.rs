@@ -846,7 +846,7 @@ fn remote_header(server: &str, s: &RunSummary) -> String {
         ms(t.outputs_fetched)
     );
     for p in &s.parts {
-        let sent = part_sent(s, p.worker);
+        let sent = s.part_sent(p.worker);
         let _ = writeln!(
             out,
             "  worker {}: host enqueued its {} steps by {}",
@@ -896,7 +896,7 @@ fn recovery_line(r: &pw_runtime::controller::summary::RecoveryLine) -> String {
 fn remote_stats(s: &RunSummary) -> String {
     let mut rows = Vec::new();
     for p in &s.parts {
-        let shift = part_sent(s, p.worker);
+        let shift = s.part_sent(p.worker);
         for (index, timing) in &p.steps {
             if let Some(line) = s.steps.get(*index) {
                 rows.push(StatRow {
@@ -924,43 +924,10 @@ fn remote_stats(s: &RunSummary) -> String {
     out
 }
 
-/// When `worker` was sent its part, from the start of the run.
-fn part_sent(s: &RunSummary, worker: u32) -> Duration {
-    s.part_sent
-        .iter()
-        .find(|(w, _)| *w == worker)
-        .map_or(Duration::ZERO, |x| x.1)
-}
-
 /// The trace of a run on a server: per worker, its host and its devices;
 /// pieces between workers on the network track.
 fn remote_trace(s: &RunSummary) -> serde_json::Value {
-    let mut spans = Vec::new();
-    for p in &s.parts {
-        let sent = part_sent(s, p.worker);
-        let steps = p.steps.iter().filter_map(|(index, timing)| {
-            let line = s.steps.get(*index)?;
-            Some((
-                line.label.as_str(),
-                line.kind.as_str(),
-                timing,
-                Duration::ZERO,
-            ))
-        });
-        spans.extend(trace::run_spans(p.worker, steps, sent));
-        for send in &p.sends {
-            spans.push(trace::Span {
-                name: format!(
-                    "step {} piece {}: worker {} -> {} ({} bytes)",
-                    send.step, send.piece, p.worker, send.to, send.bytes
-                ),
-                category: "network",
-                track: trace::Track::Network,
-                start: sent + send.start,
-                end: sent + send.end,
-            });
-        }
-    }
+    let mut spans = s.spans();
     for r in &s.recoveries {
         // From when the loss was noticed to when the replay had finished.
         spans.push(trace::Span {

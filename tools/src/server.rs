@@ -89,6 +89,12 @@ pub struct Cli {
     #[arg(long, default_value_t = 1024, value_name = "MIB")]
     pub lineage_budget_mb: u64,
 
+    /// Write a Chrome/Perfetto trace of each session (every call's steps on
+    /// each device, from the session's opening) to DIR/session-ID.json when
+    /// it closes.
+    #[arg(long, value_name = "DIR")]
+    pub trace_sessions: Option<PathBuf>,
+
     /// The longest a run may take, in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub run_timeout: u64,
@@ -187,6 +193,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         max_recoveries: cli.max_recoveries,
         capacity_wait: Duration::from_millis(cli.capacity_wait_ms),
         lineage_budget: cli.lineage_budget_mb.saturating_mul(1 << 20),
+        trace_sessions: cli.trace_sessions.clone(),
     };
     let token = cli.token.clone().filter(|t| !t.is_empty());
     let runtime = tokio::runtime::Builder::new_multi_thread()

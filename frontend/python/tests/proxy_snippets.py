@@ -414,6 +414,31 @@ def two_mesh_pipeline():
     }
 
 
+@snippet(rtol=1e-5, atol=1e-6)
+def pipelined_microbatches():
+    """Microbatches through two stages, as a pipeline is written in plain
+    JAX: stage A on devices 0-1, its output put on devices 2-3, stage B
+    there; every microbatch is dispatched before any result is fetched, so
+    stage B of one microbatch can run while stage A works on the next."""
+    sa = NamedSharding(_mesh(0), P("x"))
+    sb = NamedSharding(_mesh(2), P("x"))
+    w = jnp.asarray(np.linspace(-1.0, 1.0, 256 * 256, dtype=np.float32).reshape(256, 256) / 16.0)
+
+    def heavy(v, w):
+        for _ in range(8):
+            v = jnp.tanh(v @ w)
+        return v
+
+    stage_a = jax.jit(heavy, out_shardings=sa)
+    stage_b = jax.jit(lambda v, w: heavy(v, w) * 2.0, out_shardings=sb)
+    wa = jax.device_put(w, NamedSharding(_mesh(0), P()))
+    wb = jax.device_put(w, NamedSharding(_mesh(2), P()))
+    rng = np.random.default_rng(3)
+    batches = [jax.device_put(rng.standard_normal((256, 256), dtype=np.float32), sa) for _ in range(8)]
+    outs = [stage_b(jax.device_put(stage_a(x, wa), sb), wb) for x in batches]
+    return {"outs": np.stack([np.asarray(o) for o in outs])}
+
+
 def _check(name: str, result) -> dict:
     if not isinstance(result, dict) or not result:
         raise TypeError(f"snippet {name} returned {type(result).__name__}, not a non-empty dict")
@@ -429,16 +454,59 @@ def _check(name: str, result) -> dict:
     return out
 
 
+# Snippets that only make sense under the proxy (their result is checked
+# as is, not against in-process JAX).
+PROXY_ONLY: dict = {}
+
+
+def proxy_only(f):
+    PROXY_ONLY[f.__name__] = f
+    return f
+
+
+@proxy_only
+def server_error_then_recover():
+    """An array pw has no dtype for (complex64) fails with the server's
+    message as a JAX exception; the session goes on, and the status page
+    lists it like any other."""
+    import json
+
+    import grpc
+
+    from pw._proto import pb
+
+    out = {}
+    try:
+        bad = jax.device_put(np.array([1 + 2j, 3 - 4j], np.complex64))
+        np.asarray(bad)
+        out["raised"] = False
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        out["raised"] = True
+        out["type"] = type(e).__name__
+        out["message"] = str(e)
+    out["after"] = np.asarray(jax.jit(lambda a: a + 1)(np.arange(4, dtype=np.int32)))
+    address = os.environ["JAX_BACKEND_TARGET"].removeprefix("grpc://")
+    with grpc.insecure_channel(address) as channel:
+        overview = channel.unary_unary(
+            "/pw.v1.Controller/Overview",
+            request_serializer=pb.OverviewRequest.SerializeToString,
+            response_deserializer=pb.OverviewReply.FromString,
+        )
+        sessions = json.loads(overview(pb.OverviewRequest(), timeout=10).json).get("sessions", [])
+    out["sessions"] = json.dumps(sessions)
+    return out
+
+
 def run(name: str) -> dict:
     """Runs one snippet in this process; its result as a dict of arrays."""
-    return _check(name, SNIPPETS[name]())
+    return _check(name, {**SNIPPETS, **PROXY_ONLY}[name]())
 
 
 def main(argv) -> int:
     if argv == ["--list"]:
         print("\n".join(SNIPPETS))
         return 0
-    if len(argv) != 2 or argv[0] not in SNIPPETS:
+    if len(argv) != 2 or argv[0] not in {**SNIPPETS, **PROXY_ONLY}:
         print(f"usage: proxy_snippets.py NAME OUT.npz | --list; NAME one of {', '.join(SNIPPETS)}", file=sys.stderr)
         return 2
     name, path = argv

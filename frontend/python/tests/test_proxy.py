@@ -29,10 +29,13 @@ either environment.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -216,7 +219,9 @@ class ProxyServer:
     """One pw-server with two pw-workers of 2 devices each."""
 
     def __init__(self):
-        self.local = LocalServer(DEVICES_PER_WORKER)
+        # Every session's trace goes here when it closes.
+        self.traces = tempfile.mkdtemp(prefix="pw-proxy-traces-")
+        self.local = LocalServer(DEVICES_PER_WORKER, server_args=["--trace-sessions", self.traces])
         self.address = self.local.address
         self.second = None
         self.second_log = os.path.join(self.local.logs, "pw-worker-2.log")
@@ -288,6 +293,7 @@ class ProxyServer:
             if self._log_file is not None:
                 self._log_file.close()
             self.local.stop()
+            shutil.rmtree(self.traces, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -380,6 +386,51 @@ def test_the_proxy_shows_four_cpu_devices(proxy_server, results_dir):
     assert int(got["distinct_ids"]) == DEVICES, got
     assert str(got["platform"]) == "cpu", got
     assert int(got["process_count"]) == 1, got
+
+
+def _new_trace(server: ProxyServer, before: set) -> dict:
+    """The trace of the one session that closed since `before` was listed
+    (the server writes it as the session closes, just after its client
+    exits)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        new = set(os.listdir(server.traces)) - before
+        new = {f for f in new if f.endswith(".json")}
+        if new:
+            assert len(new) == 1, new
+            with open(os.path.join(server.traces, new.pop())) as f:
+                return json.load(f)
+        time.sleep(0.05)
+    raise AssertionError(f"no session trace appeared in {server.traces}" + _log_tails(server.logs()))
+
+
+def test_the_pipeline_stages_overlap_in_the_trace(proxy_server, results_dir):
+    """pipelined_microbatches under the proxy: Execute returns at once, so
+    stage B (devices 2-3, the second worker) of one microbatch runs while
+    stage A (devices 0-1) works on a later one; the session's trace
+    (pw-server --trace-sessions) shows device spans of both overlapping."""
+    before = set(os.listdir(proxy_server.traces))
+    _get(lambda: run_snippet("pipelined_microbatches", proxy_env(proxy_server.address), results_dir, "traced", logs=proxy_server.logs()))
+    trace = _new_trace(proxy_server, before)
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "execute"]
+    a = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["tid"] in (0, 1)]
+    b = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["tid"] in (2, 3)]
+    assert len(a) >= 16 and len(b) >= 16, (len(a), len(b))
+    overlap = sum(max(0, min(x1, y1) - max(x0, y0)) for x0, x1 in a for y0, y1 in b)
+    assert overlap > 0, "no span of stage A overlaps one of stage B"
+
+
+def test_a_server_error_is_a_jax_exception_and_the_session_goes_on(proxy_server, results_dir):
+    """Something pw cannot do (a complex64 array) raises JAX's exception
+    with the server's message; later work in the session succeeds, and the
+    status page lists the proxy session."""
+    got = _get(lambda: run_snippet("server_error_then_recover", proxy_env(proxy_server.address), results_dir, "proxy_only", logs=proxy_server.logs()))
+    assert bool(got["raised"]), got
+    assert str(got["type"]) == "JaxRuntimeError", got
+    assert "KIND_C64" in str(got["message"]), got
+    np.testing.assert_array_equal(got["after"], np.arange(1, 5, dtype=np.int32))
+    sessions = json.loads(str(got["sessions"]))
+    assert any("IFRT proxy client" in s.get("name", "") for s in sessions), sessions
 
 
 def test_comparisons_catch_differences():

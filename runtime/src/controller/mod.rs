@@ -81,6 +81,9 @@ pub struct Config {
     /// How many bytes of uploaded host arrays sessions may keep for their
     /// arrays' lineage ([`session`]).
     pub lineage_budget: u64,
+    /// Where a Chrome trace of each session goes when it closes (None:
+    /// sessions are not traced).
+    pub trace_sessions: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -96,6 +99,7 @@ impl Default for Config {
             max_recoveries: 3,
             capacity_wait: Duration::from_secs(10),
             lineage_budget: 1 << 30,
+            trace_sessions: None,
         }
     }
 }

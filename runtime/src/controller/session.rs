@@ -295,6 +295,8 @@ struct Session {
     counters: proto::SessionCounters,
     next_id: u64,
     calls_running: u64,
+    /// Its calls' timelines, from `opened` (when sessions are traced).
+    trace: Vec<crate::exec::trace::Span>,
 }
 
 /// What a client in line hears.
@@ -340,6 +342,7 @@ impl Sessions {
                 counters: proto::SessionCounters::default(),
                 next_id: 1,
                 calls_running: 0,
+                trace: Vec::new(),
             },
         );
     }
@@ -707,18 +710,24 @@ impl Controller {
     async fn close_session(&self, id: u64, why: &str) {
         let devices = self.devices_by_worker();
         let lease = self.inner.config.client_lease;
-        let held = {
+        let (held, trace) = {
             let mut s = self.sessions();
-            let held = s.live.remove(&id).map(|x| x.devices);
+            let (held, trace) = match s.live.remove(&id) {
+                Some(x) => (Some(x.devices), x.trace),
+                None => (None, Vec::new()),
+            };
             s.closed.push_back((id, why.to_owned()));
             if s.closed.len() > CLOSED_KEPT {
                 s.closed.pop_front();
             }
             let granted = s.slices.release(id, &devices);
             s.grant(granted, lease);
-            held
+            (held, trace)
         };
         let Some(held) = held else { return };
+        if let Some(dir) = &self.inner.config.trace_sessions {
+            write_trace(dir, id, &trace);
+        }
         tracing::info!("session {id} closed: {why}");
         let workers: Vec<u32> = devices
             .iter()
@@ -1257,13 +1266,22 @@ impl Controller {
                 }
             }
         }
+        let traced = self.inner.config.trace_sessions.is_some();
         let mut summary = RunSummary::default();
         let started = async {
             let refs: Vec<(usize, &HostArray)> =
                 uploads.iter().map(|(v, h)| (*v, h.as_ref())).collect();
             let sent = self.upload(run, prepared, &refs).await?;
-            self.dispatch(run, prepared, &exe.keys, false, &bindings, &mut summary, t0)
-                .await?;
+            self.dispatch(
+                run,
+                prepared,
+                &exe.keys,
+                traced,
+                &bindings,
+                &mut summary,
+                t0,
+            )
+            .await?;
             Ok::<u64, String>(sent.values().sum())
         }
         .await;
@@ -1321,6 +1339,9 @@ impl Controller {
                     }
                     pending
                 });
+            }
+            if traced {
+                controller.trace_call(id, t0, &prepared.plan, &mut summary);
             }
             let counter = if outcome.is_ok() {
                 &controller.inner.counters.runs_ok
@@ -1688,6 +1709,70 @@ impl Controller {
             })
             .collect();
         (sessions, waiting)
+    }
+}
+
+/// The most spans a session's trace keeps (later calls are not traced).
+const MAX_TRACE_SPANS: usize = 1 << 20;
+
+impl Controller {
+    /// Adds a finished call's timeline (it started at `t0`) to session
+    /// `id`'s trace.
+    fn trace_call(
+        &self,
+        id: u64,
+        t0: Instant,
+        plan: &pw_core::plan::Plan,
+        summary: &mut RunSummary,
+    ) {
+        summary.steps = plan
+            .steps
+            .iter()
+            .map(|s| super::summary::StepLine {
+                label: s.label.clone(),
+                kind: s.kind.name().to_owned(),
+                devices: s.devices.clone(),
+            })
+            .collect();
+        let spans = summary.spans();
+        if let Ok(session) = self.sessions().get(id) {
+            let shift = t0.saturating_duration_since(session.opened);
+            if session.trace.len() + spans.len() <= MAX_TRACE_SPANS {
+                session.trace.extend(spans.into_iter().map(|mut s| {
+                    s.start += shift;
+                    s.end += shift;
+                    s
+                }));
+            }
+        }
+    }
+}
+
+/// Writes session `id`'s trace to `dir/session-ID.json` (whole or not at
+/// all: through a temporary file).
+fn write_trace(dir: &std::path::Path, id: u64, spans: &[crate::exec::trace::Span]) {
+    use crate::exec::trace::{chrome_json, Track};
+    let json = chrome_json(spans, &|track| match track {
+        Track::Host(w) => format!("worker {w} host (enqueue)"),
+        Track::Device(d) => format!("device {d}"),
+        Track::Network => "network (worker to worker)".into(),
+        Track::Compiler => "compiler".into(),
+        Track::Recovery => "recoveries".into(),
+    });
+    let path = dir.join(format!("session-{id}.json"));
+    let tmp = dir.join(format!(".session-{id}.json.tmp"));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&tmp, json.to_string()))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    match written {
+        Ok(()) => tracing::info!("session {id}: trace written to {}", path.display()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            tracing::warn!(
+                "session {id}: cannot write its trace to {}: {e}",
+                path.display()
+            );
+        }
     }
 }
 

@@ -106,6 +106,48 @@ pub struct Timings {
 }
 
 impl RunSummary {
+    /// When `worker` was sent its part, from the start of the run.
+    pub fn part_sent(&self, worker: u32) -> Duration {
+        self.part_sent
+            .iter()
+            .find(|(w, _)| *w == worker)
+            .map_or(Duration::ZERO, |x| x.1)
+    }
+
+    /// The run's timeline, from its start: per worker, its host and its
+    /// devices; pieces between workers on the network track (see
+    /// [`crate::exec::trace`]).
+    pub fn spans(&self) -> Vec<crate::exec::trace::Span> {
+        use crate::exec::trace::{run_spans, Span, Track};
+        let mut spans = Vec::new();
+        for p in &self.parts {
+            let sent = self.part_sent(p.worker);
+            let steps = p.steps.iter().filter_map(|(index, timing)| {
+                let line = self.steps.get(*index)?;
+                Some((
+                    line.label.as_str(),
+                    line.kind.as_str(),
+                    timing,
+                    Duration::ZERO,
+                ))
+            });
+            spans.extend(run_spans(p.worker, steps, sent));
+            for send in &p.sends {
+                spans.push(Span {
+                    name: format!(
+                        "step {} piece {}: worker {} -> {} ({} bytes)",
+                        send.step, send.piece, p.worker, send.to, send.bytes
+                    ),
+                    category: "network",
+                    track: Track::Network,
+                    start: sent + send.start,
+                    end: sent + send.end,
+                });
+            }
+        }
+        spans
+    }
+
     /// Bytes sent worker to worker in the run.
     pub fn peer_bytes(&self) -> u64 {
         self.parts

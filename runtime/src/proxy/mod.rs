@@ -9,7 +9,7 @@
 
 pub mod convert;
 mod hlo;
-mod plans;
+pub mod plans;
 mod service;
 mod session;
 pub mod wire;

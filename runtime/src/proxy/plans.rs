@@ -202,13 +202,9 @@ pub fn join(parts: Vec<ValueInfo>, to: ValueInfo) -> Result<Plan, String> {
     let mut steps = Vec::new();
     let mut pieces_of = Vec::new();
     for p in 0..n {
-        // Shard `p` of the result, alone.
-        let layout = Layout {
-            shard_shape: to.layout.shard_shape.clone(),
-            offsets: vec![to.layout.offsets[p].clone()],
-        };
-        let partial = value(to.dtype, &to.shape, vec![to.devices[p]], layout);
-        let piece = whole(&values[p], 0, &partial, 0);
+        // The result with only shard `p` written (what assemble takes).
+        let partial = to.clone();
+        let piece = whole(&values[p], 0, &partial, p);
         let at = values.len();
         values.push(partial);
         steps.push(copy_step(p, p, at, vec![piece]));

@@ -104,7 +104,7 @@ struct Array {
 
 #[derive(Clone)]
 enum Slot {
-    Array(Array),
+    Array(Arc<Array>),
     /// What made it failed (or it was deleted): why.
     Failed(String),
 }
@@ -379,7 +379,7 @@ impl Session {
         Ok((info, placed.devices))
     }
 
-    fn array(&self, handle: u64) -> Result<Array> {
+    fn array(&self, handle: u64) -> Result<Arc<Array>> {
         match self.state().arrays.get(&handle) {
             Some(Slot::Array(a)) => Ok(a.clone()),
             Some(Slot::Failed(why)) => Err(Failure {
@@ -393,8 +393,10 @@ impl Session {
         }
     }
 
-    fn keep(&self, handle: u64, array: Array) {
-        self.state().arrays.insert(handle, Slot::Array(array));
+    fn keep(&self, handle: u64, array: impl Into<Arc<Array>>) {
+        self.state()
+            .arrays
+            .insert(handle, Slot::Array(array.into()));
     }
 
     /// A pw executable of this session built from `plan` once per `key`.
@@ -720,7 +722,7 @@ impl Session {
             .map(|&h| self.array(h))
             .collect::<Result<Vec<_>>>()?;
         let dtype = match &r.dtype {
-            Some(d) => Some(d.clone()),
+            Some(d) => Some(*d),
             None => parts.first().map(|p| convert::dtype_proto(p.info.dtype)),
         };
         let (info, devices) = self.layout(dtype.as_ref(), r.shape.as_ref(), r.sharding.as_ref())?;
@@ -1142,7 +1144,7 @@ impl Session {
 }
 
 /// What an executable was built for: each argument's layout.
-fn signature(args: &[Array]) -> String {
+fn signature(args: &[Arc<Array>]) -> String {
     args.iter()
         .map(|a| format!("{}{:?}", a.info.dtype, a.info.shape))
         .collect::<Vec<_>>()
