@@ -16,6 +16,9 @@ Environment:
 * `JAX_BACKEND_TARGET`: `grpc://host:port` of the server (required).
 * `PW_PROXY_CONNECT_TIMEOUT_S`: how long to try to connect, in whole
   seconds (default 60).
+* `PW_PROXY_DEVICES`: how many of the server's devices the session asks
+  for (default: every device that is free); sent as the session's
+  initialization data (`pw.devices`).
 * `IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS`: set to `true` here when the
   target's host is loopback and the variable is unset (the client tries
   ALTS credentials otherwise and fails with "Invalid credentials").
@@ -34,6 +37,9 @@ import urllib.parse
 PLATFORM = "proxy"
 TARGET_ENV = "JAX_BACKEND_TARGET"
 TIMEOUT_ENV = "PW_PROXY_CONNECT_TIMEOUT_S"
+DEVICES_ENV = "PW_PROXY_DEVICES"
+# The key of the device count in the session's initialization data.
+DEVICES_KEY = "pw.devices"
 INSECURE_ENV = "IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS"
 DEFAULT_TIMEOUT_S = 60
 SCHEME = "grpc"
@@ -111,6 +117,20 @@ def timeout_from_env(environ=None) -> int:
     return value
 
 
+def devices_from_env(environ=None) -> int | None:
+    environ = os.environ if environ is None else environ
+    raw = environ.get(DEVICES_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ProxyConfigError(f"{DEVICES_ENV}={raw!r} must be a whole number of devices above 0")
+    return value
+
+
 def make_client():
     """The backend factory: jaxlib's IFRT proxy client, connected to
     `JAX_BACKEND_TARGET`."""
@@ -123,6 +143,7 @@ def make_client():
         )
     target, host = target_from_env()
     timeout = timeout_from_env()
+    devices_from_env()
     if is_loopback(host) and INSECURE_ENV not in os.environ:
         os.environ[INSECURE_ENV] = "true"
 
@@ -130,4 +151,7 @@ def make_client():
 
     options = ifrt_proxy.ClientConnectionOptions()
     options.connection_timeout_in_seconds = timeout
+    devices = devices_from_env()
+    if devices is not None:
+        options.initialization_data = {DEVICES_KEY: devices}
     return ifrt_proxy.get_client(target, options)

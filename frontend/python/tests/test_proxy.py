@@ -433,6 +433,17 @@ def test_a_server_error_is_a_jax_exception_and_the_session_goes_on(proxy_server,
     assert any("IFRT proxy client" in s.get("name", "") for s in sessions), sessions
 
 
+def test_a_session_can_ask_for_fewer_devices(proxy_server, results_dir):
+    """PW_PROXY_DEVICES=2: the session holds 2 of the 4 devices; a bad
+    value is the plugin's clear error."""
+    env = dict(proxy_env(proxy_server.address), PW_PROXY_DEVICES="2")
+    got = _get(lambda: run_snippet(FIRST, env, results_dir, "two_devices", logs=proxy_server.logs()))
+    assert int(got["n_devices"]) == 2, got
+    env["PW_PROXY_DEVICES"] = "none"
+    with pytest.raises(SnippetFailed, match="PW_PROXY_DEVICES='none' must be a whole number of devices"):
+        run_snippet(FIRST, env, results_dir, "bad_devices")
+
+
 def test_comparisons_catch_differences():
     """assert_same itself: exact for ints and strings, tolerant for floats,
     loose for bfloat16 keys, and strict about keys, dtypes and shapes."""

@@ -117,6 +117,26 @@ fn metadata<T: Message + Default>(
     T::decode(bytes).map_err(|e| Status::invalid_argument(format!("{header}: {e}")))
 }
 
+/// The key of the session's initialization data that asks for a number of
+/// devices (the pw JAX plugin sets it from `PW_PROXY_DEVICES`).
+pub const DEVICES_KEY: &str = "pw.devices";
+
+/// How many devices the client asks for (0: every free device).
+fn requested_devices(data: Option<&wire::xla::ifrt::AttributeMapProto>) -> Result<usize, Status> {
+    use wire::xla::ifrt::attribute_map_proto::value::Value;
+    let Some(v) = data.and_then(|d| d.attributes.get(DEVICES_KEY)) else {
+        return Ok(0);
+    };
+    match v.value {
+        Some(Value::Int64Value(n)) if n > 0 => usize::try_from(n).map_err(|_| {
+            Status::invalid_argument(format!("{DEVICES_KEY} = {n}: too many devices"))
+        }),
+        ref other => Err(Status::invalid_argument(format!(
+            "{DEVICES_KEY} must be a number of devices above 0, not {other:?}"
+        ))),
+    }
+}
+
 /// The response to a request: its op id, and its answer or its failure.
 fn response(
     op_id: u64,
@@ -176,15 +196,12 @@ impl GrpcIfrtService for ProxyService {
         &self,
         request: Request<Streaming<wire::IfrtRequest>>,
     ) -> Result<Response<Self::IfrtSessionStream>, Status> {
-        let _: wire::GrpcIfrtSessionMetadata = metadata(&request, wire::SESSION_METADATA_HEADER)?;
+        let m: wire::GrpcIfrtSessionMetadata = metadata(&request, wire::SESSION_METADATA_HEADER)?;
+        let devices = requested_devices(m.initialization_data.as_ref())?;
         let name = match request.remote_addr() {
             Some(a) => format!("IFRT proxy client {a}"),
             None => "IFRT proxy client".to_owned(),
         };
-        let devices = std::env::var("PW_PROXY_DEVICES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
         let (id, slice) = self
             .controller
             .open_session(name, devices, DEVICE_WAIT)
