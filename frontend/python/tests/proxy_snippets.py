@@ -414,6 +414,30 @@ def two_mesh_pipeline():
     }
 
 
+@snippet
+def reshard():
+    """device_put of a sharded array onto other shardings: replicated on the
+    same devices, split over the other worker's devices, and over the same
+    devices in the other order."""
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    d = jax.devices()
+    xs = jax.device_put(x, NamedSharding(_mesh(0), P("x")))
+    replicated = jax.device_put(xs, NamedSharding(_mesh(0), P()))
+    other = jax.device_put(xs, NamedSharding(_mesh(2), P("x")))
+    flipped = jax.device_put(xs, NamedSharding(Mesh(np.array([d[1], d[0]]), ("x",)), P("x")))
+    columns = jax.device_put(xs, NamedSharding(_mesh(0), P(None, "x")))
+    return {
+        "replicated": np.asarray(replicated),
+        "other": np.asarray(other),
+        "other_on": _indices(other),
+        "flipped": np.asarray(flipped),
+        "flipped_first_shard": np.asarray(flipped.addressable_shards[0].data),
+        "columns": np.asarray(columns),
+        "columns_shard": np.asarray(sorted(columns.addressable_shards, key=lambda s: _index(s.device))[1].data),
+        "sum": np.asarray(jax.jit(lambda a, b: a + b)(replicated, columns)),
+    }
+
+
 @snippet(rtol=1e-5, atol=1e-6)
 def pipelined_microbatches():
     """Microbatches through two stages, as a pipeline is written in plain

@@ -27,10 +27,10 @@
 //! without a memory kind, in an execute's outputs: jax's own sharding of
 //! an output comes from the compiled program, not from these).
 //!
-//! Position order: a tiled sharding's positions follow its tile
-//! assignment, flattened row-major (replicas of a tile next to each other
-//! when the replication is the last tile dimension); a replicated one's
-//! follow its device list.
+//! Position order: the sharding's device list (IFRT's shard order), so
+//! that position `i` is the array's shard `i` (what `Disassemble`,
+//! `Assemble`, `RemapArrays` and the shards of `MakeArraysFromHostBuffer
+//! Shards` number).
 
 use super::wire::xla::ifrt::{
     d_type_proto::Kind, ConcreteEvenShardingProto, DTypeProto, DeviceListProto, HloShardingProto,
@@ -202,12 +202,34 @@ pub fn hlo_placement(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<
             ))
         }
     };
+    // IFRT numbers shards in the order of the sharding's device list: so
+    // do positions.
+    let mut order: Vec<usize> = (0..positions.len()).collect();
+    order.sort_by_key(|&p| devices.iter().position(|d| *d == positions[p]));
+    let layout = Layout {
+        shard_shape: layout.shard_shape,
+        offsets: order.iter().map(|&p| layout.offsets[p].clone()).collect(),
+    };
     Ok(Placement {
-        devices: positions,
+        devices: order.iter().map(|&p| positions[p]).collect(),
         layout,
         sharding: text,
         memory_kind: None,
     })
+}
+
+/// The devices and shard shape of a `ConcreteEvenSharding` (None for
+/// other shardings): IFRT does not say where its shards lie, which the
+/// caller knows otherwise (a remap's shards come from its inputs).
+pub fn concrete_even(sharding: &ShardingProto) -> Option<(Vec<i32>, Vec<i64>)> {
+    let serialized = sharding.serialized_sharding.as_ref()?;
+    let proto: ConcreteEvenShardingProto =
+        decode_serialized(serialized, CONCRETE_EVEN_SHARDING).ok()?;
+    let devices = device_ids(proto.devices.as_ref()).ok()?;
+    Some((
+        devices,
+        proto.shard_shape.map(|s| s.dims).unwrap_or_default(),
+    ))
 }
 
 /// A `ShardingProto` of an `xla::ifrt::HloSharding`: `op` over `devices`
@@ -900,11 +922,12 @@ mod tests {
             "0a060a0400010203120e08031a0202024a020202520201001a06646576696365",
             &[8, 4],
         );
-        assert_eq!(p.devices, vec![0, 2, 1, 3]);
+        // Positions follow the device list.
+        assert_eq!(p.devices, vec![0, 1, 2, 3]);
         assert_eq!(p.layout.shard_shape, vec![4, 2]);
         assert_eq!(
             p.layout.offsets,
-            vec![vec![0, 0], vec![0, 2], vec![4, 0], vec![4, 2]]
+            vec![vec![0, 0], vec![4, 0], vec![0, 2], vec![4, 2]]
         );
         assert_eq!(
             p.sharding,
@@ -940,11 +963,11 @@ mod tests {
             "0a060a0400010203121108031a0302010230014a020202520201001a06646576696365",
             &[8, 4],
         );
-        assert_eq!(p.devices, vec![0, 2, 1, 3]);
+        assert_eq!(p.devices, vec![0, 1, 2, 3]);
         assert_eq!(p.layout.shard_shape, vec![4, 4]);
         assert_eq!(
             p.layout.offsets,
-            vec![vec![0, 0], vec![0, 0], vec![4, 0], vec![4, 0]]
+            vec![vec![0, 0], vec![4, 0], vec![0, 0], vec![4, 0]]
         );
     }
 
@@ -972,10 +995,10 @@ mod tests {
         // P(('y', 'x')) on the 2x2 mesh: {devices=[4,1]<=[2,2]T(1,0)}.
         let yx = decode("08031a0204014a02020252020100");
         let p = hlo_placement(&[0, 1, 2, 3], &yx, &[8, 4]).unwrap();
-        assert_eq!(p.devices, vec![0, 2, 1, 3]);
+        assert_eq!(p.devices, vec![0, 1, 2, 3]);
         assert_eq!(
             p.layout.offsets,
-            vec![vec![0, 0], vec![2, 0], vec![4, 0], vec![6, 0]]
+            vec![vec![0, 0], vec![4, 0], vec![2, 0], vec![6, 0]]
         );
         // P() is the empty message.
         let replicated = decode("");
@@ -988,11 +1011,11 @@ mod tests {
         o.tile_assignment_devices = vec![3, 2, 1, 0];
         o.last_tile_dims = vec![op_sharding::Type::Replicated as i32];
         let p = hlo_placement(&[10, 11, 12, 13], &o, &[6, 3]).unwrap();
-        assert_eq!(p.devices, vec![13, 12, 11, 10]);
+        assert_eq!(p.devices, vec![10, 11, 12, 13]);
         assert_eq!(p.layout.shard_shape, vec![3, 3]);
         assert_eq!(
             p.layout.offsets,
-            vec![vec![0, 0], vec![0, 0], vec![3, 0], vec![3, 0]]
+            vec![vec![3, 0], vec![3, 0], vec![0, 0], vec![0, 0]]
         );
         assert_eq!(
             op_sharding_text(&o),

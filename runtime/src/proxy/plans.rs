@@ -7,7 +7,8 @@
 //! * [`call`]: one computation, SPMD over its devices;
 //! * [`copy`]: the same shards onto other devices (worker to worker);
 //! * [`split`]: each shard of an array as an array of its own;
-//! * [`join`]: arrays of one shard each, as the shards of one array.
+//! * [`join`]: arrays of one shard each, as the shards of one array;
+//! * [`remap`]: shards of some arrays as the shards of others.
 
 use pw_core::{
     geometry::Layout,
@@ -224,6 +225,89 @@ pub fn join(parts: Vec<ValueInfo>, to: ValueInfo) -> Result<Plan, String> {
     Ok(plan(values, (0..n).collect(), vec![output], steps))
 }
 
+/// One shard moved by [`remap`]: shard `from.1` of input `from.0` becomes
+/// shard `to.1` of output `to.0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    pub from: (usize, usize),
+    pub to: (usize, usize),
+}
+
+/// Outputs made of the inputs' shards, as `moves` say; every shard of every
+/// output is written exactly once.
+pub fn remap(
+    inputs: Vec<ValueInfo>,
+    outputs: Vec<ValueInfo>,
+    moves: &[Move],
+) -> Result<Plan, String> {
+    let mut written: Vec<Vec<bool>> = outputs
+        .iter()
+        .map(|o| vec![false; o.devices.len()])
+        .collect();
+    for m in moves {
+        let (i, p) = m.from;
+        let (o, q) = m.to;
+        let (Some(src), Some(dst)) = (inputs.get(i), outputs.get(o)) else {
+            return Err(format!(
+                "error: a move names array {i} -> {o}, which the remap does not have"
+            ));
+        };
+        if p >= src.devices.len() || q >= dst.devices.len() {
+            return Err(format!(
+                "error: a move names shard {p} -> {q}, which the arrays do not have"
+            ));
+        }
+        if src.dtype != dst.dtype || src.layout.shard_shape != dst.layout.shard_shape {
+            return Err(format!(
+                "error: shard {p} of input {i} ({}) cannot be shard {q} of output {o} ({})",
+                src.describe(),
+                dst.describe()
+            ));
+        }
+        if std::mem::replace(&mut written[o][q], true) {
+            return Err(format!("error: shard {q} of output {o} is written twice"));
+        }
+    }
+    if let Some((o, q)) = written
+        .iter()
+        .enumerate()
+        .find_map(|(o, w)| w.iter().position(|x| !x).map(|q| (o, q)))
+    {
+        return Err(format!("error: nothing writes shard {q} of output {o}"));
+    }
+    let n = inputs.len();
+    let mut values = inputs;
+    let mut steps = Vec::new();
+    let mut outs = Vec::new();
+    for (o, out) in outputs.into_iter().enumerate() {
+        let mut parts = Vec::new();
+        for i in 0..n {
+            let pieces: Vec<Piece> = moves
+                .iter()
+                .filter(|m| m.from.0 == i && m.to.0 == o)
+                .map(|m| whole(&values[i], m.from.1, &out, m.to.1))
+                .collect();
+            if pieces.is_empty() {
+                continue;
+            }
+            let at = values.len();
+            values.push(out.clone());
+            steps.push(copy_step(steps.len(), i, at, pieces));
+            parts.push(at);
+        }
+        let at = values.len();
+        values.push(out.clone());
+        steps.push(Step {
+            kind: StepKind::Assemble { parts, output: at },
+            label: format!("#{} assemble", steps.len()),
+            devices: out.devices.clone(),
+            frees: Vec::new(),
+        });
+        outs.push(at);
+    }
+    Ok(plan(values, (0..n).collect(), outs, steps))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +337,35 @@ mod tests {
             on_device(DType::F32, &[4, 4], 1),
         ];
         join(parts, v.clone()).unwrap().check().unwrap();
+        // Two one-shard arrays as the halves, and back.
+        let one = |d| on_device(DType::F32, &[4, 4], d);
+        let moves = [
+            Move {
+                from: (0, 0),
+                to: (0, 0),
+            },
+            Move {
+                from: (1, 0),
+                to: (0, 1),
+            },
+        ];
+        remap(vec![one(0), one(1)], vec![v.clone()], &moves)
+            .unwrap()
+            .check()
+            .unwrap();
+        assert!(remap(vec![one(0), one(1)], vec![v.clone()], &moves[..1]).is_err());
+        assert!(remap(
+            vec![one(0)],
+            vec![v.clone()],
+            &[
+                moves[0],
+                Move {
+                    from: (0, 0),
+                    to: (0, 0)
+                }
+            ]
+        )
+        .is_err());
         let c = call(
             "f",
             Module::Text("module {}".into()),

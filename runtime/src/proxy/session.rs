@@ -244,6 +244,18 @@ impl Session {
                     array_handles: handles,
                 })
             }
+            Rq::RemapArraysRequest(r) => {
+                let handles = self.remap(r).await?;
+                Rs::RemapArraysResponse(wire::RemapArraysResponse {
+                    array_handles: handles,
+                })
+            }
+            Rq::ReshardArraysRequest(r) => {
+                let handles = self.reshard(r).await?;
+                Rs::ReshardArraysResponse(wire::ReshardArraysResponse {
+                    array_handles: handles,
+                })
+            }
             Rq::CheckValueReadyRequest(r) => {
                 self.ready(&r.value_handles).await?;
                 Rs::CheckValueReadyResponse(wire::CheckValueReadyResponse::default())
@@ -475,15 +487,14 @@ impl Session {
             .await
             .map_err(invalid)?;
         let dims = dims_of(shape)?;
-        if let Some(s) = strides {
-            if s.strides != dense_strides(dtype, shape) {
-                return Err(unimplemented(format!(
-                    "host buffer {handle} has byte strides {:?}; pw takes dense row-major buffers only",
-                    s.strides
-                )));
+        let data = match strides {
+            Some(s) if s.strides != dense_strides(dtype, shape) => {
+                dense(&bytes, dtype.size_in_bytes(), &dims, &s.strides)
+                    .map_err(|e| invalid(format!("host buffer {handle}: {e}")))?
             }
-        }
-        HostArray::new(dtype, &dims, bytes.to_vec())
+            _ => bytes.to_vec(),
+        };
+        HostArray::new(dtype, &dims, data)
             .map_err(|e| invalid(format!("host buffer {handle}: {e}")))
     }
 
@@ -788,7 +799,186 @@ impl Session {
                     sharding,
                 },
             );
+            if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
+                self.delete(&[h], false).await;
+            }
             handles.push(handle);
+        }
+        Ok(handles)
+    }
+
+    /// Arrays laid out anew: shard for shard onto other devices (worker to
+    /// worker) when only the devices change, else through the controller.
+    async fn reshard(&self, r: wire::ReshardArraysRequest) -> Result<Vec<u64>> {
+        let mut handles = Vec::with_capacity(r.array_handles.len());
+        for (k, &h) in r.array_handles.iter().enumerate() {
+            let a = self.array(h)?;
+            let spec = r
+                .array_specs
+                .get(k)
+                .ok_or_else(|| invalid(format!("array {h} has no spec to reshard to")))?;
+            let (info, devices) = self.layout(
+                spec.dtype.as_ref(),
+                spec.shape.as_ref(),
+                spec.sharding.as_ref(),
+            )?;
+            if info.dtype != a.info.dtype || info.shape != a.info.shape {
+                return Err(invalid(format!(
+                    "array {h} is {}; it cannot be resharded as {}",
+                    a.info.describe(),
+                    info.describe()
+                )));
+            }
+            let made = if info.layout == a.info.layout {
+                let plan = plans::copy(a.info.clone(), info.devices.clone()).map_err(invalid)?;
+                self.transform(
+                    format!("copy {:?} {:?}", a.info, info.devices),
+                    "copy",
+                    plan,
+                    &[a.pw],
+                )
+                .await?
+            } else {
+                // Laid out otherwise: the call takes it through the host.
+                let exe = self
+                    .built(
+                        format!("put {info:?}"),
+                        "device_put",
+                        plans::put(info.clone()),
+                    )
+                    .await?;
+                self.run(exe, vec![self.argument(a.pw)], Vec::new()).await?
+            };
+            let handle = r
+                .result_handles
+                .get(k)
+                .copied()
+                .unwrap_or_else(|| self.mint());
+            self.keep(
+                handle,
+                Array {
+                    pw: made[0],
+                    info,
+                    devices,
+                    sharding: spec.sharding.clone().unwrap_or_default(),
+                },
+            );
+            if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
+                self.delete(&[h], false).await;
+            }
+            handles.push(handle);
+        }
+        Ok(handles)
+    }
+
+    /// Shards of arrays as the shards of new arrays (`RemapArrays`: JAX
+    /// builds an array of other devices' shards so).
+    async fn remap(&self, r: wire::RemapArraysRequest) -> Result<Vec<u64>> {
+        let plan = r.plan.ok_or_else(|| invalid("RemapArrays has no plan"))?;
+        let inputs = r
+            .array_handles
+            .iter()
+            .map(|&h| self.array(h))
+            .collect::<Result<Vec<_>>>()?;
+        let mut moves = Vec::new();
+        for m in &plan.mappings {
+            let expand = |starts: &[i64], ends: &[i64], steps: &[i64]| -> Result<Vec<usize>> {
+                let mut out = Vec::new();
+                for ((&a, &b), &step) in starts.iter().zip(ends).zip(steps) {
+                    if step <= 0 || a < 0 || b < a || b - a > 1 << 16 {
+                        return Err(invalid(format!("a remap interval [{a}, {b}) step {step}")));
+                    }
+                    out.extend((a..b).step_by(step as usize).map(|i| i as usize));
+                }
+                Ok(out)
+            };
+            let from = expand(&m.from_start, &m.from_end, &m.from_step)?;
+            let to = expand(&m.to_start, &m.to_end, &m.to_step)?;
+            if from.len() != to.len() {
+                return Err(invalid("a remap mapping moves unlike numbers of shards"));
+            }
+            let (Ok(i), Ok(o)) = (usize::try_from(m.in_array), usize::try_from(m.out_array)) else {
+                return Err(invalid("a remap mapping names a negative array"));
+            };
+            moves.extend(from.into_iter().zip(to).map(|(p, q)| plans::Move {
+                from: (i, p),
+                to: (o, q),
+            }));
+        }
+        let mut outputs = Vec::with_capacity(plan.output_specs.len());
+        for (o, spec) in plan.output_specs.iter().enumerate() {
+            let sharding = spec.sharding.clone().unwrap_or_default();
+            let (info, devices) =
+                match self.layout(spec.dtype.as_ref(), spec.shape.as_ref(), Some(&sharding)) {
+                    Ok(placed) => placed,
+                    Err(e) => match convert::concrete_even(&sharding) {
+                        // Each shard lies where the input shard moved into it
+                        // lay.
+                        Some((devices, shard)) => {
+                            let mut offsets = Vec::with_capacity(devices.len());
+                            for q in 0..devices.len() {
+                                let m = moves.iter().find(|m| m.to == (o, q)).ok_or_else(|| {
+                                    invalid(format!("nothing moves into shard {q} of output {o}"))
+                                })?;
+                                let (i, p) = m.from;
+                                let from = &inputs
+                                    .get(i)
+                                    .ok_or_else(|| invalid(format!("there is no input {i}")))?
+                                    .info;
+                                offsets.push(from.layout.offsets.get(p).cloned().ok_or_else(
+                                    || invalid(format!("input {i} has no shard {p}")),
+                                )?);
+                            }
+                            let on = devices
+                                .iter()
+                                .map(|&d| self.device(d))
+                                .collect::<Result<Vec<_>>>()?;
+                            let dtype = convert::dtype_of(
+                                spec.dtype.as_ref().ok_or_else(|| invalid("no dtype"))?,
+                            )
+                            .map_err(invalid)?;
+                            let shape = spec
+                                .shape
+                                .as_ref()
+                                .map(|s| s.dims.clone())
+                                .unwrap_or_default();
+                            let layout = pw_core::geometry::Layout {
+                                shard_shape: shard,
+                                offsets,
+                            };
+                            (plans::value(dtype, &shape, on, layout), devices)
+                        }
+                        None => return Err(e),
+                    },
+                };
+            outputs.push((info, devices, sharding));
+        }
+        let infos: Vec<ValueInfo> = inputs.iter().map(|a| a.info.clone()).collect();
+        let outs: Vec<ValueInfo> = outputs.iter().map(|(i, _, _)| i.clone()).collect();
+        let key = format!("remap {infos:?} {outs:?} {moves:?}");
+        let plan = plans::remap(infos, outs, &moves).map_err(invalid)?;
+        let pws: Vec<u64> = inputs.iter().map(|a| a.pw).collect();
+        let made = self.transform(key, "remap", plan, &pws).await?;
+        let mut handles = Vec::with_capacity(made.len());
+        for (k, (pw, (info, devices, sharding))) in made.into_iter().zip(outputs).enumerate() {
+            let handle = r
+                .result_handles
+                .get(k)
+                .copied()
+                .unwrap_or_else(|| self.mint());
+            self.keep(
+                handle,
+                Array {
+                    pw,
+                    info,
+                    devices,
+                    sharding,
+                },
+            );
+            handles.push(handle);
+        }
+        if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
+            self.delete(&r.array_handles, false).await;
         }
         Ok(handles)
     }
@@ -1160,6 +1350,8 @@ fn result_handles(request: &Rq) -> Vec<u64> {
         Rq::DisassembleIntoSingleDeviceArraysRequest(r) => r.result_handles.clone(),
         Rq::AssembleArrayFromSingleDeviceArraysRequest(r) => vec![r.result_handle],
         Rq::CopyArraysRequest(r) => r.result_handles.clone(),
+        Rq::ReshardArraysRequest(r) => r.result_handles.clone(),
+        Rq::RemapArraysRequest(r) => r.result_handles.clone(),
         Rq::LoadedExecutableExecuteRequest(r) => r.result_array_handle.clone(),
         _ => Vec::new(),
     }
@@ -1185,6 +1377,65 @@ fn dims_of(shape: &[i64]) -> Result<Vec<usize>> {
         .collect()
 }
 
+/// The elements of `bytes`, laid out with byte `strides` over `dims`
+/// (each element `size` bytes), gathered into a dense row-major array.
+fn dense(
+    bytes: &[u8],
+    size: usize,
+    dims: &[usize],
+    strides: &[i64],
+) -> std::result::Result<Vec<u8>, String> {
+    if strides.len() != dims.len() {
+        return Err(format!(
+            "{} byte strides for {} dimensions",
+            strides.len(),
+            dims.len()
+        ));
+    }
+    let strides: Vec<usize> = strides
+        .iter()
+        .map(|&s| {
+            usize::try_from(s).map_err(|_| format!("byte stride {s}: pw takes no negative strides"))
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    let elements = dims
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or("the array's size overflows")?;
+    if elements == 0 {
+        return Ok(Vec::new());
+    }
+    // The last element's offset, plus its size, must lie inside the buffer.
+    let last = dims
+        .iter()
+        .zip(&strides)
+        .try_fold(0usize, |at, (&d, &s)| {
+            at.checked_add((d - 1).checked_mul(s)?)
+        })
+        .and_then(|at| at.checked_add(size))
+        .ok_or("the strides overflow")?;
+    if last > bytes.len() {
+        return Err(format!(
+            "the strides {strides:?} reach byte {last}, but the buffer has {}",
+            bytes.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(elements * size);
+    let mut index = vec![0usize; dims.len()];
+    for _ in 0..elements {
+        let at: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+        out.extend_from_slice(&bytes[at..at + size]);
+        for k in (0..dims.len()).rev() {
+            index[k] += 1;
+            if index[k] < dims[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    Ok(out)
+}
+
 /// The byte strides of a dense row-major array.
 fn dense_strides(dtype: DType, shape: &[i64]) -> Vec<i64> {
     let mut strides = vec![0i64; shape.len()];
@@ -1201,5 +1452,34 @@ fn capitalized(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_host_buffers_are_gathered() {
+        // Columns 1..3 of a 3x4 array of u8: strides [4, 1].
+        let bytes: Vec<u8> = (0..12).collect();
+        assert_eq!(
+            dense(&bytes[1..], 1, &[3, 2], &[4, 1]).unwrap(),
+            vec![1, 2, 5, 6, 9, 10]
+        );
+        // The transpose of a 2x3 array.
+        let bytes: Vec<u8> = (0..6).collect();
+        assert_eq!(
+            dense(&bytes, 1, &[3, 2], &[1, 3]).unwrap(),
+            vec![0, 3, 1, 4, 2, 5]
+        );
+        assert!(dense(&bytes, 1, &[3, 2], &[4, 1]).is_err());
+        assert!(dense(&bytes, 1, &[3, 2], &[-1, 1]).is_err());
+        assert!(dense(&bytes, 1, &[3, 2], &[i64::MAX, 1]).is_err());
+        assert_eq!(
+            dense(&bytes, 4, &[0, 5], &[20, 4]).unwrap(),
+            Vec::<u8>::new()
+        );
+        assert_eq!(dense_strides(DType::F32, &[8, 2]), vec![8, 4]);
     }
 }

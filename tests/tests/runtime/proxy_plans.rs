@@ -48,6 +48,36 @@ fn split_join_and_copy_move_every_element_where_it_belongs() {
     let bottom = HostArray::from_slice(&[2, 2], &x[4..]).unwrap();
     let joined = run(&plans::join(parts, halves()).unwrap(), &[top, bottom]);
     assert_eq!(joined, vec![x.clone()]);
+    // Remap: the two halves swapped.
+    let one = |d| plans::on_device(DType::F32, &[2, 2], d);
+    let swapped = plans::value(
+        DType::F32,
+        &[4, 2],
+        vec![1, 0],
+        Layout {
+            shard_shape: vec![2, 2],
+            offsets: vec![vec![0, 0], vec![2, 0]],
+        },
+    );
+    let moves = [
+        plans::Move {
+            from: (0, 0),
+            to: (0, 1),
+        },
+        plans::Move {
+            from: (1, 0),
+            to: (0, 0),
+        },
+    ];
+    let top = HostArray::from_slice(&[2, 2], &x[..4]).unwrap();
+    let bottom = HostArray::from_slice(&[2, 2], &x[4..]).unwrap();
+    let remapped = run(
+        &plans::remap(vec![one(0), one(1)], vec![swapped], &moves).unwrap(),
+        &[top, bottom],
+    );
+    let mut want = x[4..].to_vec();
+    want.extend_from_slice(&x[..4]);
+    assert_eq!(remapped, vec![want]);
     // Copy onto other devices.
     let copied = run(&plans::copy(halves(), vec![3, 2]).unwrap(), &[whole]);
     assert_eq!(copied, vec![x]);
