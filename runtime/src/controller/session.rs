@@ -444,27 +444,7 @@ impl Controller {
         } else {
             open.name.clone()
         };
-        let (wait_tx, mut wait_rx) = mpsc::unbounded_channel();
-        let asked = {
-            let devices = self.devices_by_worker();
-            let mut s = self.sessions();
-            let asked = s.slices.ask(id, want, &devices);
-            match &asked {
-                Ask::Granted(d) => s.open(id, name.clone(), d.clone(), lease),
-                Ask::Queued(_) => {
-                    s.waiting.insert(
-                        id,
-                        Waiter {
-                            name: name.clone(),
-                            since: Instant::now(),
-                            tx: wait_tx,
-                        },
-                    );
-                }
-                Ask::Refused(_) => {}
-            }
-            asked
-        };
+        let (asked, mut wait_rx) = self.ask(id, want, &name);
         let send = |event: proto::session_event::Event| {
             let _ = out.send(Ok(proto::SessionEvent { event: Some(event) }));
         };
@@ -546,6 +526,31 @@ impl Controller {
         self.close_session(id, &why).await;
     }
 
+    /// Session `id` (named `name`) asks the book for `want`: opened when
+    /// granted, else in line, hearing its place on the receiver.
+    fn ask(&self, id: u64, want: Want, name: &str) -> (Ask, mpsc::UnboundedReceiver<Wait>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let registered = self.devices_by_worker();
+        let lease = self.inner.config.client_lease;
+        let mut s = self.sessions();
+        let asked = s.slices.ask(id, want, &registered);
+        match &asked {
+            Ask::Granted(d) => s.open(id, name.to_owned(), d.clone(), lease),
+            Ask::Queued(_) => {
+                s.waiting.insert(
+                    id,
+                    Waiter {
+                        name: name.to_owned(),
+                        since: Instant::now(),
+                        tx,
+                    },
+                );
+            }
+            Ask::Refused(_) => {}
+        }
+        (asked, rx)
+    }
+
     /// Opens a session for a front end that keeps it for as long as its
     /// own connection lasts (the IFRT proxy): `devices` of them (0: every
     /// device), waiting in line up to `timeout`. Returns its id and
@@ -564,28 +569,7 @@ impl Controller {
             0 => Want::All,
             n => Want::Count(n),
         };
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let asked = {
-            let registered = self.devices_by_worker();
-            let lease = self.inner.config.client_lease;
-            let mut s = self.sessions();
-            let asked = s.slices.ask(id, want, &registered);
-            match &asked {
-                Ask::Granted(d) => s.open(id, name.clone(), d.clone(), lease),
-                Ask::Queued(_) => {
-                    s.waiting.insert(
-                        id,
-                        Waiter {
-                            name: name.clone(),
-                            since: Instant::now(),
-                            tx,
-                        },
-                    );
-                }
-                Ask::Refused(_) => {}
-            }
-            asked
-        };
+        let (asked, mut rx) = self.ask(id, want, &name);
         let granted = match asked {
             Ask::Granted(d) => d,
             Ask::Refused(why) => {
