@@ -39,6 +39,9 @@ export PW_REQUIRE_RAY=1
 # built above: fail rather than skip.
 export PW_REQUIRE_BINARIES=1
 
+step "the IFRT proxy protocol matches the installed jaxlib (scripts/gen-ifrt-proto.py --check)"
+"$PW_VENV/bin/python" scripts/gen-ifrt-proto.py --check
+
 step "Rust tests"
 cargo test --workspace --locked
 

@@ -143,6 +143,7 @@ pub const COVERED_FUNCTIONS: &[&str] = &[
     "PJRT_Executable_OutputElementTypes",
     "PJRT_Executable_OutputDimensions",
     "PJRT_Executable_Fingerprint",
+    "PJRT_Executable_OptimizedProgram",
     "PJRT_Executable_Serialize",
     "PJRT_Executable_DeserializeAndLoad",
     "PJRT_LoadedExecutable_Destroy",
