@@ -1362,12 +1362,26 @@ fn result_handles(request: &Rq) -> Vec<u64> {
 
 /// The request's name, for messages.
 pub fn request_name(request: &Rq) -> String {
-    let debug = format!("{request:?}");
-    debug
-        .split(|c: char| !c.is_alphanumeric())
-        .next()
-        .unwrap_or("a request")
-        .to_owned()
+    /// Keeps the variant's name of a `Debug` rendering and stops there (a
+    /// request may carry megabytes).
+    struct Name(String);
+    impl std::fmt::Write for Name {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            match s.find(|c: char| !c.is_alphanumeric()) {
+                Some(end) => {
+                    self.0.push_str(&s[..end]);
+                    Err(std::fmt::Error)
+                }
+                None => {
+                    self.0.push_str(s);
+                    Ok(())
+                }
+            }
+        }
+    }
+    let mut name = Name(String::new());
+    let _ = std::fmt::write(&mut name, format_args!("{request:?}"));
+    name.0
 }
 
 fn dims_of(shape: &[i64]) -> Result<Vec<usize>> {
@@ -1458,6 +1472,12 @@ fn capitalized(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_is_named_by_its_variant() {
+        let r = Rq::CheckFutureRequest(wire::CheckFutureRequest { future_handle: 7 });
+        assert_eq!(request_name(&r), "CheckFutureRequest");
+    }
 
     #[test]
     fn strided_host_buffers_are_gathered() {
