@@ -103,23 +103,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def timeout_from_env(environ=None) -> int:
+def _positive(environ, name: str, unit: str) -> int | None:
+    """The whole number above 0 that variable `name` holds (None: unset)."""
     environ = os.environ if environ is None else environ
-    raw = environ.get(TIMEOUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_TIMEOUT_S
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ProxyConfigError(f"{TIMEOUT_ENV}={raw!r} must be a whole number of seconds above 0")
-    return value
-
-
-def devices_from_env(environ=None) -> int | None:
-    environ = os.environ if environ is None else environ
-    raw = environ.get(DEVICES_ENV, "").strip()
+    raw = environ.get(name, "").strip()
     if not raw:
         return None
     try:
@@ -127,8 +114,17 @@ def devices_from_env(environ=None) -> int | None:
     except ValueError:
         value = 0
     if value <= 0:
-        raise ProxyConfigError(f"{DEVICES_ENV}={raw!r} must be a whole number of devices above 0")
+        raise ProxyConfigError(f"{name}={raw!r} must be a whole number of {unit} above 0")
     return value
+
+
+def timeout_from_env(environ=None) -> int:
+    value = _positive(environ, TIMEOUT_ENV, "seconds")
+    return DEFAULT_TIMEOUT_S if value is None else value
+
+
+def devices_from_env(environ=None) -> int | None:
+    return _positive(environ, DEVICES_ENV, "devices")
 
 
 def make_client():
