@@ -53,3 +53,19 @@ impl Piece {
         self.sizes.iter().product()
     }
 }
+
+/// The devices a copy of `pieces` occupies (sorted, once each), and its
+/// flows as step labels show them (`0->2 1->3`).
+pub fn span(pieces: &[Piece]) -> (Vec<i64>, String) {
+    let mut devices: Vec<i64> = pieces
+        .iter()
+        .flat_map(|p| [p.src_device, p.dst_device])
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let flows: Vec<String> = pieces
+        .iter()
+        .map(|p| format!("{}->{}", p.src_device, p.dst_device))
+        .collect();
+    (devices, flows.join(" "))
+}

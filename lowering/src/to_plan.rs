@@ -141,16 +141,7 @@ pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>>
             }
             Some(k @ (OpKind::Copy | OpKind::Scatter | OpKind::Gather)) => {
                 let pieces = analysis.pieces(&op).ok_or_else(unknown)?.to_vec();
-                let mut devices: Vec<i64> = pieces
-                    .iter()
-                    .flat_map(|p| [p.src_device, p.dst_device])
-                    .collect();
-                devices.sort_unstable();
-                devices.dedup();
-                let flows: Vec<String> = pieces
-                    .iter()
-                    .map(|p| format!("{}->{}", p.src_device, p.dst_device))
-                    .collect();
+                let (devices, flows) = pw_core::piece::span(&pieces);
                 let (Some(&input), Some(&output)) = (operands.first(), results.first()) else {
                     return Err(unknown());
                 };
@@ -160,7 +151,7 @@ pub fn to_plan<'c>(analysis: &Analysis<'c, '_>) -> Result<Plan, PlanFailure<'c>>
                         output,
                         pieces,
                     },
-                    format!("#{index} {} {}", k.name(), flows.join(" ")),
+                    format!("#{index} {} {flows}", k.name()),
                     devices,
                 )
             }

@@ -120,23 +120,14 @@ fn whole(from: &ValueInfo, p: usize, to: &ValueInfo, q: usize) -> Piece {
 }
 
 fn copy_step(index: usize, input: usize, output: usize, pieces: Vec<Piece>) -> Step {
-    let mut devices: Vec<i64> = pieces
-        .iter()
-        .flat_map(|p| [p.src_device, p.dst_device])
-        .collect();
-    devices.sort_unstable();
-    devices.dedup();
-    let flows: Vec<String> = pieces
-        .iter()
-        .map(|p| format!("{}->{}", p.src_device, p.dst_device))
-        .collect();
+    let (devices, flows) = pw_core::piece::span(&pieces);
     Step {
         kind: StepKind::Copy {
             input,
             output,
             pieces,
         },
-        label: format!("#{index} copy {}", flows.join(" ")),
+        label: format!("#{index} copy {flows}"),
         devices,
         frees: Vec::new(),
     }
