@@ -21,15 +21,13 @@
 //! (a warm-up run first); medians of 5 runs.
 
 use pw_benches::{fail, pipeline_program};
-use pw_core::DType;
-use pw_runtime::{
-    cache::Executables,
+use pw_controller::{
     client::{self, RemoteRun},
-    controller::summary::RunSummary,
-    exec::{self, Executor},
-    host::HostArray,
-    pjrt::{Client, ClientOptions, Plugin},
+    summary::RunSummary,
 };
+use pw_core::DType;
+use pw_exec::{self as exec, cache::Executables, Executor, HostArray};
+use pw_pjrt::{Client, ClientOptions, Plugin};
 use pw_tests::chain_program;
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -338,13 +336,12 @@ fn hop_in_pjrt() -> (f64, f64) {
     let client =
         Client::new(&plugin, &ClientOptions::new().cpu_device_count(1)).unwrap_or_else(|e| fail(e));
     let device = client.devices()[0].clone();
-    let options =
-        pw_runtime::pjrt::CompileOptions::for_device_ids(&[0], false).unwrap_or_else(|e| fail(e));
+    let options = pw_pjrt::CompileOptions::for_device_ids(&[0], false).unwrap_or_else(|e| fail(e));
     let exe = client
-        .compile(&pw_runtime::pjrt::Program::mlir_text(STEP), &options)
+        .compile(&pw_pjrt::Program::mlir_text(STEP), &options)
         .unwrap_or_else(|e| fail(e));
     let bytes = vec![0u8; 16];
-    let read = |b: &pw_runtime::pjrt::Buffer| b.to_host().unwrap_or_else(|e| fail(e));
+    let read = |b: &pw_pjrt::Buffer| b.to_host().unwrap_or_else(|e| fail(e));
     let (mut deferred, mut ready) = (Vec::new(), Vec::new());
     for _ in 0..100 {
         // 16 at a time: below the 32 executions a CPU device admits in flight.

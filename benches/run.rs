@@ -18,13 +18,9 @@
 use pw_benches::{fail, pipeline_program};
 use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
 use pw_core::plan::{Plan, StepKind};
-use pw_runtime::{
-    cache::Executables,
-    exec::{self, Executor, RunReport},
-    host::HostArray,
-    pjrt::{Client, ClientOptions, Plugin},
-    DType,
-};
+use pw_core::DType;
+use pw_exec::{self as exec, cache::Executables, Executor, HostArray, RunReport};
+use pw_pjrt::{Client, ClientOptions, Plugin};
 use pw_tests::chain_program;
 use std::{path::Path, process::Command, time::Duration, time::Instant};
 

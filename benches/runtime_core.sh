@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runtime-core benchmark (not a timed test): in one run on this machine, the
 # host cost of one execute of a tiny computation and of one device-to-device
-# copy, through pw-runtime's PJRT binding and through JAX, as a table of
+# copy, through pw's PJRT binding (pw-pjrt) and through JAX, as a table of
 # medians (and 90th percentiles) in microseconds.
 #
 #   benches/runtime_core.sh [--iters N]
@@ -21,7 +21,7 @@ fi
 export PW_VENV="$venv"
 
 cd "$root"
-rust_json="$(cargo bench -q -p pw-runtime --bench dispatch -- --iters "$iters")"
+rust_json="$(cargo bench -q -p pw-pjrt --bench dispatch -- --iters "$iters")"
 jax_json="$("$venv/bin/python" benches/jax_dispatch.py --iters "$iters")"
 
 "$venv/bin/python" - "$rust_json" "$jax_json" <<'PY'
@@ -33,16 +33,16 @@ rows = [
     ("device-to-device copy, dispatch only", "copy_dispatch", "Buffer::copy_to_device", "jax.device_put"),
     ("device-to-device copy + wait", "copy_round_trip", "copy_to_device + wait_ready", "device_put + block_until_ready"),
 ]
-print(f"pw-runtime: PJRT C API {rust['api']} plugin {os.path.basename(rust['plugin'])}; "
+print(f"pw-pjrt: PJRT C API {rust['api']} plugin {os.path.basename(rust['plugin'])}; "
       f"JAX {jax['jax']} (its own CPU client); {rust['iters']} iterations after warm-up; "
       f"{os.cpu_count()} CPUs, {platform.machine()}")
 print()
-print("| operation (f32[4], CPU) | pw-runtime median (p90) µs | JAX median (p90) µs | pw / JAX |")
+print("| operation (f32[4], CPU) | pw-pjrt median (p90) µs | JAX median (p90) µs | pw / JAX |")
 print("| --- | ---: | ---: | ---: |")
 for label, key, _, _ in rows:
     (rm, r9), (jm, j9) = rust[key], jax[key]
     print(f"| {label} | {rm:.1f} ({r9:.1f}) | {jm:.1f} ({j9:.1f}) | {rm / jm:.2f} |")
 print()
-print("pw-runtime calls: " + "; ".join(f"{k}: {r}" for _, k, r, _ in rows))
+print("pw-pjrt calls: " + "; ".join(f"{k}: {r}" for _, k, r, _ in rows))
 print("JAX calls: " + "; ".join(f"{k}: {j}" for _, k, _, j in rows))
 PY

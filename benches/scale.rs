@@ -150,16 +150,16 @@ fn npy_pw(dir: &Path, bytes: usize) -> Result<(f64, f64), String> {
     let n = bytes / 4;
     let values: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let host =
-        pw_runtime::HostArray::from_slice(&[n / 1024, 1024], &values).map_err(|e| e.to_string())?;
+        pw_exec::HostArray::from_slice(&[n / 1024, 1024], &values).map_err(|e| e.to_string())?;
     let path = dir.join("pw.npy");
     let write = median(7, || {
         let start = Instant::now();
-        pw_runtime::npy::write(&path, &host).map_err(|e| e.to_string())?;
+        pw_exec::npy::write(&path, &host).map_err(|e| e.to_string())?;
         Ok(start.elapsed().as_secs_f64())
     })?;
     let read = median(7, || {
         let start = Instant::now();
-        let back = pw_runtime::npy::read(&path).map_err(|e| e.to_string())?;
+        let back = pw_exec::npy::read(&path).map_err(|e| e.to_string())?;
         let seconds = start.elapsed().as_secs_f64();
         if back.bytes().len() != host.bytes().len() {
             return Err("read back another size".into());

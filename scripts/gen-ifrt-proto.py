@@ -9,12 +9,12 @@ fields hold serialized (`xla.ifrt.Serialized {type_name, data}`: shardings,
 layouts, compile options; see PAYLOADS); and every file those import,
 directly or not; and writes them as one binary `FileDescriptorSet`:
 
-    runtime/proto/ifrt/ifrt_proxy.fds   (dependencies first, ties by name;
+    runtime/proxy/proto/ifrt/ifrt_proxy.fds   (dependencies first, ties by name;
                                          source info, file options and
                                          derivable JSON names stripped)
-    runtime/proto/ifrt/README.md        (where it came from, the files)
+    runtime/proxy/proto/ifrt/README.md        (where it came from, the files)
 
-`runtime/build.rs` generates the Rust of the protocol from that set, so the
+`runtime/proxy/build.rs` generates the Rust of the protocol from that set, so the
 server speaks exactly what the installed client does.
 
     scripts/gen-ifrt-proto.py            # (re)writes both files
@@ -69,7 +69,7 @@ PAYLOADS = (
 # Serialized type names whose data is no message of the set.
 RAW_PAYLOADS = (("xla::ifrt::XlaProgram", "the program's StableHLO portable artifact (MLIR bytecode)"),)
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-OUT_DIR = os.path.join(REPO, "runtime", "proto", "ifrt")
+OUT_DIR = os.path.join(REPO, "runtime", "proxy", "proto", "ifrt")
 FDS_PATH = os.path.join(OUT_DIR, "ifrt_proxy.fds")
 README_PATH = os.path.join(OUT_DIR, "README.md")
 
@@ -417,8 +417,8 @@ def _readme(version: str, library: str, files: list, data: bytes) -> str:
         f"`scripts/gen-ifrt-proto.py` from the descriptors embedded in `jaxlib/{library}` of",
         f"**jaxlib {version}** (dependencies first, ties by name; source info, file options and",
         "derivable JSON names stripped; a file of edition 2023 holding only plain enums written as",
-        "proto3, which means the same and which prost knows). `runtime/build.rs` generates the Rust of it",
-        "(`pw_runtime::proxy::wire`). Do not edit it by hand.",
+        "proto3, which means the same and which prost knows). `runtime/proxy/build.rs` generates the Rust of it",
+        "(`pw_proxy::protocol`). Do not edit it by hand.",
         "",
         f"SHA-256 of `ifrt_proxy.fds`: `{hashlib.sha256(data).hexdigest()}`",
         "",

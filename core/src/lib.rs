@@ -6,7 +6,8 @@
 //! * [`piece`]: the boxes of bytes a physical copy moves;
 //! * [`topology`]: devices in islands, what programs are lowered onto;
 //! * [`plan`]: a lowered program as the runtime executes it (serde data);
-//! * [`recovery`]: what a run recomputes after losing a worker.
+//! * [`recovery`]: what a run recomputes after losing a worker;
+//! * [`report`]: what a worker reports of its part of a run.
 //!
 //! The dialect reads and writes these types in MLIR form; the runtime and
 //! the workers use them without linking MLIR.
@@ -21,6 +22,7 @@ pub mod geometry;
 pub mod piece;
 pub mod plan;
 pub mod recovery;
+pub mod report;
 pub mod topology;
 
 pub use dtype::DType;

@@ -196,10 +196,10 @@ pub fn plan(data: &[u8]) {
 
 /// Reads `.npy` bytes both ways, and round-trips what reads.
 pub fn npy(data: &[u8]) {
-    let streamed = pw_runtime::npy::read_from(data, "fuzz");
+    let streamed = pw_exec::npy::read_from(data, "fuzz");
     let path = std::env::temp_dir().join(format!("pw-fuzz-{}.npy", std::process::id()));
     if std::fs::write(&path, data).is_ok() {
-        let from_file = pw_runtime::npy::read(&path);
+        let from_file = pw_exec::npy::read(&path);
         assert_eq!(
             from_file.as_ref().ok(),
             streamed.as_ref().ok(),
@@ -210,9 +210,9 @@ pub fn npy(data: &[u8]) {
         return;
     };
     let mut written = Vec::new();
-    pw_runtime::npy::write_to(&mut written, &host, "fuzz")
+    pw_exec::npy::write_to(&mut written, &host, "fuzz")
         .unwrap_or_else(|e| panic!("a read array does not write: {e}"));
-    let back = pw_runtime::npy::read_from(&written[..], "fuzz")
+    let back = pw_exec::npy::read_from(&written[..], "fuzz")
         .unwrap_or_else(|e| panic!("a written array does not read back: {e}"));
     assert_eq!(back, host, "the array changed through a write and a read");
 }

@@ -7,8 +7,6 @@
 #[path = "runtime/common.rs"]
 mod common;
 
-#[path = "runtime/arrays.rs"]
-mod arrays;
 #[path = "runtime/binding.rs"]
 mod binding;
 #[path = "runtime/errors.rs"]

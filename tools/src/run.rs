@@ -8,17 +8,20 @@
 
 use crate::{lower, opt::write_atomically};
 use clap::Parser;
-use pw_core::{plan::StepKind, DType};
-use pw_passes::schedule::Policy;
-use pw_runtime::{
-    cache::{DiskCache, Executables},
+use pw_controller::{
     client::{self, RemoteRun},
-    controller::summary::RunSummary,
-    exec::{self, resources::Resources, trace, Executor, Prepared, RunReport},
-    host::HostArray,
-    npy,
-    pjrt::{Client, ClientOptions, Plugin},
+    summary::RunSummary,
 };
+use pw_core::{plan::StepKind, DType};
+use pw_exec::{
+    self as exec,
+    cache::{DiskCache, Executables},
+    npy,
+    resources::Resources,
+    trace, Executor, HostArray, Prepared, RunReport,
+};
+use pw_passes::schedule::Policy;
+use pw_pjrt::{Client, ClientOptions, Plugin};
 use std::{
     ffi::OsString,
     fmt::Write as _,
@@ -809,10 +812,10 @@ fn remote_header(server: &str, s: &RunSummary) -> String {
         )
     };
     placement(&mut out, &s.placement, worker_of);
-    let count = |f: &dyn Fn(&Option<pw_runtime::controller::compile::Source>) -> bool| {
+    let count = |f: &dyn Fn(&Option<pw_controller::compile::Source>) -> bool| {
         s.executables.iter().filter(|e| f(&e.source)).count()
     };
-    use pw_runtime::controller::compile::Source;
+    use pw_controller::compile::Source;
     let compiled = count(&|x| matches!(x, Some(Source::Controller | Source::Worker(_))));
     let _ = writeln!(
         out,
@@ -873,7 +876,7 @@ fn remote_header(server: &str, s: &RunSummary) -> String {
 
 /// `recovery  lost worker 1 (...) ...; devices 2->6, 3->7; replayed 5 of
 /// 12 steps, 3 values (96 bytes) kept; ...`.
-fn recovery_line(r: &pw_runtime::controller::summary::RecoveryLine) -> String {
+fn recovery_line(r: &pw_controller::summary::RecoveryLine) -> String {
     let moved: Vec<String> = r.moved.iter().map(|(a, b)| format!("{a}->{b}")).collect();
     let outcome = match r.recovered {
         Some(t) => format!("recovered at {}", ms(t)),

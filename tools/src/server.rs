@@ -3,15 +3,12 @@
 
 use crate::lower;
 use clap::Parser;
+use pw_controller::{api, service::ControllerService, Config, Controller, Lowerer};
 use pw_core::{plan::Plan, Topology};
+use pw_exec::cache::DiskCache;
 use pw_passes::schedule::Policy;
-use pw_runtime::{
-    cache::DiskCache,
-    controller::{service::ControllerService, Config, Controller, Lowerer},
-    net,
-    pjrt::Plugin,
-    wire::{self, proto, MAX_MESSAGE_BYTES},
-};
+use pw_pjrt::Plugin;
+use pw_wire::{self as wire, net, proto, MAX_MESSAGE_BYTES};
 use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
 
 /// Command line of pw-server.
@@ -224,12 +221,19 @@ fn serve(cli: Cli) -> Result<(), String> {
         // is served only where no token is needed.
         let proxy = token
             .is_none()
-            .then(|| pw_runtime::proxy::ProxyService::new(controller.clone()).server());
+            .then(|| pw_proxy::ProxyService::new(controller.clone()).server());
         if proxy.is_none() {
             eprintln!("pw-server: the IFRT proxy service is off: JAX's proxy client cannot send --token");
         }
+        let service = ControllerService::new(controller);
+        let registry = net::checked(
+            proto::registry_server::RegistryServer::new(service.clone())
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            token.clone(),
+        );
         let service = net::checked(
-            proto::controller_server::ControllerServer::new(ControllerService::new(controller))
+            api::controller_server::ControllerServer::new(service)
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
             token,
@@ -241,12 +245,13 @@ fn serve(cli: Cli) -> Result<(), String> {
         let keepalive = wire::KEEPALIVE_TIMEOUT.max(Duration::from_millis(cli.lease_ms));
         net::server()
             .http2_keepalive_timeout(Some(keepalive))
+            .add_service(registry)
             .add_service(service)
             .add_optional_service(proxy)
             .serve_with_incoming_shutdown(net::incoming(listener), async move {
                 tokio::select! {
-                    _ = pw_runtime::process::shutdown_signal() => {}
-                    _ = pw_runtime::process::parent_gone(cli.exit_with) => {}
+                    _ = pw_wire::process::shutdown_signal() => {}
+                    _ = pw_wire::process::parent_gone(cli.exit_with) => {}
                 }
             })
             .await

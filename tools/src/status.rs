@@ -1,6 +1,6 @@
 //! The status page: what is queued on every device of every worker, the
 //! active runs and, for a stalled one, its chain of unmet dependencies
-//! (the data is the controller's, `pw_runtime::controller::watch`).
+//! (the data is the controller's, `pw_controller::watch`).
 //!
 //! * `pw-server --http HOST:PORT` serves `/api/status` (JSON) and `/` (one
 //!   self-contained page, `status.html`, polling the JSON once a second).
@@ -9,7 +9,7 @@
 //!   needs only the address workers and pw-run use, not the HTTP port.
 
 use clap::Parser;
-use pw_runtime::controller::Controller;
+use pw_controller::Controller;
 use serde_json::Value;
 use std::{fmt::Write as _, io::Write};
 
@@ -98,7 +98,7 @@ pub fn main(args: Vec<std::ffi::OsString>, stdout: &mut dyn Write, stderr: &mut 
         .enable_all()
         .build()
         .map_err(|e| e.to_string())
-        .and_then(|rt| rt.block_on(pw_runtime::client::overview(&cli.server)));
+        .and_then(|rt| rt.block_on(pw_controller::client::overview(&cli.server)));
     let json = match fetched {
         Ok(j) => j,
         Err(e) => {

@@ -7,7 +7,7 @@
 use crate::harness::{
     assert_matches, example_args, faulty_cluster, serial, slow_cluster, text, Cluster, Place,
 };
-use pw_runtime::wire::proto;
+use pw_wire::proto;
 use std::time::{Duration, Instant};
 
 /// These tests see a lost worker fail the run (recovery: `recovery.rs`).
@@ -136,7 +136,7 @@ fn malformed_requests_get_errors() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let channel = pw_runtime::net::channel(&address, Duration::from_secs(5))
+        let channel = pw_wire::net::channel(&address, Duration::from_secs(5))
             .await
             .unwrap();
         let mut w = proto::worker_client::WorkerClient::new(channel);
@@ -223,10 +223,10 @@ fn malformed_requests_get_errors() {
         assert!(e.message().contains("checksum"), "{e:?}");
         // Registrations speaking another protocol, or an old PJRT C API,
         // are refused with the reason.
-        let channel = pw_runtime::net::channel(&c.address, Duration::from_secs(5))
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
             .await
             .unwrap();
-        let mut s = proto::controller_client::ControllerClient::new(channel);
+        let mut s = proto::registry_client::RegistryClient::new(channel);
         let good = proto::Register {
             protocol: proto::Protocol::V1 as i32,
             address: address.clone(),
@@ -279,10 +279,10 @@ fn malformed_requests_get_errors() {
             }
         }
         // A session that does not start with a registration.
-        let channel = pw_runtime::net::channel(&c.address, Duration::from_secs(5))
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
             .await
             .unwrap();
-        let mut s = proto::controller_client::ControllerClient::new(channel);
+        let mut s = proto::registry_client::RegistryClient::new(channel);
         let beat = proto::WorkerEvent {
             event: Some(proto::worker_event::Event::Heartbeat(Default::default())),
         };

@@ -4,8 +4,8 @@
 //! Every process a test starts is recorded by PID and ended on drop (also
 //! when the test fails); every wait is bounded.
 
-use pw_runtime::wire::proto;
 use pw_tests::repo_root;
+use pw_wire::proto;
 use std::{
     io::{BufRead, BufReader},
     path::{Path, PathBuf},
@@ -326,7 +326,7 @@ impl Cluster {
             .build()
             .expect("runtime");
         runtime
-            .block_on(pw_runtime::client::status(&self.address))
+            .block_on(pw_controller::client::status(&self.address))
             .unwrap_or_else(|e| panic!("status of {}: {e}", self.address))
     }
 

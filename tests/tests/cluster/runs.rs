@@ -128,7 +128,7 @@ fn args_bytes(args: &[String]) -> u64 {
     args.iter()
         .skip(1)
         .take_while(|a| *a != "--expect")
-        .map(|p| pw_runtime::npy::read(p).expect("npy").bytes().len() as u64)
+        .map(|p| pw_exec::npy::read(p).expect("npy").bytes().len() as u64)
         .sum()
 }
 
@@ -287,7 +287,7 @@ fn a_taken_port_is_a_clear_error() {
 /// environment telling it where.
 #[test]
 fn the_plugin_is_found_from_any_directory() {
-    let recorded = pw_runtime::pjrt::recorded_plugin_file().expect("a config directory");
+    let recorded = pw_pjrt::recorded_plugin_file().expect("a config directory");
     assert!(
         recorded.is_file(),
         "scripts/setup.sh records the plugin in {}",
@@ -345,9 +345,9 @@ fn long_chains_in_both_directions_at_once() {
     cluster.wait_for_workers(2);
     // x -> x/2 + 1 converges to 2 from anywhere in [-1, 1) within 60 steps.
     let expected = cluster.dir.join("twos.npy");
-    pw_runtime::npy::write(
+    pw_exec::npy::write(
         &expected,
-        &pw_runtime::HostArray::from_slice(&[4], &[2.0f32; 4]).unwrap(),
+        &pw_exec::HostArray::from_slice(&[4], &[2.0f32; 4]).unwrap(),
     )
     .unwrap();
     let mut runs = Vec::new();

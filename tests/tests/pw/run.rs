@@ -1,12 +1,8 @@
 //! pw-run on the CPU plugin: every example gives JAX's outputs; bad
 //! requests fail with exit code 1 and a clear error; nothing is leaked.
 
-use pw_runtime::{
-    cache::Executables,
-    exec::{self, Executor},
-    npy,
-    pjrt::{Client, ClientOptions, Plugin},
-};
+use pw_exec::{self as exec, cache::Executables, npy, Executor};
+use pw_pjrt::{Client, ClientOptions, Plugin};
 use pw_tests::repo_root;
 use std::{ffi::OsString, panic::AssertUnwindSafe, path::PathBuf};
 
@@ -187,7 +183,7 @@ fn bad_inputs_are_refused() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let int_input = dir.join("ints.npy");
     let host = npy::read(&inputs[0]).expect("input");
-    let ints = pw_runtime::HostArray::zeros(pw_runtime::DType::I32, host.shape());
+    let ints = pw_exec::HostArray::zeros(pw_core::DType::I32, host.shape());
     npy::write(&int_input, &ints).expect("write");
     let mut wrong_dtype = inputs.clone();
     wrong_dtype[0] = int_input.display().to_string();
@@ -367,7 +363,7 @@ fn donation_never_clobbers_a_live_array() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let write = |name: &str, values: [f32; 4]| {
         let path = dir.join(name);
-        let host = pw_runtime::HostArray::from_slice(&[4], &values).expect("host array");
+        let host = pw_exec::HostArray::from_slice(&[4], &values).expect("host array");
         npy::write(&path, &host).expect("write");
         path.display().to_string()
     };
@@ -497,7 +493,7 @@ fn arrays_without_elements_move() {
     let input = dir.join("empty.npy");
     npy::write(
         &input,
-        &pw_runtime::HostArray::zeros(pw_runtime::DType::F32, &[0, 4]),
+        &pw_exec::HostArray::zeros(pw_core::DType::F32, &[0, 4]),
     )
     .expect("write");
     let text = r#"

@@ -4,11 +4,13 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pw_runtime::pjrt::{
+use pw_core::DType;
+use pw_exec::HostArray;
+use pw_pjrt::{ApiVersion, Error};
+use pw_pjrt::{
     Buffer, Client, ClientOptions, CompileOptions, DeviceAssignment, Event, ExecuteOptions,
     NamedValue, Program, COVERED_FUNCTIONS,
 };
-use pw_runtime::{ApiVersion, DType, Error, HostArray};
 
 use crate::common::{assert_no_leaks, Target, AFFINE};
 

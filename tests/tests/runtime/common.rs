@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pw_runtime::pjrt::{take_unreported_errors, Client, ClientOptions, Plugin};
+use pw_pjrt::{take_unreported_errors, Client, ClientOptions, Plugin};
 
 /// The two CPU plugins the suite runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

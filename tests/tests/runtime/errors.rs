@@ -1,7 +1,9 @@
 //! Bad inputs give clear errors and leak nothing.
 
-use pw_runtime::pjrt::{Client, ClientOptions, CompileOptions, NamedValue, Plugin, Program};
-use pw_runtime::{Array, DType, Error, ErrorCode, HostArray, Mesh, Sharding};
+use pw_core::DType;
+use pw_exec::HostArray;
+use pw_pjrt::{Client, ClientOptions, CompileOptions, NamedValue, Plugin, Program};
+use pw_pjrt::{Error, ErrorCode};
 
 use crate::common::{assert_no_leaks, repo_root, Target};
 
@@ -192,22 +194,10 @@ fn too_few_devices(target: Target) {
         let err = client.device_by_id(7).unwrap_err();
         assert!(err.to_string().contains("no device with id 7"), "{err}");
 
-        let devices = client.devices();
-        let err = Mesh::new(&[("x", 4)], &devices).unwrap_err();
-        assert!(
-            err.to_string().contains("4 positions, but 2 devices"),
-            "{err}"
-        );
-
-        // An array whose sharding names a device of another client.
+        // Host bytes bound for a device of another client.
         let other = target.client(1);
         let host = HostArray::from_slice(&[2], &[1i32, 2]).unwrap();
-        let err = Array::from_host(
-            &client,
-            &host,
-            &Sharding::SingleDevice(other.devices()[0].clone()),
-        )
-        .unwrap_err();
+        let err = host.to_device(&client, &other.devices()[0]).unwrap_err();
         assert!(
             err.to_string().contains("belongs to another client"),
             "{err}"

@@ -1,11 +1,12 @@
-//! The IFRT proxy's small plans (`pw_runtime::proxy::plans`) run on real
+//! The IFRT proxy's small plans (`pw_proxy::plans`) run on real
 //! devices and move each element where it belongs.
 
 use pw_core::geometry::Layout;
-use pw_runtime::exec::{self, Executor};
-use pw_runtime::pjrt::ClientOptions;
-use pw_runtime::proxy::plans;
-use pw_runtime::{cache::Executables, DType, HostArray};
+use pw_core::DType;
+use pw_exec::{self as exec, Executor};
+use pw_exec::{cache::Executables, HostArray};
+use pw_pjrt::ClientOptions;
+use pw_proxy::plans;
 
 use crate::common::Target;
 
@@ -23,8 +24,8 @@ fn halves() -> pw_core::plan::ValueInfo {
 
 fn run(plan: &pw_core::plan::Plan, inputs: &[HostArray]) -> Vec<Vec<f32>> {
     let plugin = Target::Api0115.plugin();
-    let client = pw_runtime::pjrt::Client::new(&plugin, &ClientOptions::new().cpu_device_count(4))
-        .expect("client");
+    let client =
+        pw_pjrt::Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).expect("client");
     let mut cache = Executables::new(&client, None);
     let prepared = exec::prepare(plan, &mut cache, &mut |_| {}).expect("prepare");
     let executor = Executor::new(&client);

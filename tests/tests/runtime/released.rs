@@ -3,13 +3,11 @@
 //! dropped at once, never held until a timeout.
 
 use bytes::Bytes;
-use pw_runtime::{
-    dataplane::{Destination, Receiver},
-    exec::{Completion, PieceKey},
-    wire,
-    worker::store::ObjectStore,
-    DType,
-};
+use pw_core::DType;
+use pw_dataplane::{Destination, Receiver};
+use pw_exec::{Completion, PieceKey};
+use pw_wire as wire;
+use pw_worker::store::ObjectStore;
 use std::{sync::Arc, time::Duration};
 
 use crate::common::{assert_no_leaks, Target};
@@ -70,9 +68,9 @@ fn late_arrivals_of_a_released_run(target: Target) {
 /// A destination buffer of 4 float32s, what completes when it landed, and
 /// the destination to hand the receiver.
 fn destination(
-    client: &pw_runtime::pjrt::Client,
-    device: &pw_runtime::pjrt::Device,
-) -> (pw_runtime::pjrt::Buffer, Completion, Destination) {
+    client: &pw_pjrt::Client,
+    device: &pw_pjrt::Device,
+) -> (pw_pjrt::Buffer, Completion, Destination) {
     let (transfer, buffer) = client
         .buffer_for_async_transfer(device, DType::F32, &[4])
         .unwrap();

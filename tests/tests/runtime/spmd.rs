@@ -2,9 +2,10 @@
 //! shardings) compiles and runs SPMD, and its shards reassemble to JAX's
 //! result (`tests/fixtures/gen_runtime_fixtures.py`).
 
-use pw_runtime::array::execute;
-use pw_runtime::pjrt::{CompileOptions, Program};
-use pw_runtime::{npy, Array, ArraySpec, CopySemantics, DType, HostArray, Mesh, Sharding};
+use pw_core::geometry::{Layout, MeshShape, Region, Sharding};
+use pw_exec::host::{self, dims};
+use pw_exec::{npy, HostArray};
+use pw_pjrt::{Buffer, CompileOptions, Device, LoadedExecutable, Program};
 use serde_json::Value;
 
 use crate::common::{assert_no_leaks, fixture, Target};
@@ -61,11 +62,59 @@ fn case(partitions: usize) -> Case {
     }
 }
 
-fn named(mesh: &Mesh, dims: &[Vec<String>]) -> Sharding {
-    Sharding::Named {
-        mesh: mesh.clone(),
-        dims: dims.to_vec(),
-    }
+/// The box of an array of `shape` each mesh position holds under `dims`.
+fn regions(shape: &[usize], axes: &[(String, usize)], dims_of: &[Vec<String>]) -> Vec<Region> {
+    let mesh = MeshShape::new(axes.iter().map(|(n, s)| (n.clone(), *s as i64)).collect());
+    let sharding = Sharding {
+        dims: dims_of.to_vec(),
+    };
+    let layout = Layout::new(&dims(shape), &sharding, &mesh).unwrap();
+    layout
+        .offsets
+        .into_iter()
+        .map(|offsets| Region {
+            offsets,
+            sizes: layout.shard_shape.clone(),
+        })
+        .collect()
+}
+
+/// `host` cut into the shards `regions` say, each on its device.
+fn upload(host: &HostArray, regions: &[Region], devices: &[Device]) -> Vec<Buffer> {
+    let client = devices[0].client();
+    host::split(host, regions)
+        .unwrap()
+        .iter()
+        .zip(devices)
+        .map(|(shard, device)| shard.to_device(client, device).unwrap())
+        .collect()
+}
+
+/// Runs `exe` on the shards of `x` and `w` (position `p` on device `p`);
+/// returns its output assembled on the host, and each output shard.
+fn run(
+    exe: &LoadedExecutable,
+    x: &[Buffer],
+    w: &[Buffer],
+    out: (&HostArray, &[Region]),
+) -> (HostArray, Vec<HostArray>) {
+    let lists: Vec<Vec<&Buffer>> = x.iter().zip(w).map(|(a, b)| vec![a, b]).collect();
+    let outputs = exe.execute(&lists).unwrap();
+    let (expected, regions) = out;
+    let shards: Vec<HostArray> = outputs
+        .outputs
+        .iter()
+        .zip(regions)
+        .map(|(per_device, region)| {
+            let bytes = per_device[0].to_host().unwrap();
+            HostArray::new(expected.dtype(), &host::sizes(region), bytes).unwrap()
+        })
+        .collect();
+    let whole = host::assemble(expected.dtype(), expected.shape(), regions, |p| {
+        Ok(Some(shards[p].bytes().to_vec()))
+    })
+    .unwrap();
+    (whole, shards)
 }
 
 fn assert_close(actual: &HostArray, expected: &HostArray, what: &str) {
@@ -107,21 +156,20 @@ fn matmul_tanh(target: Target, partitions: usize, form: Form) {
             .iter()
             .map(|&id| client.device_by_id(id).unwrap())
             .collect();
-        let axes: Vec<(&str, usize)> = case.axes.iter().map(|(n, s)| (n.as_str(), *s)).collect();
-        let mesh = Mesh::new(&axes, &devices).unwrap();
-        let x = npy::load_array(
-            &client,
-            fixture("matmul_tanh_x.npy"),
-            &named(&mesh, &case.x),
-        )
-        .unwrap();
-        let w = npy::load_array(
-            &client,
-            fixture("matmul_tanh_w.npy"),
-            &named(&mesh, &case.w),
-        )
-        .unwrap();
+        let x_host = npy::read(fixture("matmul_tanh_x.npy")).unwrap();
+        let w_host = npy::read(fixture("matmul_tanh_w.npy")).unwrap();
         let expected = npy::read(fixture(&format!("matmul_tanh_{partitions}_out.npy"))).unwrap();
+        let x = upload(
+            &x_host,
+            &regions(x_host.shape(), &case.axes, &case.x),
+            &devices,
+        );
+        let w = upload(
+            &w_host,
+            &regions(w_host.shape(), &case.axes, &case.w),
+            &devices,
+        );
+        let out_regions = regions(expected.shape(), &case.axes, &case.out);
 
         let program = program(partitions, form);
         let exe = client
@@ -133,36 +181,26 @@ fn matmul_tanh(target: Target, partitions: usize, form: Form) {
             partitions
         );
 
-        let out_spec = ArraySpec::new(DType::F32, expected.shape(), named(&mesh, &case.out));
-        let out = execute(&exe, &[&x, &w], std::slice::from_ref(&out_spec)).unwrap();
-        let result = &out[0];
-        assert_eq!(result.num_shards(), partitions);
-        assert_close(&result.to_host().unwrap(), &expected, "reassembled result");
+        let (result, shards) = run(&exe, &x, &w, (&expected, &out_regions));
+        assert_eq!(shards.len(), partitions);
+        assert_close(&result, &expected, "reassembled result");
         // Each shard holds its own box of JAX's result.
-        for (shard, domain) in result
-            .disassemble(CopySemantics::ReuseInput)
-            .unwrap()
-            .iter()
-            .zip(result.shard_domains())
-        {
-            assert_close(
-                &shard.to_host().unwrap(),
-                &expected.slice(domain).unwrap(),
-                "shard",
-            );
+        for (shard, region) in shards.iter().zip(&out_regions) {
+            assert_close(shard, &expected.slice(region).unwrap(), "shard");
         }
 
         // The executable survives serialization and runs again.
         let bytes = exe.serialize().unwrap();
         let again = client.deserialize_executable(&bytes, None).unwrap();
-        let out2 = execute(&again, &[&x, &w], &[out_spec]).unwrap();
-        assert_close(&out2[0].to_host().unwrap(), &expected, "after deserialize");
+        let (result, _) = run(&again, &x, &w, (&expected, &out_regions));
+        assert_close(&result, &expected, "after deserialize");
         // Inputs are still usable: execution never donates them.
-        assert_eq!(
-            x.to_host().unwrap(),
-            npy::read(fixture("matmul_tanh_x.npy")).unwrap()
-        );
-        let _: Vec<Array> = out2;
+        let x_regions = regions(x_host.shape(), &case.axes, &case.x);
+        let x_back = host::assemble(x_host.dtype(), x_host.shape(), &x_regions, |p| {
+            Ok(Some(x[p].to_host().unwrap()))
+        })
+        .unwrap();
+        assert_eq!(x_back, x_host);
     }
     assert_no_leaks(&client);
 }

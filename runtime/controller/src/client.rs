@@ -1,0 +1,163 @@
+//! A client of pw-server: runs a program on its workers
+//! (`Controller.Run`), and reads its status.
+
+use crate::{api, summary::RunSummary};
+use pw_exec::HostArray;
+use pw_wire::{self as wire, net, proto, Collect};
+use std::time::Duration;
+
+/// A client of the controller on `channel`, presenting `$PW_TOKEN`.
+pub type ControllerClient = api::controller_client::ControllerClient<
+    tonic::service::interceptor::InterceptedService<
+        tonic::transport::Channel,
+        pw_wire::net::PresentToken,
+    >,
+>;
+
+pub fn controller_client(channel: tonic::transport::Channel) -> ControllerClient {
+    api::controller_client::ControllerClient::with_interceptor(channel, net::present_token())
+        .max_decoding_message_size(wire::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(wire::MAX_MESSAGE_BYTES)
+}
+
+/// What to run.
+pub struct RemoteRun<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+    pub inputs: &'a [HostArray],
+    pub record: bool,
+    /// None: the server's default.
+    pub timeout: Option<Duration>,
+    /// The schedule policy to lower with (None: the default, or the order
+    /// a lowered program has).
+    pub schedule: Option<&'a str>,
+}
+
+/// The largest output accepted from a server.
+const MAX_OUTPUT_BYTES: u64 = 64 << 30;
+
+/// Runs `run` on the server at `address`; `progress` hears the server's
+/// progress lines. Returns the outputs and the server's summary.
+pub async fn run(
+    address: &str,
+    run: RemoteRun<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<HostArray>, RunSummary), String> {
+    let channel = net::channel(address, Duration::from_secs(5))
+        .await
+        .map_err(|e| format!("error: cannot reach pw-server at {address}: {e}"))?;
+    let mut client = controller_client(channel);
+    let mut requests = vec![proto::RunRequest {
+        request: Some(proto::run_request::Request::Begin(proto::RunBegin {
+            protocol: pw_wire::PROTOCOL as i32,
+            name: run.name.to_owned(),
+            inputs: run.inputs.len() as u32,
+            record: run.record,
+            timeout_ms: run.timeout.map_or(0, |t| t.as_millis() as u64),
+            schedule: run.schedule.unwrap_or_default().to_owned(),
+        })),
+    }];
+    for chunk in wire::chunks(bytes::Bytes::copy_from_slice(run.text.as_bytes())) {
+        requests.push(proto::RunRequest {
+            request: Some(proto::run_request::Request::Program(chunk)),
+        });
+    }
+    for (index, input) in run.inputs.iter().enumerate() {
+        let t = proto::ArrayType::of(input.dtype(), input.shape());
+        for chunk in wire::chunks(bytes::Bytes::copy_from_slice(input.bytes())) {
+            requests.push(proto::RunRequest {
+                request: Some(proto::run_request::Request::Input(proto::RunInput {
+                    index: index as u32,
+                    r#type: Some(t.clone()),
+                    chunk: Some(chunk),
+                })),
+            });
+        }
+    }
+    let mut replies = client
+        .run(tokio_stream::iter(requests))
+        .await
+        .map_err(|s| s.message().to_owned())?
+        .into_inner();
+    let mut summary = None;
+    let mut outputs: Vec<HostArray> = Vec::new();
+    let mut current: Option<(proto::ArrayType, Collect)> = None;
+    loop {
+        let reply = match replies.message().await {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(status) => return Err(status.message().to_owned()),
+        };
+        match reply.reply {
+            Some(proto::run_reply::Reply::Progress(line)) => progress(&line),
+            Some(proto::run_reply::Reply::ReportJson(json)) => {
+                summary = Some(
+                    serde_json::from_str(&json)
+                        .map_err(|e| format!("error: the server's report does not parse: {e}"))?,
+                );
+            }
+            Some(proto::run_reply::Reply::Output(o)) => {
+                if o.index as usize != outputs.len() {
+                    return Err(format!(
+                        "error: the server sent output #{} where #{} was due",
+                        o.index,
+                        outputs.len()
+                    ));
+                }
+                let chunk = o.chunk.ok_or("error: an output without data")?;
+                if current.is_none() {
+                    let t = o.r#type.ok_or("error: an output without a type")?;
+                    let (_, _, bytes) = t.read(MAX_OUTPUT_BYTES).map_err(|e| e.0)?;
+                    let collect = Collect::new(
+                        &chunk,
+                        bytes,
+                        Some(bytes),
+                        format!("output #{}", outputs.len()),
+                    )
+                    .map_err(|e| e.0)?;
+                    current = Some((t, collect));
+                }
+                let (t, collect) = current.as_mut().ok_or("error: no output")?;
+                if let Some(data) = collect.push(&chunk).map_err(|e| e.0)? {
+                    let (dtype, dims, _) = t.read(MAX_OUTPUT_BYTES).map_err(|e| e.0)?;
+                    outputs.push(HostArray::new(dtype, &dims, data).map_err(|e| e.to_string())?);
+                    current = None;
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some((_, collect)) = current {
+        return Err(format!("error: {}", collect.truncated()));
+    }
+    let summary = summary.ok_or("error: the server ended the run without a report")?;
+    Ok((outputs, summary))
+}
+
+/// The server's registered workers and counters.
+pub async fn status(address: &str) -> Result<proto::StatusReply, String> {
+    let channel = net::channel(address, Duration::from_secs(5))
+        .await
+        .map_err(|e| format!("cannot reach pw-server at {address}: {e}"))?;
+    controller_client(channel)
+        .status(proto::StatusRequest {})
+        .await
+        .map(|r| r.into_inner())
+        .map_err(|s| s.message().to_owned())
+}
+
+/// The status page's JSON from the server at `address`
+/// (`Controller.Overview`; the server asks each worker for at most 500 ms).
+pub async fn overview(address: &str) -> Result<String, String> {
+    let channel = net::channel(address, Duration::from_secs(5))
+        .await
+        .map_err(|e| format!("cannot reach pw-server at {address}: {e}"))?;
+    // It presents $PW_TOKEN like every client of the controller.
+    let mut client = controller_client(channel);
+    let call = client.overview(proto::OverviewRequest {});
+    match tokio::time::timeout(Duration::from_secs(10), call).await {
+        Ok(Ok(reply)) => Ok(reply.into_inner().json),
+        Ok(Err(s)) => Err(format!("pw-server at {address}: {}", s.message())),
+        Err(_) => Err(format!("pw-server at {address} did not answer within 10 s")),
+    }
+}

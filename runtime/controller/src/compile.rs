@@ -1,0 +1,275 @@
+//! Compiling each executable once, for every worker that needs it.
+//!
+//! An executable is wanted by key (`pw_exec::cache::Key`: text, compile
+//! options, plugin identity). The controller looks in memory, then in the
+//! disk cache; otherwise it compiles: itself, when its own PJRT client has
+//! the workers' plugin identity, or else on one worker of that plugin (the
+//! one that needs it), which streams the serialized executable back. Either
+//! way the bytes are kept (memory and disk) and shipped to every worker that
+//! needs them, so each executable is compiled once across the cluster and
+//! across restarts.
+
+use bytes::Bytes;
+use pw_exec::{
+    cache::{compile_options, plugin_identity, DiskCache, Key},
+    Need,
+};
+use pw_pjrt::{Client, ClientOptions, Plugin, Program};
+use pw_wire::{self as wire, proto, Collect};
+use std::{collections::HashMap, path::PathBuf, time::Instant};
+
+/// Where an executable came from, for the run summary.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Source {
+    /// Compiled by the controller's own client.
+    Controller,
+    /// Compiled on this worker.
+    Worker(u32),
+    /// Read from the disk cache.
+    DiskCache,
+    /// Already in the controller's memory (compiled for an earlier run).
+    Memory,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Controller => f.write_str("compiled on the controller"),
+            Source::Worker(w) => write!(f, "compiled on worker {w}"),
+            Source::DiskCache => f.write_str("from the disk cache"),
+            Source::Memory => f.write_str("compiled earlier"),
+        }
+    }
+}
+
+/// The controller's own PJRT client, for compiling.
+struct Local {
+    client: Client,
+    identity: String,
+}
+
+/// See the module doc.
+pub struct Compiler {
+    disk: Option<DiskCache>,
+    memory: HashMap<Key, Bytes>,
+    /// The plugin the controller compiles with (None: never here).
+    plugin: Option<PathBuf>,
+    local: Option<Local>,
+    pub compiled_here: u64,
+    pub compiled_on_workers: u64,
+    pub from_disk: u64,
+    pub seconds: f64,
+}
+
+impl Compiler {
+    pub fn new(plugin: Option<PathBuf>, disk: Option<DiskCache>) -> Compiler {
+        Compiler {
+            disk,
+            memory: HashMap::new(),
+            plugin,
+            local: None,
+            compiled_here: 0,
+            compiled_on_workers: 0,
+            from_disk: 0,
+            seconds: 0.0,
+        }
+    }
+
+    pub fn disk(&self) -> Option<&DiskCache> {
+        self.disk.as_ref()
+    }
+
+    /// The controller's client, able to compile programs for devices
+    /// `0..devices`, made (or remade with more CPU devices) on first use;
+    /// None when it has no plugin or the plugin will not load.
+    fn local(&mut self, devices: usize) -> Option<&Local> {
+        let path = self.plugin.clone()?;
+        let make = |options: ClientOptions| {
+            Plugin::load(&path)
+                .and_then(|plugin| Client::new(&plugin, &options))
+                .map(|client| Local {
+                    identity: plugin_identity(&client),
+                    client,
+                })
+        };
+        let count = |l: &Local| l.client.addressable_devices().len();
+        let is_cpu = |l: &Local| l.client.platform_name().eq_ignore_ascii_case("cpu");
+        let mut made = match self.local.take() {
+            Some(l) => Ok(l),
+            None => make(ClientOptions::new()),
+        };
+        if let Ok(l) = &made {
+            if count(l) < devices && is_cpu(l) {
+                made = make(ClientOptions::new().cpu_device_count(devices));
+            }
+        }
+        match made {
+            Ok(local) => self.local = Some(local),
+            Err(e) => {
+                tracing::warn!(plugin = %path.display(), error = %e, "the controller cannot compile with its plugin; workers will");
+                self.plugin = None;
+                return None;
+            }
+        }
+        self.local.as_ref().filter(|l| count(l) >= devices)
+    }
+
+    /// The serialized executable of `need` for a worker of plugin identity
+    /// `plugin`, and where it came from. `worker` can compile it when the
+    /// controller cannot.
+    pub async fn get(
+        &mut self,
+        need: &Need,
+        key: Key,
+        plugin: &str,
+        worker: (
+            u32,
+            &mut proto::worker_client::WorkerClient<tonic::transport::Channel>,
+        ),
+    ) -> Result<(Bytes, Source), String> {
+        if let Some(bytes) = self.memory.get(&key) {
+            return Ok((bytes.clone(), Source::Memory));
+        }
+        let options = compile_options(need).map_err(|e| e.to_string())?;
+        let options_bytes = options.to_proto_bytes().map_err(|e| e.to_string())?;
+        if let Some(bytes) = self
+            .disk
+            .as_ref()
+            .and_then(|d| d.load(&key, &need.module, &options_bytes, plugin))
+        {
+            self.from_disk += 1;
+            let bytes = Bytes::from(bytes);
+            self.memory.insert(key, bytes.clone());
+            return Ok((bytes, Source::DiskCache));
+        }
+        let start = Instant::now();
+        let devices = need
+            .local_devices
+            .iter()
+            .map(|&d| d as usize + 1)
+            .max()
+            .unwrap_or(1);
+        let local = self
+            .local(devices)
+            .filter(|l| l.identity == plugin)
+            .map(|l| l.client.clone());
+        let (bytes, source) = match local {
+            Some(client) => {
+                let module = need.module.to_vec();
+                let bytes = tokio::task::spawn_blocking(move || {
+                    client
+                        .compile(&Program::mlir(module), &options)
+                        .and_then(|e| e.serialize())
+                        .map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|e| e.to_string())??;
+                self.compiled_here += 1;
+                (bytes, Source::Controller)
+            }
+            None => {
+                let (id, client) = worker;
+                let mut stream = client
+                    .compile(proto::CompileRequest {
+                        module: need.module.to_vec(),
+                        local_devices: need.local_devices.clone(),
+                        spmd: need.spmd,
+                        key: key.hex(),
+                    })
+                    .await
+                    .map_err(|s| format!("worker {id} could not compile it: {}", s.message()))?
+                    .into_inner();
+                let first = stream
+                    .message()
+                    .await
+                    .map_err(|s| s.message().to_owned())?
+                    .ok_or("worker sent no executable")?;
+                let mut collect = Collect::new(&first, 4 << 30, None, "a compiled executable")
+                    .map_err(|e| e.0)?;
+                let mut done = collect.push(&first).map_err(|e| e.0)?;
+                while done.is_none() {
+                    let chunk = stream
+                        .message()
+                        .await
+                        .map_err(|s| s.message().to_owned())?
+                        .ok_or_else(|| collect.truncated().0)?;
+                    done = collect.push(&chunk).map_err(|e| e.0)?;
+                }
+                self.compiled_on_workers += 1;
+                (done.unwrap_or_default(), Source::Worker(id))
+            }
+        };
+        self.seconds += start.elapsed().as_secs_f64();
+        if let Some(disk) = &self.disk {
+            if let Err(e) = disk.store(&key, &need.module, &options_bytes, plugin, &bytes) {
+                tracing::warn!(dir = %disk.dir().display(), error = %e, "cannot store in the compile cache");
+            }
+        }
+        let bytes = Bytes::from(bytes);
+        self.memory.insert(key, bytes.clone());
+        Ok((bytes, source))
+    }
+}
+
+/// What compiling a module shows of it (see [`Compiler::inspect`]).
+#[derive(Debug, Clone)]
+pub struct Inspected {
+    /// The type and per-device dimensions of each output.
+    pub outputs: Vec<(pw_core::DType, Vec<usize>)>,
+    /// The program as compiled (its format and bytes: see
+    /// [`crate::pjrt::Executable::optimized_program`]), when the plugin
+    /// gives it.
+    pub optimized: Option<(String, Vec<u8>)>,
+}
+
+impl Compiler {
+    /// Compiles `module` here for `devices` devices (SPMD when more than
+    /// one) to see what it makes: a front end given a program without its
+    /// types (the IFRT proxy) needs them before it can plan a call.
+    pub async fn inspect(&mut self, module: &[u8], devices: usize) -> Result<Inspected, String> {
+        let client = self
+            .local(devices)
+            .map(|l| l.client.clone())
+            .ok_or("the controller has no PJRT plugin to compile with (--plugin)")?;
+        let ids: Vec<i32> = (0..devices as i32).collect();
+        let options = pw_pjrt::CompileOptions::for_device_ids(&ids, devices > 1)
+            .map_err(|e| e.to_string())?;
+        let program = Program::mlir(module.to_vec());
+        tokio::task::spawn_blocking(move || {
+            let loaded = client
+                .compile(&program, &options)
+                .map_err(|e| e.to_string())?;
+            let executable = loaded.executable().map_err(|e| e.to_string())?;
+            let dtypes = executable.output_dtypes().map_err(|e| e.to_string())?;
+            let dims = executable.output_dims().map_err(|e| e.to_string())?;
+            Ok(Inspected {
+                outputs: dtypes.into_iter().zip(dims).collect(),
+                optimized: executable.optimized_program().ok(),
+            })
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+}
+
+/// Ships serialized `bytes` under `key` to a worker.
+pub async fn ship(
+    client: &mut proto::worker_client::WorkerClient<tonic::transport::Channel>,
+    key: Key,
+    bytes: &Bytes,
+) -> Result<(), String> {
+    let hex = key.hex();
+    let messages: Vec<proto::LoadRequest> = wire::chunks(bytes.clone())
+        .into_iter()
+        .enumerate()
+        .map(|(i, chunk)| proto::LoadRequest {
+            key: if i == 0 { hex.clone() } else { String::new() },
+            chunk: Some(chunk),
+        })
+        .collect();
+    client
+        .load(tokio_stream::iter(messages))
+        .await
+        .map(|_| ())
+        .map_err(|s| s.message().to_owned())
+}

@@ -1,0 +1,412 @@
+//! The controller's gRPC service: worker sessions, runs for clients, and
+//! status.
+
+use crate::{api, Controller, RunRequest};
+use pw_exec::HostArray;
+use pw_wire::{self as wire, proto, Collect};
+use std::pin::Pin;
+use tokio::sync::mpsc;
+use tokio_stream::{wrappers::UnboundedReceiverStream, Stream};
+use tonic::{Request, Response, Status, Streaming};
+
+/// The largest input a client may send.
+const MAX_INPUT_BYTES: u64 = 64 << 30;
+/// The largest program text a client may send.
+const MAX_PROGRAM_BYTES: u64 = 1 << 30;
+
+type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// See the module doc.
+#[derive(Clone)]
+pub struct ControllerService {
+    controller: Controller,
+}
+
+impl ControllerService {
+    pub fn new(controller: Controller) -> ControllerService {
+        ControllerService { controller }
+    }
+}
+
+fn invalid(message: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(message.to_string())
+}
+
+/// Reads `count` host arrays sent as `RunInput` chunks, in order, each
+/// checked as it arrives; returns them and their bytes.
+async fn read_inputs<M>(
+    stream: &mut Streaming<M>,
+    count: usize,
+    input_of: impl Fn(M) -> Option<proto::RunInput>,
+) -> Result<(Vec<HostArray>, u64), Status> {
+    let mut inputs: Vec<HostArray> = Vec::with_capacity(count.min(1 << 16));
+    let mut current: Option<(proto::ArrayType, Collect)> = None;
+    let mut received = 0u64;
+    while inputs.len() < count {
+        let message = stream.message().await?.ok_or_else(|| {
+            invalid(format!(
+                "the client sent {} of {count} inputs",
+                inputs.len()
+            ))
+        })?;
+        let input = input_of(message).ok_or_else(|| invalid("expected an input"))?;
+        if input.index as usize != inputs.len() {
+            return Err(invalid(format!(
+                "input #{} came where #{} was expected",
+                input.index,
+                inputs.len()
+            )));
+        }
+        let chunk = input
+            .chunk
+            .ok_or_else(|| invalid("an input without a chunk"))?;
+        if current.is_none() {
+            let t = input
+                .r#type
+                .ok_or_else(|| invalid("an input without a type"))?;
+            let (_, _, bytes) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
+            let collect = Collect::new(
+                &chunk,
+                bytes,
+                Some(bytes),
+                format!("input #{}", inputs.len()),
+            )
+            .map_err(invalid)?;
+            current = Some((t, collect));
+        }
+        let (t, collect) = current
+            .as_mut()
+            .ok_or_else(|| Status::internal("no input"))?;
+        if let Some(data) = collect.push(&chunk).map_err(invalid)? {
+            let (dtype, dims, _) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
+            received += data.len() as u64;
+            inputs.push(HostArray::new(dtype, &dims, data).map_err(invalid)?);
+            current = None;
+        }
+    }
+    Ok((inputs, received))
+}
+
+/// A server stream of a host array's chunks (`FetchReply`s, the first with
+/// the type).
+fn host_stream(host: HostArray) -> Stream_<proto::FetchReply> {
+    let t = proto::ArrayType::of(host.dtype(), host.shape());
+    let items: Vec<Result<proto::FetchReply, Status>> =
+        wire::chunks(bytes::Bytes::from(host.into_bytes()))
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                Ok(proto::FetchReply {
+                    r#type: (i == 0).then(|| t.clone()),
+                    chunk: Some(c),
+                })
+            })
+            .collect();
+    Box::pin(tokio_stream::iter(items))
+}
+
+#[tonic::async_trait]
+impl proto::registry_server::Registry for ControllerService {
+    type AttachStream = Stream_<proto::ControllerEvent>;
+
+    async fn attach(
+        &self,
+        request: Request<Streaming<proto::WorkerEvent>>,
+    ) -> Result<Response<Self::AttachStream>, Status> {
+        let mut events = request.into_inner();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), events.message())
+            .await
+            .map_err(|_| invalid("no registration within 5 s"))??;
+        let register = match first {
+            Some(proto::WorkerEvent {
+                event: Some(proto::worker_event::Event::Register(r)),
+            }) => r,
+            _ => return Err(invalid("a worker session must start with `register`")),
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let reply = match self.controller.register(&register, tx.clone()).await {
+            Ok(registered) => proto::controller_event::Event::Registered(registered),
+            Err(reason) => {
+                tracing::warn!(address = %register.address, %reason, "refused a worker");
+                proto::controller_event::Event::Refused(proto::Refused { reason })
+            }
+        };
+        let worker = match &reply {
+            proto::controller_event::Event::Registered(r) => Some(r.worker),
+            _ => None,
+        };
+        let _ = tx.send(Ok(proto::ControllerEvent { event: Some(reply) }));
+        if let Some(worker) = worker {
+            let controller = self.controller.clone();
+            drop(tx);
+            tokio::spawn(async move {
+                let why = loop {
+                    match events.message().await {
+                        Ok(Some(proto::WorkerEvent { event: Some(e) })) => match e {
+                            proto::worker_event::Event::Heartbeat(h) => {
+                                controller.heartbeat(worker, h)
+                            }
+                            proto::worker_event::Event::PartDone(d) => {
+                                controller.part_done(worker, d)
+                            }
+                            proto::worker_event::Event::Register(_) => {
+                                break "it registered twice on one session".to_owned()
+                            }
+                        },
+                        Ok(Some(_)) => {}
+                        Ok(None) => break "its session ended".to_owned(),
+                        Err(status) => break format!("its session failed: {}", status.message()),
+                    }
+                };
+                controller.lost(worker, &why);
+            });
+        }
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+}
+
+#[tonic::async_trait]
+impl api::controller_server::Controller for ControllerService {
+    type RunStream = Stream_<proto::RunReply>;
+
+    async fn run(
+        &self,
+        request: Request<Streaming<proto::RunRequest>>,
+    ) -> Result<Response<Self::RunStream>, Status> {
+        let mut stream = request.into_inner();
+        let begin = match stream.message().await? {
+            Some(proto::RunRequest {
+                request: Some(proto::run_request::Request::Begin(b)),
+            }) => b,
+            _ => return Err(invalid("a run must start with `begin`")),
+        };
+        if begin.protocol != pw_wire::PROTOCOL as i32 {
+            return Err(Status::failed_precondition(format!(
+                "the client speaks wire protocol {}, this server {}",
+                begin.protocol,
+                pw_wire::PROTOCOL as i32
+            )));
+        }
+        // The program's text.
+        let first = match stream.message().await? {
+            Some(proto::RunRequest {
+                request: Some(proto::run_request::Request::Program(c)),
+            }) => c,
+            _ => return Err(invalid("`begin` must be followed by the program")),
+        };
+        let mut program =
+            Collect::new(&first, MAX_PROGRAM_BYTES, None, "the program").map_err(invalid)?;
+        let mut text = program.push(&first).map_err(invalid)?;
+        while text.is_none() {
+            let chunk = match stream.message().await? {
+                Some(proto::RunRequest {
+                    request: Some(proto::run_request::Request::Program(c)),
+                }) => c,
+                _ => return Err(invalid(program.truncated())),
+            };
+            text = program.push(&chunk).map_err(invalid)?;
+        }
+        let text = String::from_utf8(text.unwrap_or_default())
+            .map_err(|_| invalid("the program is not UTF-8 text"))?;
+        let (inputs, received) =
+            read_inputs(&mut stream, begin.inputs as usize, |m| match m.request {
+                Some(proto::run_request::Request::Input(i)) => Some(i),
+                _ => None,
+            })
+            .await?;
+        self.controller.count_client_bytes(received, 0);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let controller = self.controller.clone();
+        let request = RunRequest {
+            name: begin.name,
+            text,
+            inputs,
+            record: begin.record,
+            timeout: (begin.timeout_ms > 0)
+                .then(|| std::time::Duration::from_millis(begin.timeout_ms)),
+            schedule: (!begin.schedule.is_empty()).then_some(begin.schedule),
+        };
+        tokio::spawn(async move {
+            let progress_tx = tx.clone();
+            let progress = move |line: String| {
+                let _ = progress_tx.send(Ok(proto::RunReply {
+                    reply: Some(proto::run_reply::Reply::Progress(line)),
+                }));
+            };
+            match controller.run(request, &progress).await {
+                Err(e) => {
+                    let _ = tx.send(Err(Status::aborted(e)));
+                }
+                Ok((outputs, summary)) => {
+                    let json = serde_json::to_string(&summary).unwrap_or_default();
+                    let _ = tx.send(Ok(proto::RunReply {
+                        reply: Some(proto::run_reply::Reply::ReportJson(json)),
+                    }));
+                    let mut sent = 0;
+                    for (index, output) in outputs.into_iter().enumerate() {
+                        let t = proto::ArrayType::of(output.dtype(), output.shape());
+                        sent += output.bytes().len() as u64;
+                        for (i, chunk) in wire::chunks(bytes::Bytes::from(output.into_bytes()))
+                            .into_iter()
+                            .enumerate()
+                        {
+                            let reply = proto::RunOutput {
+                                index: index as u32,
+                                r#type: (i == 0).then(|| t.clone()),
+                                chunk: Some(chunk),
+                            };
+                            let _ = tx.send(Ok(proto::RunReply {
+                                reply: Some(proto::run_reply::Reply::Output(reply)),
+                            }));
+                        }
+                    }
+                    controller.count_client_bytes(0, sent);
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    async fn status(
+        &self,
+        _: Request<proto::StatusRequest>,
+    ) -> Result<Response<proto::StatusReply>, Status> {
+        Ok(Response::new(self.controller.status()))
+    }
+
+    type SessionStream = Stream_<proto::SessionEvent>;
+
+    async fn session(
+        &self,
+        request: Request<Streaming<proto::SessionRequest>>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
+        let mut incoming = request.into_inner();
+        let open = match incoming.message().await? {
+            Some(proto::SessionRequest {
+                request: Some(proto::session_request::Request::Open(o)),
+            }) => o,
+            _ => return Err(invalid("a session must start with `open`")),
+        };
+        if open.protocol != pw_wire::PROTOCOL as i32 {
+            return Err(Status::failed_precondition(format!(
+                "the client speaks wire protocol {}, this server {}",
+                open.protocol,
+                pw_wire::PROTOCOL as i32
+            )));
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(self.controller.clone().serve_session(open, incoming, tx));
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    type CompileProgramStream = Stream_<proto::CompileProgramReply>;
+
+    async fn compile_program(
+        &self,
+        request: Request<proto::CompileProgramRequest>,
+    ) -> Result<Response<Self::CompileProgramStream>, Status> {
+        let request = request.into_inner();
+        if request.text.len() as u64 > MAX_PROGRAM_BYTES {
+            return Err(invalid("the program is larger than 1 GiB"));
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let controller = self.controller.clone();
+        tokio::spawn(async move {
+            let progress_tx = tx.clone();
+            let progress = move |line: String| {
+                let _ = progress_tx.send(Ok(proto::CompileProgramReply {
+                    reply: Some(proto::compile_program_reply::Reply::Progress(line)),
+                }));
+            };
+            let reply = match controller.compile_program(request, &progress).await {
+                Ok(p) => Ok(proto::CompileProgramReply {
+                    reply: Some(proto::compile_program_reply::Reply::Program(p)),
+                }),
+                Err(e) => Err(Status::from(e)),
+            };
+            let _ = tx.send(reply);
+        });
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    async fn call(
+        &self,
+        request: Request<Streaming<proto::CallRequest>>,
+    ) -> Result<Response<proto::CallReply>, Status> {
+        let mut stream = request.into_inner();
+        let begin = match stream.message().await? {
+            Some(proto::CallRequest {
+                request: Some(proto::call_request::Request::Begin(b)),
+            }) => b,
+            _ => return Err(invalid("a call must start with `begin`")),
+        };
+        let hosts = begin
+            .arguments
+            .iter()
+            .filter(|a| matches!(a.argument, Some(proto::call_argument::Argument::Host(_))))
+            .count();
+        let (inputs, received) = read_inputs(&mut stream, hosts, |m| match m.request {
+            Some(proto::call_request::Request::Input(i)) => Some(i),
+            _ => None,
+        })
+        .await?;
+        self.controller.count_client_bytes(received, 0);
+        self.controller.count_session_bytes(begin.session, received);
+        Ok(Response::new(self.controller.call(begin, inputs).await?))
+    }
+
+    type FetchArrayStream = Stream_<proto::FetchReply>;
+
+    async fn fetch_array(
+        &self,
+        request: Request<proto::ArrayRef>,
+    ) -> Result<Response<Self::FetchArrayStream>, Status> {
+        use crate::session::Fetched;
+        Ok(Response::new(
+            match self.controller.fetch_array(request.get_ref()).await? {
+                Fetched::Forwarded(stream, bytes) => {
+                    self.controller.count_client_bytes(0, bytes);
+                    Box::pin(stream)
+                }
+                Fetched::Assembled(host) => {
+                    self.controller
+                        .count_client_bytes(0, host.bytes().len() as u64);
+                    host_stream(host)
+                }
+            },
+        ))
+    }
+
+    async fn await_arrays(
+        &self,
+        request: Request<proto::ArrayRefs>,
+    ) -> Result<Response<proto::AwaitReply>, Status> {
+        self.controller.await_arrays(request.get_ref()).await?;
+        Ok(Response::new(proto::AwaitReply {}))
+    }
+
+    async fn delete_arrays(
+        &self,
+        request: Request<proto::ArrayRefs>,
+    ) -> Result<Response<proto::DeleteReply>, Status> {
+        self.controller.delete_arrays(request.get_ref()).await?;
+        Ok(Response::new(proto::DeleteReply {}))
+    }
+
+    async fn session_stats(
+        &self,
+        request: Request<proto::SessionStatsRequest>,
+    ) -> Result<Response<proto::SessionCounters>, Status> {
+        Ok(Response::new(
+            self.controller.session_stats(request.get_ref().session)?,
+        ))
+    }
+
+    async fn overview(
+        &self,
+        _: Request<proto::OverviewRequest>,
+    ) -> Result<Response<proto::OverviewReply>, Status> {
+        let json = self.controller.overview().await.to_string();
+        Ok(Response::new(proto::OverviewReply { json }))
+    }
+}

@@ -1,0 +1,103 @@
+//! Host cost of dispatching work through the binding (not a timed test).
+//!
+//! Measures, on the plugin `Plugin::discover` finds (`PW_PJRT_PLUGIN` or the
+//! venv's CPU plugin), the median wall time of:
+//!
+//! * `execute`: one `LoadedExecutable::execute` of `x * 2 + 1` on `f32[4]`,
+//!   returning the output buffer without waiting (`dispatch`), and the same
+//!   followed by waiting for the result (`round trip`);
+//! * `copy`: one `Buffer::copy_to_device` of `f32[4]` to another CPU device,
+//!   without and with waiting for the copy.
+//!
+//! Prints one JSON object; `benches/runtime_core.sh` puts it next to JAX's
+//! numbers. Arguments: `--iters N` (default 2000), `--warmup N` (default 200).
+
+use std::time::Instant;
+
+use pw_core::DType;
+use pw_pjrt::{Client, ClientOptions, CompileOptions, Plugin, Program};
+
+const AFFINE: &str = r#"
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %two = stablehlo.constant dense<2.0> : tensor<4xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %0 = stablehlo.multiply %x, %two : tensor<4xf32>
+  %1 = stablehlo.add %0, %one : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"#;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Median and 90th percentile, in microseconds, of `iters` timed calls of
+/// `f` after `warmup` untimed ones. `f` returns what it made, dropped
+/// outside the timed region (as a Python result is, on the next iteration).
+fn measure<T>(warmup: usize, iters: usize, mut f: impl FnMut() -> Res<T>) -> Res<(f64, f64)> {
+    for _ in 0..warmup {
+        drop(f()?);
+    }
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let start = Instant::now();
+        let made = f()?;
+        samples.push(start.elapsed().as_secs_f64() * 1e6);
+        drop(made);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok((samples[iters / 2], samples[iters * 9 / 10]))
+}
+
+fn arg(name: &str, default: usize) -> Res<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == name) {
+        Some(i) => Ok(args
+            .get(i + 1)
+            .ok_or(format!("{name} needs a value"))?
+            .parse()?),
+        None => Ok(default),
+    }
+}
+
+fn main() -> Res<()> {
+    let iters = arg("--iters", 2000)?.max(10);
+    let warmup = arg("--warmup", 200)?;
+    let plugin = Plugin::discover()?;
+    let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(2))?;
+    let devices = client.devices();
+    let exe = client.compile(
+        &Program::mlir_text(AFFINE),
+        &CompileOptions::single_device(&devices[0])?,
+    )?;
+    let bytes: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    let x = client.buffer_from_host(&bytes, DType::F32, &[4], &devices[0])?;
+    x.wait_ready()?;
+
+    let execute_dispatch = measure(warmup, iters, || Ok(exe.execute(&[vec![&x]])?))?;
+    let execute_round_trip = measure(warmup, iters, || {
+        let run = exe.execute(&[vec![&x]])?;
+        run.wait()?;
+        Ok(run)
+    })?;
+    let copy_dispatch = measure(warmup, iters, || Ok(x.copy_to_device(&devices[1])?))?;
+    let copy_round_trip = measure(warmup, iters, || {
+        let copy = x.copy_to_device(&devices[1])?;
+        copy.wait_ready()?;
+        Ok(copy)
+    })?;
+
+    let row =
+        |name: &str, (median, p90): (f64, f64)| format!("\"{name}\": [{median:.3}, {p90:.3}]");
+    println!(
+        "{{\"plugin\": \"{}\", \"api\": \"{}\", \"iters\": {iters}, {}, {}, {}, {}}}",
+        plugin.path().display(),
+        plugin.version(),
+        row("execute_dispatch", execute_dispatch),
+        row("execute_round_trip", execute_round_trip),
+        row("copy_dispatch", copy_dispatch),
+        row("copy_round_trip", copy_round_trip),
+    );
+    Ok(())
+}

@@ -1,0 +1,209 @@
+//! What the proxy reads of a compiled program (`xla.HloModuleProto`, as
+//! `PJRT_Executable_OptimizedProgram` gives it): the shardings of its
+//! parameters and outputs after SPMD partitioning, the parameters it
+//! donates, and its parameter count. Only these fields are declared (their
+//! numbers are `xla/service/hlo.proto`'s); prost skips the rest.
+
+use crate::protocol::xla::{op_sharding, OpSharding, ProgramShapeProto};
+use prost::Message;
+
+/// `xla.HloModuleProtoWithConfig`: the module and its configuration.
+#[derive(Clone, PartialEq, Message)]
+struct WithConfig {
+    #[prost(message, optional, tag = "1")]
+    hlo_module: Option<HloModule>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct HloModule {
+    #[prost(message, optional, tag = "4")]
+    host_program_shape: Option<ProgramShapeProto>,
+    #[prost(message, optional, tag = "8")]
+    input_output_alias: Option<Aliases>,
+    #[prost(message, optional, tag = "12")]
+    spmd_output_sharding: Option<OpSharding>,
+    #[prost(message, repeated, tag = "14")]
+    spmd_parameters_shardings: Vec<OpSharding>,
+    #[prost(message, optional, tag = "18")]
+    buffer_donor: Option<Donors>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Aliases {
+    #[prost(message, repeated, tag = "1")]
+    entries: Vec<Alias>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Alias {
+    #[prost(int64, tag = "2")]
+    parameter_number: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Donors {
+    #[prost(message, repeated, tag = "1")]
+    entries: Vec<Donor>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Donor {
+    #[prost(int64, tag = "1")]
+    parameter_number: i64,
+}
+
+/// See the module doc.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Compiled {
+    /// One sharding per parameter (replicated when the program is on one
+    /// device).
+    pub parameters: Vec<OpSharding>,
+    /// One sharding per output.
+    pub outputs: Vec<OpSharding>,
+    /// The parameters whose buffers the program takes over, ascending.
+    pub donated: Vec<u32>,
+}
+
+fn replicated() -> OpSharding {
+    OpSharding {
+        r#type: op_sharding::Type::Replicated as i32,
+        ..Default::default()
+    }
+}
+
+/// Reads `bytes` (in `format`: `hlo` or `hlo_with_config`) of a program
+/// with `outputs` outputs.
+pub fn read(format: &str, bytes: &[u8], outputs: usize) -> Result<Compiled, String> {
+    let bad =
+        |e: prost::DecodeError| format!("the compiled program ({format}) does not decode: {e}");
+    let m = match format {
+        "hlo" => HloModule::decode(bytes).map_err(bad)?,
+        "hlo_with_config" => WithConfig::decode(bytes)
+            .map_err(bad)?
+            .hlo_module
+            .unwrap_or_default(),
+        other => {
+            return Err(format!(
+                "the compiled program comes as {other:?}, which pw cannot read"
+            ))
+        }
+    };
+    let params = m
+        .host_program_shape
+        .as_ref()
+        .map_or(m.spmd_parameters_shardings.len(), |s| s.parameters.len());
+    let parameters = if m.spmd_parameters_shardings.is_empty() {
+        vec![replicated(); params]
+    } else {
+        m.spmd_parameters_shardings
+    };
+    let outputs = match m.spmd_output_sharding {
+        None => vec![replicated(); outputs],
+        Some(s) if s.r#type == op_sharding::Type::Tuple as i32 => s.tuple_shardings,
+        Some(s) => vec![s],
+    };
+    let mut donated: Vec<u32> = m
+        .input_output_alias
+        .iter()
+        .flat_map(|a| a.entries.iter().map(|e| e.parameter_number))
+        .chain(
+            m.buffer_donor
+                .iter()
+                .flat_map(|d| d.entries.iter().map(|e| e.parameter_number)),
+        )
+        .filter_map(|p| u32::try_from(p).ok())
+        .collect();
+    donated.sort_unstable();
+    donated.dedup();
+    Ok(Compiled {
+        parameters,
+        outputs,
+        donated,
+    })
+}
+
+/// The global shape of an output whose shards have `dims` under `op`.
+pub fn global_shape(dims: &[usize], op: &OpSharding) -> Result<Vec<i64>, String> {
+    let tiled = op.r#type == op_sharding::Type::Other as i32;
+    dims.iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            let tiles = if tiled {
+                op.tile_assignment_dimensions.get(i).copied().unwrap_or(1)
+            } else {
+                1
+            };
+            i64::try_from(d)
+                .ok()
+                .and_then(|d| d.checked_mul(tiles))
+                .ok_or_else(|| format!("an output dimension of {d} x {tiles} overflows"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shardings_and_donations_are_read() {
+        let tiled = OpSharding {
+            r#type: op_sharding::Type::Other as i32,
+            tile_assignment_dimensions: vec![2, 1],
+            iota_reshape_dims: vec![2],
+            ..Default::default()
+        };
+        let m = HloModule {
+            host_program_shape: Some(ProgramShapeProto {
+                parameters: vec![Default::default(); 2],
+                ..Default::default()
+            }),
+            input_output_alias: Some(Aliases {
+                entries: vec![Alias {
+                    parameter_number: 1,
+                }],
+            }),
+            spmd_output_sharding: Some(OpSharding {
+                r#type: op_sharding::Type::Tuple as i32,
+                tuple_shardings: vec![tiled.clone(), replicated()],
+                ..Default::default()
+            }),
+            spmd_parameters_shardings: vec![tiled.clone(), replicated()],
+            buffer_donor: Some(Donors {
+                entries: vec![
+                    Donor {
+                        parameter_number: 0,
+                    },
+                    Donor {
+                        parameter_number: 1,
+                    },
+                ],
+            }),
+        };
+        let c = read("hlo", &m.encode_to_vec(), 2).unwrap();
+        let wrapped = WithConfig {
+            hlo_module: Some(m.clone()),
+        };
+        assert_eq!(
+            read("hlo_with_config", &wrapped.encode_to_vec(), 2).unwrap(),
+            c
+        );
+        assert_eq!(c.parameters.len(), 2);
+        assert_eq!(c.outputs, vec![tiled.clone(), replicated()]);
+        assert_eq!(c.donated, vec![0, 1]);
+        assert_eq!(global_shape(&[4, 4], &tiled).unwrap(), vec![8, 4]);
+        assert_eq!(global_shape(&[4, 4], &replicated()).unwrap(), vec![4, 4]);
+        // One device: replicated, from the parameter count.
+        let one = HloModule {
+            host_program_shape: Some(ProgramShapeProto {
+                parameters: vec![Default::default(); 3],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let c = read("hlo", &one.encode_to_vec(), 1).unwrap();
+        assert_eq!((c.parameters.len(), c.outputs.len()), (3, 1));
+        assert!(read("hlo", b"\xff\xff", 1).is_err());
+        assert!(read("mlir", b"", 1).is_err());
+    }
+}

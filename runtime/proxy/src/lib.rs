@@ -1,0 +1,29 @@
+//! The IFRT proxy seam: what unmodified JAX (`JAX_PLATFORMS=proxy`) speaks
+//! to a server.
+//!
+//! * [`protocol`]: the protocol's messages and the `xla.ifrt.proxy.GrpcIfrtService`
+//!   gRPC service (server and client), generated from jaxlib's own descriptors.
+//! * [`ProxyService`]: that service on pw-server: each `IfrtSession` is a
+//!   pw session ([`session`]) whose operations run as small plans
+//!   ([`plans`]); IFRT's dtypes and shardings map onto pw's ([`convert`]).
+
+#![deny(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+
+pub mod convert;
+mod hlo;
+pub mod plans;
+pub mod protocol;
+mod service;
+mod session;
+
+pub use service::{HostBuffers, ProxyService, PROTOCOLS};

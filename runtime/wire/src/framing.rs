@@ -1,0 +1,310 @@
+//! The chunking every bulk transfer uses.
+//!
+//! A payload is sent as [`Chunk`](proto::Chunk)s of at most [`CHUNK_BYTES`]
+//! bytes ([`chunks`]); the receiver checks each with a [`ChunkCheck`]: the
+//! declared size (against a limit, before anything is allocated), the order
+//! of offsets, and the CRC-32 of the whole payload on the last chunk. A
+//! truncated, reordered, oversized or corrupted payload is an error.
+
+use crate::proto::{self, Chunk};
+use bytes::Bytes;
+use pw_core::DType;
+use std::time::Duration;
+
+/// Bytes per chunk (also the HTTP/2 frame budget per message).
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// The largest gRPC message pw sends or accepts: control messages (a part
+/// of a big program, a run's report) may be large; bulk bytes always travel
+/// in chunks of [`CHUNK_BYTES`].
+pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// HTTP/2 flow-control windows that let one stream fill a fast link
+/// (measured: 1.0-1.4 GB/s on loopback, against 0.3-0.9 with the defaults).
+pub const STREAM_WINDOW: u32 = 16 << 20;
+pub const CONNECTION_WINDOW: u32 = 32 << 20;
+
+/// HTTP/2 keepalive: a silent peer is declared gone within about
+/// `KEEPALIVE + KEEPALIVE_TIMEOUT`.
+pub const KEEPALIVE: Duration = Duration::from_millis(500);
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What is wrong with a stream of chunks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct WireError(pub String);
+
+/// The byte ranges of the chunks of a payload of `len` bytes: at most
+/// [`CHUNK_BYTES`] each, one (empty) range for an empty payload.
+pub fn chunk_ranges(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let count = len.div_ceil(CHUNK_BYTES).max(1);
+    (0..count).map(move |i| i * CHUNK_BYTES..((i + 1) * CHUNK_BYTES).min(len))
+}
+
+/// Splits `data` into chunks (sharing its memory); the last carries the
+/// CRC-32 of all of it.
+pub fn chunks(data: Bytes) -> Vec<Chunk> {
+    let total = data.len() as u64;
+    let crc = crc32fast::hash(&data);
+    chunk_ranges(data.len())
+        .map(|r| Chunk {
+            offset: r.start as u64,
+            total,
+            crc32: (r.end == data.len()).then_some(crc),
+            data: data.slice(r),
+        })
+        .collect()
+}
+
+/// Checks a stream of chunks as it arrives (see the module doc).
+#[derive(Debug)]
+pub struct ChunkCheck {
+    total: u64,
+    next: u64,
+    hasher: crc32fast::Hasher,
+    done: bool,
+    what: String,
+}
+
+impl ChunkCheck {
+    /// Expects a payload the first chunk declares, of at most `limit` bytes
+    /// (exactly `expected` when given); `what` names it in errors.
+    pub fn new(
+        first: &Chunk,
+        limit: u64,
+        expected: Option<u64>,
+        what: impl Into<String>,
+    ) -> Result<ChunkCheck, WireError> {
+        let what = what.into();
+        if first.total > limit {
+            return Err(WireError(format!(
+                "{what}: the payload declares {} bytes, more than the limit of {limit}",
+                first.total
+            )));
+        }
+        if let Some(e) = expected {
+            if first.total != e {
+                return Err(WireError(format!(
+                    "{what}: the payload declares {} bytes, but {e} are expected",
+                    first.total
+                )));
+            }
+        }
+        Ok(ChunkCheck {
+            total: first.total,
+            next: 0,
+            hasher: crc32fast::Hasher::new(),
+            done: false,
+            what,
+        })
+    }
+
+    /// Bytes the payload has.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes received so far.
+    pub fn received(&self) -> u64 {
+        self.next
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Checks the next chunk; `Ok(true)` when it completes the payload (its
+    /// checksum verified).
+    pub fn check(&mut self, chunk: &Chunk) -> Result<bool, WireError> {
+        let what = &self.what;
+        if self.done {
+            return Err(WireError(format!("{what}: a chunk after the last one")));
+        }
+        if chunk.total != self.total {
+            return Err(WireError(format!(
+                "{what}: a chunk declares {} bytes in all, the first declared {}",
+                chunk.total, self.total
+            )));
+        }
+        if chunk.offset != self.next {
+            return Err(WireError(format!(
+                "{what}: a chunk at offset {} where {} was expected",
+                chunk.offset, self.next
+            )));
+        }
+        let end = self
+            .next
+            .checked_add(chunk.data.len() as u64)
+            .filter(|&e| e <= self.total)
+            .ok_or_else(|| {
+                WireError(format!(
+                    "{what}: a chunk of {} bytes at {} runs past the {} bytes declared",
+                    chunk.data.len(),
+                    chunk.offset,
+                    self.total
+                ))
+            })?;
+        self.hasher.update(&chunk.data);
+        self.next = end;
+        let last = end == self.total;
+        match (last, chunk.crc32) {
+            (true, Some(crc)) => {
+                let actual = std::mem::take(&mut self.hasher).finalize();
+                if actual != crc {
+                    return Err(WireError(format!(
+                        "{what}: checksum mismatch (CRC-32 {actual:08x}, sent {crc:08x}): the bytes were corrupted"
+                    )));
+                }
+                self.done = true;
+                Ok(true)
+            }
+            (true, None) => Err(WireError(format!(
+                "{what}: the last chunk carries no checksum"
+            ))),
+            (false, Some(_)) => Err(WireError(format!(
+                "{what}: a checksum before the last byte ({end} of {})",
+                self.total
+            ))),
+            (false, None) => Ok(false),
+        }
+    }
+
+    /// The error for a stream that ended before the last chunk.
+    pub fn truncated(&self) -> WireError {
+        WireError(format!(
+            "{}: the stream ended after {} of {} bytes",
+            self.what, self.next, self.total
+        ))
+    }
+}
+
+/// Collects a whole payload in memory, checked.
+#[derive(Debug)]
+pub struct Collect {
+    check: ChunkCheck,
+    data: Vec<u8>,
+}
+
+impl Collect {
+    /// See [`ChunkCheck::new`]; allocates `total` bytes once it is within
+    /// `limit`.
+    pub fn new(
+        first: &Chunk,
+        limit: u64,
+        expected: Option<u64>,
+        what: impl Into<String>,
+    ) -> Result<Collect, WireError> {
+        let check = ChunkCheck::new(first, limit, expected, what)?;
+        let capacity =
+            usize::try_from(check.total()).map_err(|_| WireError("payload too large".into()))?;
+        Ok(Collect {
+            check,
+            data: Vec::with_capacity(capacity),
+        })
+    }
+
+    /// Adds the next chunk; the payload once complete.
+    pub fn push(&mut self, chunk: &Chunk) -> Result<Option<Vec<u8>>, WireError> {
+        let last = self.check.check(chunk)?;
+        self.data.extend_from_slice(&chunk.data);
+        Ok(last.then(|| std::mem::take(&mut self.data)))
+    }
+
+    pub fn truncated(&self) -> WireError {
+        self.check.truncated()
+    }
+}
+
+impl proto::ArrayType {
+    pub fn of(dtype: DType, dims: &[usize]) -> proto::ArrayType {
+        proto::ArrayType {
+            dtype: dtype.name().into(),
+            dims: dims.iter().map(|&d| d as u64).collect(),
+        }
+    }
+
+    /// The dtype and shape, with their byte size checked against `limit`.
+    pub fn read(&self, limit: u64) -> Result<(DType, Vec<usize>, u64), WireError> {
+        let dtype = DType::from_name(&self.dtype)
+            .ok_or_else(|| WireError(format!("unknown dtype {:?}", self.dtype)))?;
+        let mut bytes = dtype.size_in_bytes() as u64;
+        let mut dims = Vec::with_capacity(self.dims.len().min(64));
+        for &d in &self.dims {
+            bytes = bytes
+                .checked_mul(d)
+                .filter(|&b| b <= limit)
+                .ok_or_else(|| {
+                    WireError(format!(
+                        "{dtype}{:?} is larger than the limit of {limit} bytes",
+                        self.dims
+                    ))
+                })?;
+            dims.push(usize::try_from(d).map_err(|_| WireError("dimension too large".into()))?);
+        }
+        Ok((dtype, dims, bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(n: usize) -> Bytes {
+        Bytes::from((0..n).map(|i| (i * 7 % 251) as u8).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn chunks_round_trip() {
+        for n in [0, 1, CHUNK_BYTES, CHUNK_BYTES + 1, 3 * CHUNK_BYTES - 5] {
+            let data = payload(n);
+            let parts = chunks(data.clone());
+            let mut c = Collect::new(&parts[0], n as u64, Some(n as u64), "t").unwrap();
+            let mut got = None;
+            for p in &parts {
+                got = c.push(p).unwrap();
+            }
+            assert_eq!(got.as_deref(), Some(&data[..]), "{n} bytes");
+        }
+    }
+
+    #[test]
+    fn bad_streams_are_errors() {
+        let parts = chunks(payload(2 * CHUNK_BYTES + 10));
+        // Over the limit, or not the size expected.
+        assert!(ChunkCheck::new(&parts[0], 100, None, "t").is_err());
+        assert!(ChunkCheck::new(&parts[0], u64::MAX, Some(5), "t").is_err());
+        // Out of order.
+        let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
+        assert!(c.check(&parts[1]).is_err());
+        // Corrupted.
+        let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
+        let mut bad = parts[2].clone();
+        let mut data = bad.data.to_vec();
+        data[3] ^= 0x10;
+        bad.data = Bytes::from(data);
+        c.check(&parts[0]).unwrap();
+        c.check(&parts[1]).unwrap();
+        let err = c.check(&bad).unwrap_err();
+        assert!(err.0.contains("checksum"), "{err}");
+        // Truncated.
+        let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
+        c.check(&parts[0]).unwrap();
+        assert!(c.truncated().0.contains("ended after"));
+        // A chunk past the end.
+        let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
+        let mut long = parts[0].clone();
+        long.data = payload(3 * CHUNK_BYTES);
+        assert!(c.check(&long).is_err());
+    }
+
+    #[test]
+    fn array_types_are_bounded() {
+        let t = proto::ArrayType {
+            dtype: "float32".into(),
+            dims: vec![1 << 40, 1 << 40],
+        };
+        assert!(t.read(u64::MAX).is_err());
+        let t = proto::ArrayType::of(DType::BF16, &[3, 4]);
+        assert_eq!(t.read(1 << 20).unwrap(), (DType::BF16, vec![3, 4], 24));
+    }
+}

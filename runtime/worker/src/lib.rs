@@ -1,0 +1,580 @@
+//! pw-worker: the per-host process that holds one PJRT client.
+//!
+//! A worker registers its devices with the controller ([`serve`]: the
+//! `Controller.Attach` session, with heartbeats), then does what the
+//! controller sends it through its own `Worker` service
+//! ([`service::WorkerService`]): loads serialized executables, takes input
+//! shards, executes its part of a run (every step in one message, enqueued
+//! at once by the [`Executor`]), sends and receives shard pieces directly to
+//! and from its peers ([`pw_dataplane`]), and hands output shards back.
+//! Buffers live in an [`ObjectStore`] keyed by (run, value, shard); a run's
+//! are dropped when the controller releases it.
+//!
+//! When the controller session ends (the controller died or dropped the
+//! worker), every run is dropped and the worker registers again, for at
+//! most `connect_timeout`; then it exits with an error (a supervisor such as
+//! Kubernetes restarts it).
+//!
+//! The worker links no MLIR, no controller and no proxy: it receives
+//! compiled executables, and depends on the binding, the executor, the wire
+//! and the data plane only.
+
+#![deny(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+
+pub mod faults;
+pub mod queues;
+pub mod service;
+pub mod store;
+
+use faults::Faults;
+use pw_dataplane::{Damage, PeerAddress, Receiver, Sender, Transport};
+use pw_exec::{
+    cache::{plugin_identity, Executables},
+    Completions, Executor,
+};
+use pw_pjrt::{Client, ClientOptions, Plugin};
+use pw_wire::{net, proto, MAX_MESSAGE_BYTES};
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicU32, AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    time::Duration,
+};
+use store::ObjectStore;
+use tokio::sync::mpsc;
+
+/// How a worker is started (the flags of `pw-worker`).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The controller's address (host:port).
+    pub controller: String,
+    /// Where this worker's service listens (port 0: any free port).
+    pub listen: String,
+    /// The address others reach the service at (default: the bound one).
+    pub advertise: Option<String>,
+    /// The PJRT plugin (default: [`Plugin::discover`]).
+    pub plugin: Option<PathBuf>,
+    /// Devices to ask the plugin for (CPU plugins).
+    pub devices: Option<usize>,
+    /// The island to join (default: one of its own).
+    pub island: Option<String>,
+    /// How long to keep trying to reach the controller.
+    pub connect_timeout: Duration,
+    /// The TCP port peers send pieces to (0: any free port), on the
+    /// service's host.
+    pub data_port: u16,
+    /// How this worker sends pieces to its peers (it receives both ways).
+    pub transport: Transport,
+    /// Most bytes held for pieces that arrive before their steps.
+    pub early_limit: u64,
+    pub faults: Faults,
+}
+
+/// Counters a worker reports (see `WorkerCounters` in the protocol).
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub runs_active: AtomicU64,
+    pub executables_compiled: AtomicU64,
+    pub bytes_from_controller: AtomicU64,
+    pub bytes_to_controller: AtomicU64,
+    pub parts_done: AtomicU64,
+    pub parts_failed: AtomicU64,
+}
+
+/// Everything a worker holds; shared by its service and its session.
+pub struct State {
+    pub client: Client,
+    pub executor: Executor,
+    pub executables: Mutex<Executables>,
+    pub store: ObjectStore,
+    pub receiver: Arc<Receiver>,
+    pub sender: Sender,
+    /// The id the controller gave (`u32::MAX` before registration).
+    id: AtomicU32,
+    /// Events for the controller session (part reports).
+    events: mpsc::UnboundedSender<proto::WorkerEvent>,
+    pub counters: Counters,
+    pub faults: Faults,
+    /// Per active run: the address of each peer worker.
+    pub runs: Mutex<HashMap<u64, HashMap<u32, PeerAddress>>>,
+    /// Per active run: what completes with each step of its part, and how
+    /// many steps from the first were complete when last looked at.
+    pub progress: Mutex<HashMap<u64, (Option<Completions>, usize)>>,
+    /// The parts of concurrent runs are enqueued one after the other, in
+    /// the order they arrived (gang order, see [`GangOrder`]).
+    pub gang: GangOrder,
+    /// How long a send waits for its piece, and a fetch for its shard.
+    pub patience: Duration,
+    /// The active parts, for `Worker.Queues` (the status page).
+    pub queues: Arc<queues::Tracker>,
+}
+
+impl State {
+    /// The id the controller gave this worker, once registered.
+    pub fn id(&self) -> Option<u32> {
+        let id = self.id.load(Ordering::SeqCst);
+        (id != u32::MAX).then_some(id)
+    }
+
+    /// Queues an event for the controller (dropped while not registered).
+    pub fn report(&self, event: proto::worker_event::Event) {
+        let _ = self.events.send(proto::WorkerEvent { event: Some(event) });
+    }
+
+    pub fn snapshot(&self) -> proto::WorkerCounters {
+        let c = &self.counters;
+        let live = self.client.live();
+        let executables = self.executables.lock().map(|e| e.len()).unwrap_or_default();
+        proto::WorkerCounters {
+            live_buffers: live.buffers as u64,
+            live_transfers: live.transfers as u64,
+            runs_active: c.runs_active.load(Ordering::Relaxed),
+            executables_loaded: executables as u64,
+            executables_compiled: c.executables_compiled.load(Ordering::Relaxed),
+            bytes_to_peers: self.sender.counters.bytes.load(Ordering::Relaxed),
+            bytes_from_peers: self.receiver.counters.bytes.load(Ordering::Relaxed),
+            pieces_to_peers: self.sender.counters.pieces.load(Ordering::Relaxed),
+            pieces_from_peers: self.receiver.counters.pieces.load(Ordering::Relaxed),
+            bytes_from_controller: c.bytes_from_controller.load(Ordering::Relaxed),
+            bytes_to_controller: c.bytes_to_controller.load(Ordering::Relaxed),
+            parts_done: c.parts_done.load(Ordering::Relaxed),
+            parts_failed: c.parts_failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// How far each active run has got: the steps complete from the first.
+    pub fn run_progress(&self) -> Vec<proto::RunProgress> {
+        let Ok(mut progress) = self.progress.lock() else {
+            return Vec::new();
+        };
+        progress
+            .iter_mut()
+            .map(|(&run, (done, seen))| {
+                if let Some(d) = done {
+                    *seen = d.done_prefix(*seen);
+                }
+                proto::RunProgress {
+                    run,
+                    steps_done: *seen as u32,
+                }
+            })
+            .collect()
+    }
+
+    /// Drops everything of run `run`: its buffers, its pending pieces
+    /// (they fail with `why`), its peers.
+    pub fn end_run(&self, run: u64, why: &str) {
+        tracing::info!(
+            run,
+            buffers = self.client.live().buffers,
+            "ending the run: {why}"
+        );
+        self.store.end_run(run, why);
+        self.receiver.end_run(run, why);
+        if let Ok(mut p) = self.progress.lock() {
+            p.remove(&run);
+        }
+        self.queues.end(run);
+        if self
+            .runs
+            .lock()
+            .map(|mut r| r.remove(&run).is_some())
+            .unwrap_or(false)
+        {
+            self.counters.runs_active.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A peer was lost (the controller says): pieces from it and to it
+    /// fail, whenever they are due, so the parts that wait for them end.
+    pub fn peer_lost(&self, lost: &proto::PeerLost) {
+        tracing::warn!(
+            worker = lost.worker,
+            "the controller says worker {} is lost: {}",
+            lost.worker,
+            lost.reason
+        );
+        self.receiver.peer_lost(lost.worker, &lost.reason);
+        if let Some(a) = &lost.address {
+            let peer = PeerAddress {
+                service: a.service.clone(),
+                data: a.data.clone(),
+            };
+            self.sender.peer_lost(lost.worker, &peer, &lost.reason);
+        }
+    }
+
+    /// Forgets that run `run` ended (long after, once no late request of
+    /// it can still arrive).
+    pub fn forget(&self, run: u64) {
+        self.store.forget(run);
+        self.receiver.forget(run);
+    }
+}
+
+/// Parts are enqueued one at a time, in the order they arrived.
+///
+/// The controller sends the parts of one run to all its workers before it
+/// sends any part of the next, so every worker enqueues runs in the same
+/// order: together with each part's steps in schedule order, every device
+/// sees one consistent order of work. A worker can block while it enqueues
+/// (a CPU plugin admits 32 executions in flight per device), so without one
+/// order two workers could each wait for a run the other has not enqueued.
+#[derive(Default)]
+pub struct GangOrder {
+    /// (tickets handed out, tickets served).
+    state: Mutex<(u64, u64)>,
+    turn: std::sync::Condvar,
+}
+
+/// A place in the [`GangOrder`]; serving it (or dropping it unserved) lets
+/// the next one go.
+pub struct Ticket<'g> {
+    gang: &'g GangOrder,
+    number: u64,
+}
+
+impl GangOrder {
+    /// The next place in line.
+    pub fn ticket(&self) -> u64 {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        s.0 - 1
+    }
+
+    /// Waits for ticket `number`'s turn.
+    pub fn wait(&self, number: u64) -> Ticket<'_> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.1 != number {
+            s = self.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        Ticket { gang: self, number }
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        let mut s = self.gang.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.1 = self.number + 1;
+        self.gang.turn.notify_all();
+    }
+}
+
+/// Why a worker stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("the controller refused this worker: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Controller(String),
+}
+
+/// Runs a worker until it is shut down (`shutdown` resolves) or loses its
+/// controller for longer than `config.connect_timeout`. `ready` hears the
+/// address the service listens on.
+pub async fn serve(
+    config: Config,
+    ready: impl FnOnce(&str),
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), WorkerError> {
+    let plugin = match &config.plugin {
+        Some(path) => Plugin::load(path),
+        None => Plugin::discover(),
+    }
+    .map_err(|e| WorkerError::Setup(e.to_string()))?;
+    let mut options = ClientOptions::new();
+    if let Some(n) = config.devices {
+        options = options.cpu_device_count(n);
+    }
+    let client = Client::new(&plugin, &options).map_err(|e| WorkerError::Setup(e.to_string()))?;
+    let listener = net::bind(&config.listen)
+        .await
+        .map_err(WorkerError::Setup)?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| WorkerError::Setup(e.to_string()))?;
+    let address = config
+        .advertise
+        .clone()
+        .unwrap_or_else(|| bound.to_string());
+    // The TCP data port, on the service's interface.
+    let data_listener =
+        std::net::TcpListener::bind((bound.ip(), config.data_port)).map_err(|e| {
+            WorkerError::Setup(format!(
+                "cannot listen for pieces on {}:{}: {e}",
+                bound.ip(),
+                config.data_port
+            ))
+        })?;
+    let data_port = data_listener
+        .local_addr()
+        .map_err(|e| WorkerError::Setup(e.to_string()))?
+        .port();
+    let data_address = match address.rsplit_once(':') {
+        Some((host, _)) => format!("{host}:{data_port}"),
+        None => format!("{address}:{data_port}"),
+    };
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let mut executor = Executor::new(&client);
+    // Runs recover from what survivors keep (the controller's recovery).
+    executor.retain = true;
+    // Where the host is (the status page), then any injected fault.
+    let tracker = Arc::new(queues::Tracker::default());
+    let (faults, at) = (config.faults.clone(), tracker.clone());
+    executor.before_step = Some(Arc::new(move |i, p| {
+        at.reached(p);
+        if faults.any_step_fault() {
+            faults.before_step(i, p)
+        }
+    }));
+    let damage = Damage {
+        corrupt: config.faults.corrupt_pieces,
+        truncate: config.faults.truncate_pieces,
+    };
+    let receiver = Arc::new(Receiver::new(config.early_limit));
+    let spoiled = receiver.spoiled();
+    let incoming = receiver.clone();
+    std::thread::Builder::new()
+        .name("pw-data-accept".into())
+        .spawn(move || pw_dataplane::serve_tcp(data_listener, incoming))
+        .map_err(|e| WorkerError::Setup(e.to_string()))?;
+    let state = Arc::new(State {
+        executables: Mutex::new(Executables::new(&client, None)),
+        executor,
+        client: client.clone(),
+        store: ObjectStore::default(),
+        receiver,
+        sender: Sender::new(
+            config.transport,
+            tokio::runtime::Handle::current(),
+            damage,
+            spoiled,
+        ),
+        id: AtomicU32::new(u32::MAX),
+        events: events_tx,
+        counters: Counters::default(),
+        faults: config.faults.clone(),
+        runs: Mutex::new(HashMap::new()),
+        progress: Mutex::new(HashMap::new()),
+        gang: GangOrder::default(),
+        patience: Duration::from_secs(600),
+        queues: tracker,
+    });
+    let service =
+        proto::worker_server::WorkerServer::new(service::WorkerService::new(state.clone()))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        net::server()
+            .add_service(service)
+            .serve_with_incoming_shutdown(net::incoming(listener), async {
+                let _ = stop_rx.await;
+            }),
+    );
+    ready(&address);
+    let register = proto::Register {
+        protocol: pw_wire::PROTOCOL as i32,
+        address: address.clone(),
+        island: config.island.clone().unwrap_or_default(),
+        platform: client.platform_name().to_owned(),
+        platform_version: client.platform_version().to_owned(),
+        api_major: plugin.version().major as u32,
+        api_minor: plugin.version().minor as u32,
+        plugin: plugin_identity(&client),
+        devices: client
+            .addressable_devices()
+            .iter()
+            .map(|d| proto::DeviceInfo {
+                local_id: d.id() as u32,
+                kind: d.kind().to_owned(),
+            })
+            .collect(),
+        host: hostname(),
+        pid: std::process::id(),
+        can_compile: true,
+        data_address,
+    };
+    let outcome = tokio::select! {
+        outcome = attach_loop(&config, &state, register, events_rx) => outcome,
+        _ = shutdown => Ok(()),
+    };
+    let _ = stop_tx.send(());
+    state.store.clear("the worker is shutting down");
+    state.sender.clear();
+    let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
+    outcome
+}
+
+/// Registers with the controller and keeps the session; registers again
+/// when it ends, for at most `connect_timeout` each time.
+async fn attach_loop(
+    config: &Config,
+    state: &Arc<State>,
+    register: proto::Register,
+    mut events: mpsc::UnboundedReceiver<proto::WorkerEvent>,
+) -> Result<(), WorkerError> {
+    loop {
+        let channel = connect(config).await?;
+        let mut client = net::registry_client(channel);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(proto::WorkerEvent {
+            event: Some(proto::worker_event::Event::Register(register.clone())),
+        });
+        let mut replies = match client
+            .attach(tokio_stream::wrappers::UnboundedReceiverStream::new(rx))
+            .await
+        {
+            Ok(r) => r.into_inner(),
+            Err(status) => {
+                tracing::warn!(error = %status.message(), "registration failed; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let registered = match replies.message().await {
+            Ok(Some(proto::ControllerEvent {
+                event: Some(proto::controller_event::Event::Registered(r)),
+            })) => r,
+            Ok(Some(proto::ControllerEvent {
+                event: Some(proto::controller_event::Event::Refused(r)),
+            })) => return Err(WorkerError::Refused(r.reason)),
+            other => {
+                tracing::warn!(
+                    ?other,
+                    "the controller did not answer the registration; retrying"
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        state.id.store(registered.worker, Ordering::SeqCst);
+        state.sender.set_id(registered.worker);
+        tracing::info!(
+            worker = registered.worker,
+            devices = ?registered.device_ids,
+            "registered with the controller at {}",
+            config.controller
+        );
+        // Stale reports of an earlier session are not sent.
+        while events.try_recv().is_ok() {}
+        let heartbeat = Duration::from_millis(u64::from(registered.heartbeat_ms.max(50)));
+        let mut ticker = tokio::time::interval(heartbeat);
+        let why = loop {
+            tokio::select! {
+                _ = ticker.tick() => {
+                    let runs = state.run_progress();
+                    let beat = proto::worker_event::Event::Heartbeat(proto::Heartbeat {
+                        counters: Some(state.snapshot()),
+                        runs,
+                    });
+                    if tx.send(proto::WorkerEvent { event: Some(beat) }).is_err() {
+                        break "the session closed".to_owned();
+                    }
+                }
+                Some(event) = events.recv() => {
+                    if tx.send(event).is_err() {
+                        break "the session closed".to_owned();
+                    }
+                }
+                reply = replies.message() => match reply {
+                    Ok(Some(proto::ControllerEvent {
+                        event: Some(proto::controller_event::Event::PeerLost(lost)),
+                    })) => state.peer_lost(&lost),
+                    Ok(Some(_)) => {}
+                    Ok(None) => break "the controller ended the session".to_owned(),
+                    Err(status) => break format!("the session failed: {}", status.message()),
+                },
+            }
+        };
+        tracing::warn!(%why, "lost the controller; dropping every run and registering again");
+        state.id.store(u32::MAX, Ordering::SeqCst);
+        let runs: Vec<u64> = state
+            .runs
+            .lock()
+            .map(|r| r.keys().copied().collect())
+            .unwrap_or_default();
+        for run in runs {
+            state.end_run(run, "the worker lost its controller");
+        }
+        state.store.clear("the worker lost its controller");
+    }
+}
+
+/// A channel to the controller, retried for at most `connect_timeout`.
+async fn connect(config: &Config) -> Result<tonic::transport::Channel, WorkerError> {
+    let deadline = tokio::time::Instant::now() + config.connect_timeout;
+    let mut delay = Duration::from_millis(50);
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match net::channel(
+            &config.controller,
+            left.clamp(Duration::from_millis(100), Duration::from_secs(2)),
+        )
+        .await
+        {
+            Ok(channel) => return Ok(channel),
+            Err(e) if tokio::time::Instant::now() + delay >= deadline => {
+                return Err(WorkerError::Controller(format!(
+                    "cannot reach the controller at {} within {:?}: {e}",
+                    config.controller, config.connect_timeout
+                )))
+            }
+            Err(_) => {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GangOrder;
+    use std::sync::{Arc, Mutex};
+
+    /// Threads that ask in another order are served in ticket order, and a
+    /// ticket dropped unserved lets the next go.
+    #[test]
+    fn tickets_are_served_in_order() {
+        let gang = Arc::new(GangOrder::default());
+        let tickets: Vec<u64> = (0..6).map(|_| gang.ticket()).collect();
+        let served = Arc::new(Mutex::new(Vec::new()));
+        let threads: Vec<_> = tickets
+            .iter()
+            .rev()
+            .map(|&t| {
+                let (gang, served) = (gang.clone(), served.clone());
+                std::thread::spawn(move || {
+                    let _turn = gang.wait(t);
+                    served.lock().unwrap().push(t);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(*served.lock().unwrap(), tickets);
+    }
+}

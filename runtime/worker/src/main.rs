@@ -1,0 +1,129 @@
+//! pw-worker: the per-host process of a pw cluster. It holds one PJRT
+//! client over the host's devices, registers them with a pw-server, and
+//! runs the parts of programs the server sends it (the `pw_worker` library).
+//! It links no MLIR: executables arrive compiled.
+
+use clap::Parser;
+use pw_dataplane::Transport;
+use pw_worker::{faults::Faults, serve, Config, WorkerError};
+use std::{io::Write, path::PathBuf, time::Duration};
+
+/// Command line of pw-worker.
+#[derive(Parser, Debug)]
+#[command(
+    name = "pw-worker",
+    version,
+    about = "A pw worker: registers this host's PJRT devices with a pw-server and runs what it sends",
+    after_help = "Examples:\n  \
+        pw-worker --controller 127.0.0.1:29000 --devices 2\n  \
+        pw-worker --controller head:29000 --listen 0.0.0.0:29100 --advertise $(hostname):29100 --plugin /opt/pjrt/xla_cuda_plugin.so\n  \
+        pw-worker --controller 127.0.0.1:29000 --island pod0   # share an island with other workers\n\n\
+        The worker prints `pw-worker: listening on HOST:PORT`, then registers. If the\n\
+        server refuses it (incompatible plugin or protocol), it exits with code 2 and\n\
+        the reason. If it loses the server, it drops its runs and registers again; it\n\
+        exits with code 1 when the server stays unreachable for --connect-timeout.\n\n\
+        Fault injection for tests: PW_WORKER_FAULTS=exit-at-step=N | delay-step=N:MS |\n\
+        corrupt-pieces | truncate-pieces (comma-separated; N: a plan step index,\n\
+        `first` for the first step of every part, or @K for its step at position K)."
+)]
+struct Cli {
+    /// The pw-server to register with.
+    #[arg(long, value_name = "HOST:PORT")]
+    controller: String,
+
+    /// Ask the PJRT plugin for this many devices (CPU plugins; default: the
+    /// plugin's own count).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    devices: Option<u32>,
+
+    /// The PJRT plugin (default: $PW_PJRT_PLUGIN, else the CPU plugin
+    /// scripts/setup.sh recorded).
+    #[arg(long, value_name = "PATH")]
+    plugin: Option<PathBuf>,
+
+    /// Where this worker's service listens, for the server and peer
+    /// workers (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "HOST:PORT")]
+    listen: String,
+
+    /// The address the server and peers should use (default: the bound
+    /// --listen address).
+    #[arg(long, value_name = "HOST:PORT")]
+    advertise: Option<String>,
+
+    /// Join this island (default: an island of its own). Workers of one
+    /// island must run the same plugin.
+    #[arg(long, value_name = "NAME")]
+    island: Option<String>,
+
+    /// The TCP port peers send pieces to (0: any free port), on the
+    /// --listen host; advertised with the --advertise host.
+    #[arg(long, default_value_t = 0, value_name = "PORT")]
+    data_port: u16,
+
+    /// How to send pieces to peers: frames on a TCP connection (`tcp`) or
+    /// a gRPC stream (`grpc`). A worker receives both ways.
+    #[arg(long, default_value = "tcp", value_name = "tcp|grpc")]
+    data_plane: Transport,
+
+    /// Give up after this many seconds without reaching the server.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    connect_timeout: u64,
+}
+
+fn main() {
+    pw_wire::process::init("info");
+    let cli = Cli::parse();
+    let faults = match Faults::from_env() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("pw-worker: error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let config = Config {
+        controller: cli.controller,
+        listen: cli.listen,
+        advertise: cli.advertise,
+        plugin: cli.plugin,
+        devices: cli.devices.map(|d| d as usize),
+        island: cli.island,
+        connect_timeout: Duration::from_secs(cli.connect_timeout),
+        data_port: cli.data_port,
+        transport: cli.data_plane,
+        early_limit: 4 << 30,
+        faults,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pw-worker: error: {e}");
+            std::process::exit(1);
+        }
+    };
+    let outcome = runtime.block_on(serve(
+        config,
+        |address| {
+            println!("pw-worker: listening on {address}");
+            let _ = std::io::stdout().flush();
+        },
+        pw_wire::process::shutdown_signal(),
+    ));
+    let code = match outcome {
+        Ok(()) => 0,
+        Err(e @ WorkerError::Refused(_)) => {
+            eprintln!("pw-worker: error: {e}");
+            2
+        }
+        Err(e) => {
+            eprintln!("pw-worker: error: {e}");
+            1
+        }
+    };
+    // Leave at once: PJRT's threads are not joined.
+    std::process::exit(code);
+}

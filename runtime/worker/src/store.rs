@@ -1,0 +1,165 @@
+//! A worker's object store: device buffers keyed by (owner, value, shard
+//! position). The owner is a run (its inputs and outputs, the value a plan
+//! value) or a session (its arrays, the value an array id): everything of
+//! an owner is dropped together when it is released (a run finished,
+//! failed or was abandoned; a session closed), and single arrays of a
+//! session when the client deletes them.
+
+use pw_core::plan::ValueId;
+use pw_pjrt::Buffer;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+use tokio::sync::Notify;
+
+/// What the store holds of one run.
+#[derive(Default)]
+struct RunObjects {
+    buffers: HashMap<(ValueId, usize), Arc<Buffer>>,
+    /// Why the run is over, once it is: waiting readers give up.
+    ended: Option<String>,
+}
+
+/// See the module doc.
+#[derive(Default)]
+pub struct ObjectStore {
+    runs: Mutex<HashMap<u64, RunObjects>>,
+    changed: Notify,
+}
+
+impl ObjectStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, RunObjects>> {
+        self.runs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores shard `position` of value `value` of run `run`; refused (the
+    /// buffer is dropped) once the run is over.
+    pub fn put(
+        &self,
+        run: u64,
+        value: ValueId,
+        position: usize,
+        buffer: Arc<Buffer>,
+    ) -> Result<(), String> {
+        let mut runs = self.lock();
+        let objects = runs.entry(run).or_default();
+        if let Some(why) = &objects.ended {
+            return Err(format!("run {run} is over: {why}"));
+        }
+        objects.buffers.insert((value, position), buffer);
+        drop(runs);
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
+    /// Why run `run` is over, if it is.
+    pub fn ended(&self, run: u64) -> Option<String> {
+        self.lock().get(&run).and_then(|o| o.ended.clone())
+    }
+
+    /// Every shard of `value` of owner `run`: taken out of the store when
+    /// `take`, else shared with it.
+    pub fn value(&self, run: u64, value: ValueId, take: bool) -> Vec<(usize, Arc<Buffer>)> {
+        let mut runs = self.lock();
+        let Some(objects) = runs.get_mut(&run) else {
+            return Vec::new();
+        };
+        let positions: Vec<(ValueId, usize)> = objects
+            .buffers
+            .keys()
+            .filter(|(v, _)| *v == value)
+            .copied()
+            .collect();
+        positions
+            .into_iter()
+            .filter_map(|k| {
+                if take {
+                    objects.buffers.remove(&k)
+                } else {
+                    objects.buffers.get(&k).cloned()
+                }
+                .map(|b| (k.1, b))
+            })
+            .collect()
+    }
+
+    /// Drops values `values` of owner `run` (the owner lives on).
+    pub fn delete(&self, run: u64, values: &[ValueId]) {
+        if let Some(objects) = self.lock().get_mut(&run) {
+            objects.buffers.retain(|(v, _), _| !values.contains(v));
+        }
+    }
+
+    /// The shard, once stored: waits at most `timeout`; an error at once
+    /// for a run the store knows nothing of, and once the run has ended.
+    pub async fn wait_for(
+        &self,
+        run: u64,
+        value: ValueId,
+        position: usize,
+        timeout: Duration,
+    ) -> Result<Arc<Buffer>, String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            // Registered before looking, so a change in between is not missed.
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let runs = self.lock();
+                let objects = runs
+                    .get(&run)
+                    .ok_or_else(|| format!("this worker holds nothing of run {run}"))?;
+                if let Some(b) = objects.buffers.get(&(value, position)) {
+                    return Ok(b.clone());
+                }
+                if let Some(why) = &objects.ended {
+                    return Err(format!("run {run} is over: {why}"));
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(format!(
+                    "shard {position} of value {value} of run {run} did not appear within {timeout:?}"
+                ));
+            }
+        }
+    }
+
+    /// Marks run `run` over (waiting readers give up with `why`) and drops
+    /// its buffers.
+    pub fn end_run(&self, run: u64, why: &str) {
+        let mut runs = self.lock();
+        let objects = runs.entry(run).or_default();
+        objects.buffers.clear();
+        objects.ended = Some(why.to_owned());
+        drop(runs);
+        self.changed.notify_waiters();
+    }
+
+    /// Forgets a run that ended (after its waiters had their answer).
+    pub fn forget(&self, run: u64) {
+        self.lock().remove(&run);
+    }
+
+    /// Drops every run (the controller is gone).
+    pub fn clear(&self, why: &str) {
+        let mut runs = self.lock();
+        for objects in runs.values_mut() {
+            objects.buffers.clear();
+            objects.ended = Some(why.to_owned());
+        }
+        drop(runs);
+        self.changed.notify_waiters();
+    }
+
+    /// Buffers held, over all runs.
+    pub fn len(&self) -> usize {
+        self.lock().values().map(|o| o.buffers.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
