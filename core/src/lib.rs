@@ -4,8 +4,11 @@
 //! * [`geometry`]: mesh shapes, shardings and the boxes each mesh position
 //!   holds (the one shard geometry of pw);
 //! * [`piece`]: the boxes of bytes a physical copy moves;
+//! * [`relayout`]: the pieces that lay an array out anew (pw's one
+//!   relayout planner, for the lowering and the runtime alike);
 //! * [`topology`]: devices in islands, what programs are lowered onto;
-//! * [`plan`]: a lowered program as the runtime executes it (serde data);
+//! * [`plan`]: a lowered program as the runtime executes it (serde data),
+//!   and [`plans`]: small plans of one operation, built without lowering;
 //! * [`recovery`]: what a run recomputes after losing a worker;
 //! * [`report`]: what a worker reports of its part of a run.
 //!
@@ -21,7 +24,9 @@ pub mod dtype;
 pub mod geometry;
 pub mod piece;
 pub mod plan;
+pub mod plans;
 pub mod recovery;
+pub mod relayout;
 pub mod report;
 pub mod topology;
 

@@ -3,7 +3,6 @@
 //!
 //! - [`allocate`]: virtual meshes onto device ids of a
 //!   [`Topology`](pw_core::Topology), meeting their constraints;
-//! - [`transfer_plan`]: byte-minimal transfer plans between two shardings;
 //! - [`lower_to_physical`]: the pass that applies both to a program;
 //! - [`to_plan`]: a physical program as a [`Plan`](pw_core::plan::Plan).
 
@@ -13,7 +12,6 @@
 pub mod allocate;
 pub mod lower_to_physical;
 pub mod to_plan;
-pub mod transfer_plan;
 
 pub use lower_to_physical::LowerToPhysical;
 pub use to_plan::to_plan;

@@ -10,7 +10,7 @@
 //!   pass failed with a diagnostic naming the mesh and the unmet constraint;
 //! - no `pw.transfer` or `pw.reshard` is left: each became the `pw.copy`,
 //!   `pw.scatter` and `pw.gather` ops of a byte-minimal plan
-//!   ([`crate::transfer_plan`]), each piece labelled with the link it crosses, joined
+//!   ([`pw_core::relayout`]), each piece labelled with the link it crosses, joined
 //!   by a `pw.assemble`;
 //! - every computation has `pw.num_partitions` and `pw.device_assignments`
 //!   (the device list of each mesh it runs on), its compile parameters.
@@ -25,7 +25,6 @@
 
 use crate::{
     allocate::{allocate, Request},
-    transfer_plan::{self, group, plan, CopyOp, Placed},
     LowerError,
 };
 use melior::{
@@ -37,7 +36,11 @@ use melior::{
     },
     Context,
 };
-use pw_core::{topology::Links, Topology};
+use pw_core::{
+    relayout::{self, group, plan, CopyOp, Placed},
+    topology::Links,
+    Topology,
+};
 use pw_dialect::{
     analysis::FastMap,
     edit,
@@ -177,7 +180,7 @@ fn bind_meshes<'c>(
 fn placement<'i>(analysis: &'i Analysis, info: &'i ArrayInfo) -> Option<Placed<'i>> {
     let mesh = analysis.program.mesh(info.ty.mesh.as_deref()?)?;
     Some(Placed {
-        tiling: info.tiling.as_ref()?,
+        tiles: info.tiling.as_ref()?,
         devices: mesh.devices.as_deref()?,
     })
 }
@@ -260,7 +263,7 @@ impl<'c> Lowering<'_, 'c, '_> {
         let (Some(src), Some(dst)) = (placement(analysis, &from), placement(analysis, &to)) else {
             return Err(LowerError::NotPlaced);
         };
-        let count = transfer_plan::count(src.tiling, dst.tiling);
+        let count = relayout::count(src.tiles, dst.tiles);
         if count > self.budget {
             return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
         }

@@ -5,7 +5,7 @@
 //!   gRPC service (server and client), generated from jaxlib's own descriptors.
 //! * [`ProxyService`]: that service on pw-server: each `IfrtSession` is a
 //!   pw session ([`session`]) whose operations run as small plans
-//!   ([`plans`]); IFRT's dtypes and shardings map onto pw's ([`convert`]).
+//!   ([`pw_core::plans`]); IFRT's dtypes and shardings map onto pw's ([`convert`]).
 
 #![deny(unsafe_code)]
 #![cfg_attr(
@@ -21,7 +21,6 @@
 
 pub mod convert;
 mod hlo;
-pub mod plans;
 pub mod protocol;
 mod service;
 mod session;

@@ -15,14 +15,14 @@
 //! client's.
 
 use crate::{
-    convert, hlo, plans,
+    convert, hlo,
     protocol::{self, ifrt_request::Request as Rq, ifrt_response::Response as Rs, xla::ifrt},
     HostBuffers,
 };
 use pw_controller::{session::Fetched, Controller};
 use pw_core::{
     plan::{Module, ValueInfo},
-    DType,
+    plans, DType,
 };
 use pw_exec::HostArray;
 use pw_wire::{proto, Collect};
@@ -744,7 +744,7 @@ impl Session {
             r.result_handle
         };
         let infos: Vec<ValueInfo> = parts.iter().map(|p| p.info.clone()).collect();
-        let plan = plans::join(infos, info.clone()).map_err(invalid)?;
+        let plan = plans::join(infos, info.clone()).map_err(|e| invalid(e.to_string()))?;
         let pws: Vec<u64> = parts.iter().map(|p| p.pw).collect();
         let made = self
             .transform(
@@ -780,8 +780,20 @@ impl Session {
                 .get(k)
                 .copied()
                 .unwrap_or_else(|| self.mint());
-            let plan = plans::copy(a.info.clone(), targets.clone()).map_err(invalid)?;
-            let to = plan.values[1].clone();
+            if targets.len() != a.info.devices.len() {
+                return Err(invalid(format!(
+                    "array {h} has {} shards; it cannot be copied onto {} devices",
+                    a.info.devices.len(),
+                    targets.len()
+                )));
+            }
+            let to = plans::value(
+                a.info.dtype,
+                &a.info.shape,
+                targets.clone(),
+                a.info.layout.clone(),
+            );
+            let plan = plans::relayout(a.info.clone(), to.clone(), plans::link).map_err(|e| invalid(e.to_string()))?;
             let made = self
                 .transform(
                     format!("copy {:?} {targets:?}", a.info),
@@ -830,26 +842,15 @@ impl Session {
                     info.describe()
                 )));
             }
-            let made = if info.layout == a.info.layout {
-                let plan = plans::copy(a.info.clone(), info.devices.clone()).map_err(invalid)?;
-                self.transform(
-                    format!("copy {:?} {:?}", a.info, info.devices),
-                    "copy",
+            let plan = plans::relayout(a.info.clone(), info.clone(), plans::link).map_err(|e| invalid(e.to_string()))?;
+            let made = self
+                .transform(
+                    format!("relayout {:?} {info:?}", a.info),
+                    "reshard",
                     plan,
                     &[a.pw],
                 )
-                .await?
-            } else {
-                // Laid out otherwise: the call takes it through the host.
-                let exe = self
-                    .built(
-                        format!("put {info:?}"),
-                        "device_put",
-                        plans::put(info.clone()),
-                    )
-                    .await?;
-                self.run(exe, vec![self.argument(a.pw)], Vec::new()).await?
-            };
+                .await?;
             let handle = r
                 .result_handles
                 .get(k)
@@ -957,7 +958,7 @@ impl Session {
         let infos: Vec<ValueInfo> = inputs.iter().map(|a| a.info.clone()).collect();
         let outs: Vec<ValueInfo> = outputs.iter().map(|(i, _, _)| i.clone()).collect();
         let key = format!("remap {infos:?} {outs:?} {moves:?}");
-        let plan = plans::remap(infos, outs, &moves).map_err(invalid)?;
+        let plan = plans::remap(infos, outs, &moves).map_err(|e| invalid(e.to_string()))?;
         let pws: Vec<u64> = inputs.iter().map(|a| a.pw).collect();
         let made = self.transform(key, "remap", plan, &pws).await?;
         let mut handles = Vec::with_capacity(made.len());

@@ -13,7 +13,7 @@ use pw_core::{
     geometry::{Layout, MeshShape, Sharding, Tiling},
     Link,
 };
-use pw_lowering::transfer_plan::{count, group, plan, CopyOp, Placed};
+use pw_core::relayout::{count, group, is_even, plan, CopyOp, Placed};
 
 /// A small deterministic generator, driven by proptest's seed.
 struct Rng(u64);
@@ -155,11 +155,11 @@ fn check(case: &Case) {
     let links = case.topology.links();
     let shards = plan(
         Placed {
-            tiling: src_tiling,
+            tiles: src_tiling,
             devices: src_devices,
         },
         Placed {
-            tiling: dst_tiling,
+            tiles: dst_tiling,
             devices: dst_devices,
         },
         |a, b| links.link(a, b),
@@ -169,6 +169,20 @@ fn check(case: &Case) {
         count(src_tiling, dst_tiling),
         shards.iter().map(|s| s.len() as u64).sum::<u64>()
     );
+    // The runtime plans from listed offsets (a `Layout`): the same pieces.
+    assert!(is_even(&src, &case.shape) && is_even(&dst, &case.shape));
+    let from_layouts = plan(
+        Placed {
+            tiles: &src,
+            devices: src_devices,
+        },
+        Placed {
+            tiles: &dst,
+            devices: dst_devices,
+        },
+        |a, b| links.link(a, b),
+    );
+    assert_eq!(from_layouts, shards);
     let shard_len = indices(&dst.shard_shape).len();
     for (q, pieces) in shards.iter().enumerate() {
         let target = dst_devices[q];

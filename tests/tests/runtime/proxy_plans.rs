@@ -1,4 +1,4 @@
-//! The IFRT proxy's small plans (`pw_proxy::plans`) run on real
+//! The small plans (`pw_core::plans`) run on real
 //! devices and move each element where it belongs.
 
 use pw_core::geometry::Layout;
@@ -6,7 +6,7 @@ use pw_core::DType;
 use pw_exec::{self as exec, Executor};
 use pw_exec::{cache::Executables, HostArray};
 use pw_pjrt::ClientOptions;
-use pw_proxy::plans;
+use pw_core::plans;
 
 use crate::common::Target;
 
@@ -80,6 +80,25 @@ fn split_join_and_copy_move_every_element_where_it_belongs() {
     want.extend_from_slice(&x[..4]);
     assert_eq!(remapped, vec![want]);
     // Copy onto other devices.
-    let copied = run(&plans::copy(halves(), vec![3, 2]).unwrap(), &[whole]);
-    assert_eq!(copied, vec![x]);
+    let moved = plans::value(DType::F32, &[4, 2], vec![3, 2], halves().layout);
+    let copied = run(
+        &plans::relayout(halves(), moved, plans::link).unwrap(),
+        std::slice::from_ref(&whole),
+    );
+    assert_eq!(copied, vec![x.clone()]);
+    // Relayout: rows on two devices become columns on three others.
+    let columns = plans::value(
+        DType::F32,
+        &[4, 2],
+        vec![1, 2],
+        Layout {
+            shard_shape: vec![4, 1],
+            offsets: vec![vec![0, 0], vec![0, 1]],
+        },
+    );
+    let cut = run(
+        &plans::relayout(halves(), columns, plans::link).unwrap(),
+        &[whole],
+    );
+    assert_eq!(cut, vec![x]);
 }

@@ -1,7 +1,10 @@
-//! Transfer plans: which box of which source shard lands where.
+//! The relayout planner: which box of which source shard lands where when
+//! an array moves from one layout (a sharding on some devices) to another.
+//! pw's one: the lowering plans every `pw.transfer` with it, sessions plan
+//! an argument laid out otherwise than a call takes it, and the IFRT proxy
+//! plans `CopyArrays` and `ReshardArrays` ([`crate::plans::relayout`]).
 //!
-//! A plan moves an array from one layout (a sharding on some devices) to
-//! another. It is byte-minimal: every element of every destination shard
+//! A plan It is byte-minimal: every element of every destination shard
 //! is received exactly once, from a source shard on the same device when
 //! one holds it, else from one on the same island, else from anywhere.
 //! Among equally close replicas, the one that has sent the fewest elements
@@ -15,23 +18,105 @@
 //! array with no elements still gets one (empty) piece per tile meeting
 //! each destination shard, so every destination shard is written.
 
-use pw_core::{
-    geometry::{Region, Tiling},
+use crate::{
+    geometry::{Layout, Region, Tiling},
     Link, Piece,
 };
 use std::collections::HashMap;
 
-/// A tiling on concrete devices (`devices[p]` holds position `p`'s shard).
-#[derive(Clone, Copy, Debug)]
+/// How an array is cut into equal shards, one per position: a [`Tiling`]
+/// (computed per position) or a [`Layout`] (every offset listed).
+pub trait Tiles {
+    /// Number of positions.
+    fn positions(&self) -> i64;
+    /// The shape of every shard.
+    fn shard_shape(&self) -> &[i64];
+    /// The offset of position `position`'s shard in the array.
+    fn offset(&self, position: i64) -> Vec<i64>;
+
+    /// The box position `position` holds.
+    fn region(&self, position: i64) -> Region {
+        Region {
+            offsets: self.offset(position),
+            sizes: self.shard_shape().to_vec(),
+        }
+    }
+}
+
+impl Tiles for Tiling {
+    fn positions(&self) -> i64 {
+        Tiling::positions(self)
+    }
+    fn shard_shape(&self) -> &[i64] {
+        &self.shard_shape
+    }
+    fn offset(&self, position: i64) -> Vec<i64> {
+        Tiling::offset(self, position)
+    }
+}
+
+impl Tiles for Layout {
+    fn positions(&self) -> i64 {
+        self.offsets.len() as i64
+    }
+    fn shard_shape(&self) -> &[i64] {
+        &self.shard_shape
+    }
+    fn offset(&self, position: i64) -> Vec<i64> {
+        self.offsets[position as usize].clone()
+    }
+}
+
+/// Whether `tiles` cuts an array of `shape` evenly: every shard inside it
+/// on the grid of the shard shape (offsets are multiples of the sizes),
+/// and every tile of that grid held by some position. That is what
+/// [`plan`] assumes of its source: a [`Tiling`] always is; a [`Layout`]
+/// read from elsewhere is checked with this first.
+pub fn is_even(tiles: &dyn Tiles, shape: &[i64]) -> bool {
+    let sizes = tiles.shard_shape();
+    if sizes.len() != shape.len() {
+        return false;
+    }
+    // Tiles per dimension (one along an empty dimension).
+    let mut grid: i64 = 1;
+    for (&s, &d) in sizes.iter().zip(shape) {
+        let n = match (s, d) {
+            (0, 0) => 1,
+            (s, d) if s > 0 && d % s == 0 => d / s,
+            _ => return false,
+        };
+        grid = match grid.checked_mul(n) {
+            Some(g) => g,
+            None => return false,
+        };
+    }
+    let mut seen = std::collections::HashSet::new();
+    for p in 0..tiles.positions() {
+        let region = tiles.region(p);
+        let aligned = region
+            .offsets
+            .iter()
+            .zip(sizes)
+            .all(|(&o, &s)| if s == 0 { o == 0 } else { o % s == 0 });
+        if !region.fits(shape) || !aligned {
+            return false;
+        }
+        seen.insert(region.offsets);
+    }
+    seen.len() as i64 == grid
+}
+
+/// Shards on concrete devices (`devices[p]` holds position `p`'s shard).
+#[derive(Clone, Copy)]
 pub struct Placed<'a> {
-    pub tiling: &'a Tiling,
+    pub tiles: &'a dyn Tiles,
     pub devices: &'a [i64],
 }
 
 /// Per dimension of a destination shard at `offsets`, the source tile
 /// starts (multiples of the source shard size) its extent meets.
-fn tile_starts(src: &Tiling, offsets: &[i64], sizes: &[i64]) -> Vec<Vec<i64>> {
-    src.shard_shape
+fn tile_starts(src: &dyn Tiles, offsets: &[i64], sizes: &[i64]) -> Vec<Vec<i64>> {
+    src.shard_shape()
         .iter()
         .zip(offsets.iter().zip(sizes))
         .map(|(&step, (&o, &n))| {
@@ -47,10 +132,10 @@ fn tile_starts(src: &Tiling, offsets: &[i64], sizes: &[i64]) -> Vec<Vec<i64>> {
 }
 
 /// How many pieces [`plan`] makes, without making them (saturating).
-pub fn count(src: &Tiling, dst: &Tiling) -> u64 {
+pub fn count(src: &dyn Tiles, dst: &dyn Tiles) -> u64 {
     (0..dst.positions())
         .map(|q| {
-            tile_starts(src, &dst.offset(q), &dst.shard_shape)
+            tile_starts(src, &dst.offset(q), dst.shard_shape())
                 .iter()
                 .map(|starts| starts.len() as u64)
                 .fold(1u64, u64::saturating_mul)
@@ -65,22 +150,22 @@ pub fn plan(src: Placed, dst: Placed, link: impl Fn(i64, i64) -> Link) -> Vec<Ve
     let mut tiles: HashMap<Vec<i64>, Vec<i64>> = HashMap::new();
     for (p, &device) in src.devices.iter().enumerate() {
         tiles
-            .entry(src.tiling.offset(p as i64))
+            .entry(src.tiles.offset(p as i64))
             .or_default()
             .push(device);
     }
     let mut sent: HashMap<i64, i64> = HashMap::new();
     let mut shards = Vec::with_capacity(dst.devices.len());
     for (q, &target) in dst.devices.iter().enumerate() {
-        let shard = dst.tiling.region(q as i64);
+        let shard = dst.tiles.region(q as i64);
         let mut pieces = Vec::new();
-        for tile_offsets in grid(&tile_starts(src.tiling, &shard.offsets, &shard.sizes)) {
+        for tile_offsets in grid(&tile_starts(src.tiles, &shard.offsets, &shard.sizes)) {
             let Some(replicas) = tiles.get(&tile_offsets) else {
                 continue;
             };
             let tile = Region {
                 offsets: tile_offsets,
-                sizes: src.tiling.shard_shape.clone(),
+                sizes: src.tiles.shard_shape().to_vec(),
             };
             let Some(overlap) = tile.meet(&shard) else {
                 continue;

@@ -1,18 +1,21 @@
-//! The small plans the IFRT proxy runs in its pw session: each IFRT
-//! operation that makes arrays on devices is one plan, so that its bytes
-//! move (host to worker, worker to worker) and its computations run through
-//! the same executor as any pw program.
+//! Small plans, built without lowering: one operation on arrays each, so
+//! that its bytes move (host to worker, worker to worker) and its
+//! computations run through the same executor as any pw program. The IFRT
+//! proxy runs one per IFRT operation; sessions run [`relayout`] for an
+//! argument laid out otherwise than a call takes it.
 //!
 //! * [`put`]: an upload, as is (the plan's input is its output);
 //! * [`call`]: one computation, SPMD over its devices;
-//! * [`copy`]: the same shards onto other devices (worker to worker);
+//! * [`relayout`]: an array laid out anew, on other devices or cut
+//!   otherwise, device to device (the [relayout planner](crate::relayout));
 //! * [`split`]: each shard of an array as an array of its own;
 //! * [`join`]: arrays of one shard each, as the shards of one array;
 //! * [`remap`]: shards of some arrays as the shards of others.
 
-use pw_core::{
+use crate::{
     geometry::Layout,
     plan::{Computation, Module, Plan, Step, StepKind, ValueInfo},
+    relayout::{self, Placed},
     DType, Link, Piece,
 };
 
@@ -99,7 +102,9 @@ pub fn call(
     p
 }
 
-fn link(src: i64, dst: i64) -> Link {
+/// The link between two devices when nothing more is known of where they
+/// are: the same device, or far apart.
+pub fn link(src: i64, dst: i64) -> Link {
     if src == dst {
         Link::SameDevice
     } else {
@@ -120,7 +125,7 @@ fn whole(from: &ValueInfo, p: usize, to: &ValueInfo, q: usize) -> Piece {
 }
 
 fn copy_step(index: usize, input: usize, output: usize, pieces: Vec<Piece>) -> Step {
-    let (devices, flows) = pw_core::piece::span(&pieces);
+    let (devices, flows) = crate::piece::span(&pieces);
     Step {
         kind: StepKind::Copy {
             input,
@@ -133,20 +138,45 @@ fn copy_step(index: usize, input: usize, output: usize, pieces: Vec<Piece>) -> S
     }
 }
 
-/// `from` onto `devices`, laid out the same (position `p` to
-/// `devices[p]`).
-pub fn copy(from: ValueInfo, devices: Vec<i64>) -> Result<Plan, String> {
-    if devices.len() != from.devices.len() {
-        return Err(format!(
-            "error: an array of {} shards cannot be copied onto {} devices",
-            from.devices.len(),
-            devices.len()
-        ));
+/// Why a small plan cannot be built: the arrays it names do not fit the
+/// operation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unfit(pub String);
+
+/// `from` laid out as `to` (same element type and shape; other devices, or
+/// cut otherwise), one copy step of the pieces the relayout planner gives;
+/// `link` classifies a device pair (the planner reads the closest replica).
+pub fn relayout(
+    from: ValueInfo,
+    to: ValueInfo,
+    link: impl Fn(i64, i64) -> Link,
+) -> Result<Plan, Unfit> {
+    if from.dtype != to.dtype || from.shape != to.shape {
+        return Err(Unfit(format!(
+            "{} cannot be laid out as {}",
+            from.describe(),
+            to.describe()
+        )));
     }
-    let to = value(from.dtype, &from.shape, devices, from.layout.clone());
-    let pieces = (0..from.devices.len())
-        .map(|p| whole(&from, p, &to, p))
-        .collect();
+    for (v, what) in [(&from, "source"), (&to, "destination")] {
+        if v.devices.len() != v.layout.offsets.len() || !relayout::is_even(&v.layout, &v.shape) {
+            return Err(Unfit(format!(
+                "the {what} layout of {} is not an even tiling of it on {} devices",
+                v.describe(),
+                v.devices.len()
+            )));
+        }
+    }
+    let src = Placed {
+        tiles: &from.layout,
+        devices: &from.devices,
+    };
+    let dst = Placed {
+        tiles: &to.layout,
+        devices: &to.devices,
+    };
+    let pieces: Vec<Piece> = relayout::plan(src, dst, link).into_iter().flatten().collect();
     let step = copy_step(0, 0, 1, pieces);
     Ok(plan(vec![from, to], vec![0], vec![1], vec![step]))
 }
@@ -167,26 +197,26 @@ pub fn split(from: ValueInfo) -> Plan {
 
 /// Arrays of one device each (`parts[p]` on `to.devices[p]`, shaped as
 /// `to`'s shards) as the shards of `to`.
-pub fn join(parts: Vec<ValueInfo>, to: ValueInfo) -> Result<Plan, String> {
+pub fn join(parts: Vec<ValueInfo>, to: ValueInfo) -> Result<Plan, Unfit> {
     if parts.len() != to.devices.len() {
-        return Err(format!(
-            "error: {} arrays cannot be the {} shards of one array",
+        return Err(Unfit(format!(
+            "{} arrays cannot be the {} shards of one array",
             parts.len(),
             to.devices.len()
-        ));
+        )));
     }
     for (p, part) in parts.iter().enumerate() {
         if part.devices != [to.devices[p]]
             || part.dtype != to.dtype
             || part.shape != to.layout.shard_shape
         {
-            return Err(format!(
-                "error: array #{p} ({}) is not shard #{p} of {}{:?} on device {}",
+            return Err(Unfit(format!(
+                "array #{p} ({}) is not shard #{p} of {}{:?} on device {}",
                 part.describe(),
                 to.dtype,
                 to.shape,
                 to.devices[p]
-            ));
+            )));
         }
     }
     let n = parts.len();
@@ -230,7 +260,7 @@ pub fn remap(
     inputs: Vec<ValueInfo>,
     outputs: Vec<ValueInfo>,
     moves: &[Move],
-) -> Result<Plan, String> {
+) -> Result<Plan, Unfit> {
     let mut written: Vec<Vec<bool>> = outputs
         .iter()
         .map(|o| vec![false; o.devices.len()])
@@ -239,24 +269,24 @@ pub fn remap(
         let (i, p) = m.from;
         let (o, q) = m.to;
         let (Some(src), Some(dst)) = (inputs.get(i), outputs.get(o)) else {
-            return Err(format!(
-                "error: a move names array {i} -> {o}, which the remap does not have"
-            ));
+            return Err(Unfit(format!(
+                "a move names array {i} -> {o}, which the remap does not have"
+            )));
         };
         if p >= src.devices.len() || q >= dst.devices.len() {
-            return Err(format!(
-                "error: a move names shard {p} -> {q}, which the arrays do not have"
-            ));
+            return Err(Unfit(format!(
+                "a move names shard {p} -> {q}, which the arrays do not have"
+            )));
         }
         if src.dtype != dst.dtype || src.layout.shard_shape != dst.layout.shard_shape {
-            return Err(format!(
-                "error: shard {p} of input {i} ({}) cannot be shard {q} of output {o} ({})",
+            return Err(Unfit(format!(
+                "shard {p} of input {i} ({}) cannot be shard {q} of output {o} ({})",
                 src.describe(),
                 dst.describe()
-            ));
+            )));
         }
         if std::mem::replace(&mut written[o][q], true) {
-            return Err(format!("error: shard {q} of output {o} is written twice"));
+            return Err(Unfit(format!("shard {q} of output {o} is written twice")));
         }
     }
     if let Some((o, q)) = written
@@ -264,7 +294,7 @@ pub fn remap(
         .enumerate()
         .find_map(|(o, w)| w.iter().position(|x| !x).map(|q| (o, q)))
     {
-        return Err(format!("error: nothing writes shard {q} of output {o}"));
+        return Err(Unfit(format!("nothing writes shard {q} of output {o}")));
     }
     let n = inputs.len();
     let mut values = inputs;
@@ -319,7 +349,8 @@ mod tests {
     fn every_plan_is_runnable() {
         let v = halves();
         put(v.clone()).check().unwrap();
-        copy(v.clone(), vec![2, 3]).unwrap().check().unwrap();
+        let moved = value(v.dtype, &v.shape, vec![2, 3], v.layout.clone());
+        relayout(v.clone(), moved, link).unwrap().check().unwrap();
         let s = split(v.clone());
         s.check().unwrap();
         assert_eq!(s.outputs.len(), 2);
@@ -369,7 +400,22 @@ mod tests {
 
     #[test]
     fn unlike_arrays_are_refused() {
-        assert!(copy(halves(), vec![2]).is_err());
+        let columns = value(
+            DType::F32,
+            &[8, 4],
+            vec![2],
+            Layout {
+                shard_shape: vec![8, 2],
+                offsets: vec![vec![0, 0]],
+            },
+        );
+        assert!(relayout(halves(), columns, link).is_err());
+        let ragged = Layout {
+            shard_shape: vec![4, 4],
+            offsets: vec![vec![0, 0], vec![3, 0]],
+        };
+        let ragged = value(DType::F32, &[8, 4], vec![2, 3], ragged);
+        assert!(relayout(halves(), ragged, link).is_err());
         let wrong = vec![
             on_device(DType::F32, &[4, 4], 0),
             on_device(DType::F32, &[4, 4], 2),
