@@ -48,6 +48,7 @@ from .errors import (
     where,
     where_raised,
 )
+from .tools import check_schedule
 
 __all__ = ["Program", "program", "mesh", "unplaced", "Value"]
 
@@ -812,7 +813,7 @@ class Program:
         from .tools import lower
 
         return lower(
-            self.text(locations=True), topology=topology, devices=devices, kind=kind, schedule=_policy(schedule)
+            self.text(locations=True), topology=topology, devices=devices, kind=kind, schedule=check_schedule(schedule)
         )
 
     def compile(self, client=None, *, schedule: str | None = None, donate_argnums=(), devices: int | None = None):
@@ -845,7 +846,7 @@ class Program:
         trace of the run), it runs through the ``pw-run`` tool instead.
         Raises ToolError with the diagnostics when the program cannot be
         lowered."""
-        schedule = _policy(schedule)
+        schedule = check_schedule(schedule)
         leaves = [np.asarray(a) for a in jax.tree.leaves(arrays)]
         if len(leaves) != len(self._inputs):
             raise ProgramError(f"{where()}: the program takes {len(self._inputs)} inputs, got {len(leaves)}")
@@ -885,15 +886,6 @@ class Program:
                 r = r.view(want)
             outputs.append(r)
         return self.unflatten_outputs(outputs)
-
-
-SCHEDULES = ("critical-path", "gpipe", "1f1b")
-
-
-def _policy(schedule: str | None) -> str | None:
-    if schedule is not None and schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}; got {schedule!r}")
-    return schedule
 
 
 def program(name: str = "program", platform: str = "cpu") -> Program:
