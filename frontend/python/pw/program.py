@@ -26,7 +26,7 @@ import re
 import sys
 import threading
 import types
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -37,6 +37,7 @@ from jax._src.lib.mlir import ir as _ir
 from jax._src.sharding import IndivisibleError as _IndivisibleError
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
+from ._emit import array_type, is_symbol, mlir_dtype, module_text
 from .errors import (
     ProgramError,
     PwError,
@@ -73,47 +74,8 @@ _LIBRARY_DIRS = tuple(
 _TRANSFORM_DIR = os.sep + os.path.join("jax", "_src", "interpreters") + os.sep
 _JAX_DIR = os.sep + "jax" + os.sep
 
-_DTYPES = {
-    np.dtype("bool"): "i1",
-    np.dtype("int8"): "i8",
-    np.dtype("int16"): "i16",
-    np.dtype("int32"): "i32",
-    np.dtype("int64"): "i64",
-    np.dtype("uint8"): "ui8",
-    np.dtype("uint16"): "ui16",
-    np.dtype("uint32"): "ui32",
-    np.dtype("uint64"): "ui64",
-    np.dtype("float16"): "f16",
-    np.dtype(jax.numpy.bfloat16): "bf16",
-    np.dtype("float32"): "f32",
-    np.dtype("float64"): "f64",
-}
-
-_NAME = r"[A-Za-z_][A-Za-z0-9_$.]*"
 # The name a computation's module carries while its text is compared.
 _PLACEHOLDER = "__pw_computation__"
-
-
-def _mlir_dtype(dtype, what: str = "") -> str:
-    try:
-        return _DTYPES[np.dtype(dtype)]
-    except (KeyError, TypeError):
-        supported = ", ".join(sorted(str(d) for d in _DTYPES))
-        raise ProgramError(f"{where()}: pw arrays cannot hold {dtype}{what} (supported: {supported})") from None
-
-
-def _array_type(shape, dtype, mesh: str | None = None, sharding=None) -> str:
-    dims = "".join(f"{d}x" for d in shape)
-    text = f"{dims}{_mlir_dtype(dtype)}"
-    if mesh is not None:
-        text += f", @{mesh}"
-        if sharding is not None:
-            text += ", " + _sharding_text(sharding)
-    return f"!pw.array<{text}>"
-
-
-def _sharding_text(dims: Sequence[Sequence[str]]) -> str:
-    return "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in dims) + "]"
 
 
 def _spec_dims(spec: PartitionSpec, rank: int) -> list[list[str]]:
@@ -131,22 +93,6 @@ def _spec_dims(spec: PartitionSpec, rank: int) -> list[list[str]]:
         else:
             raise ProgramError(f"{where()}: unsupported PartitionSpec entry {entry!r} in {spec}")
     return dims
-
-
-def _mlir_string(text: str) -> str:
-    """`text` as the body of an MLIR string literal."""
-    out = []
-    for b in text.encode("utf-8"):
-        if b < 0x20 or b >= 0x7F or b in (0x22, 0x5C):
-            out.append(f"\\{b:02X}")
-        else:
-            out.append(chr(b))
-    return "".join(out)
-
-
-def _loc(pos) -> str:
-    file, line, column = pos
-    return f' loc("{_mlir_string(file)}":{line}:{column})'
 
 
 def _here() -> tuple[str, int, int]:
@@ -176,15 +122,6 @@ class MeshSpec:
         sizes = dict(zip(self.axes, self.shape))
         return f"the pw.unplaced mesh {sizes}" if self.name is None else f"mesh {self.name!r} {sizes}"
 
-    def declaration(self) -> str:
-        axes = ", ".join(f'"{a}"={s}' for a, s in zip(self.axes, self.shape))
-        attrs = []
-        if self.kind is not None:
-            attrs.append(f'kind = "{_mlir_string(self.kind)}"')
-        if self.same_island_as is not None:
-            attrs.append(f"same_island_as = @{self.same_island_as}")
-        suffix = " {" + ", ".join(attrs) + "}" if attrs else ""
-        return f"pw.mesh @{self.name} [{axes}]{suffix}"
 
 
 def _mesh_spec(name, devices, axes, shape, kind, same_island_as) -> MeshSpec:
@@ -204,9 +141,9 @@ def _mesh_spec(name, devices, axes, shape, kind, same_island_as) -> MeshSpec:
         raise ProgramError(f"{where()}: mesh axes must be distinct with sizes >= 1, got {dict(zip(axes, shape))}")
     if not all(isinstance(a, str) and a for a in axes):
         raise ProgramError(f"{where()}: mesh axis names must be non-empty strings, got {axes}")
-    if name is not None and not (isinstance(name, str) and re.fullmatch(_NAME, name)):
+    if name is not None and not is_symbol(name):
         raise ProgramError(f"{where()}: {name!r} is not a valid mesh name")
-    if same_island_as is not None and not (isinstance(same_island_as, str) and re.fullmatch(_NAME, same_island_as)):
+    if same_island_as is not None and not is_symbol(same_island_as):
         raise ProgramError(f"{where()}: same_island_as={same_island_as!r} is not a mesh name")
     return MeshSpec(name, axes, shape, kind, same_island_as)
 
@@ -486,7 +423,7 @@ class Program:
     """A pw program being captured (inside ``with``) or captured (after)."""
 
     def __init__(self, name: str = "program", platform: str = "cpu"):
-        if not (isinstance(name, str) and re.fullmatch(_NAME, name)):
+        if not is_symbol(name):
             raise ProgramError(f"{where()}: {name!r} is not a valid program name")
         self.name = name
         self.platform = platform
@@ -558,7 +495,7 @@ class Program:
                 f"or an array), got {type(spec).__name__}"
             )
         shape = tuple(int(d) for d in spec.shape)
-        _mlir_dtype(spec.dtype)
+        mlir_dtype(spec.dtype)
         dtype = np.dtype(spec.dtype)
         if dtype.itemsize == 8 and dtype.kind in "iuf" and not jax.config.jax_enable_x64:
             raise ProgramError(
@@ -577,7 +514,7 @@ class Program:
             self._check_sharding(dims, shape, self._meshes[mesh])
         index = len(self._inputs)
         value = Value(self._trace, core.ShapedArray(shape, dtype), ("input", index))
-        self._inputs.append((value, _array_type(shape, dtype, mesh, dims), _here()))
+        self._inputs.append((value, array_type(shape, dtype, mesh, dims), _here()))
         return value
 
     def inputs(self, tree):
@@ -632,7 +569,7 @@ class Program:
         placement: MeshSpec | None = getattr(_state, "placement", None)
         closed = params["jaxpr"]
         for i, aval in enumerate(closed.out_avals):
-            _mlir_dtype(getattr(aval, "dtype", None), f" (result #{i} of {params['name']})")
+            mlir_dtype(getattr(aval, "dtype", None), f" (result #{i} of {params['name']})")
         shape_key = (placement.axes, placement.shape) if placement is not None else None
         key = (id(closed), repr(params["in_shardings"]), repr(params["out_shardings"]), shape_key)
         hit = self._lowered.get(key)
@@ -733,45 +670,16 @@ class Program:
         if self._failed:
             raise ProgramError(f"{where()}: the capture of program {self.name!r} failed; there is no program")
 
-        def loc(pos):
-            return _loc(pos) if locations and pos is not None else ""
-
-        names: dict[int, str] = {}
-        types_: dict[int, str] = {}
-        lines = [f"module @{self.name} {{"]
-        for spec in self._meshes.values():
-            lines.append("  " + spec.declaration() + loc(self._mesh_pos.get(spec.name)))
-        for c in self._computations.values():
-            lines.extend("  " + line if line else line for line in c.text.rstrip().splitlines())
-        args = []
-        for i, (value, type_text, pos) in enumerate(self._inputs):
-            names[id(value)] = f"%arg{i}"
-            types_[id(value)] = type_text
-            args.append(f"%arg{i}: {type_text}{loc(pos)}")
-        body = []
-        for n, call in enumerate(self._calls):
-            result_types = [_array_type(r.aval.shape, r.aval.dtype, call.mesh) for r in call.results]
-            for i, r in enumerate(call.results):
-                names[id(r)] = f"%{n}" if len(call.results) == 1 else f"%{n}#{i}"
-                types_[id(r)] = result_types[i]
-            lhs = f"%{n} = " if len(call.results) == 1 else (f"%{n}:{len(call.results)} = " if call.results else "")
-            operands = ", ".join(names[id(a)] for a in call.args)
-            operand_types = ", ".join(types_[id(a)] for a in call.args)
-            on = f" on @{call.mesh}" if call.mesh else ""
-            rt = result_types[0] if len(result_types) == 1 else "(" + ", ".join(result_types) + ")"
-            body.append(
-                f"    {lhs}pw.call @{call.computation.name}({operands}){on} : ({operand_types}) -> {rt}{loc(call.pos)}"
-            )
-        outputs = self._outputs or []
-        out_types = [types_[id(v)] for v in outputs]
-        results = out_types[0] if len(out_types) == 1 else "(" + ", ".join(out_types) + ")"
-        lines.append(f"  func.func @main({', '.join(args)}) -> {results} {{")
-        lines.extend(body)
-        returned = f"{', '.join(names[id(v)] for v in outputs)} : {', '.join(out_types)}"
-        lines.append(f"    return {returned}{loc(self._outputs_pos)}")
-        lines.append("  }")
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+        return module_text(
+            self.name,
+            meshes=[(spec, self._mesh_pos.get(spec.name)) for spec in self._meshes.values()],
+            computations=[c.text for c in self._computations.values()],
+            inputs=self._inputs,
+            calls=self._calls,
+            outputs=self._outputs or [],
+            outputs_pos=self._outputs_pos,
+            locations=locations,
+        )
 
     def save(self, path, locations: bool = False) -> None:
         """Writes the program's MLIR text to ``path`` (see ``text``)."""
