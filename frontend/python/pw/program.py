@@ -37,11 +37,11 @@ from jax._src.lib.mlir import ir as _ir
 from jax._src.sharding import IndivisibleError as _IndivisibleError
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
+from . import _run
 from ._emit import array_type, is_symbol, mlir_dtype, module_text
 from .errors import (
     ProgramError,
     PwError,
-    ToolError,
     TracingError,
     is_internal,
     position,
@@ -755,45 +755,13 @@ class Program:
         Raises ToolError with the diagnostics when the program cannot be
         lowered."""
         schedule = check_schedule(schedule)
-        leaves = [np.asarray(a) for a in jax.tree.leaves(arrays)]
-        if len(leaves) != len(self._inputs):
-            raise ProgramError(f"{where()}: the program takes {len(self._inputs)} inputs, got {len(leaves)}")
-        for i, (a, (value, _, _)) in enumerate(zip(leaves, self._inputs)):
-            if tuple(a.shape) != tuple(value.aval.shape) or a.dtype != value.aval.dtype:
-                raise ProgramError(
-                    f"{where()}: input #{i} is {a.dtype}{list(a.shape)}, the program "
-                    f"expects {value.aval.dtype}{list(value.aval.shape)}"
-                )
+        leaves = _run.input_leaves(arrays, [value.aval for value, _, _ in self._inputs])
         if topology is not None or trace is not None:
-            return self._run_tool(leaves, devices, topology, schedule, trace)
-        from .client import connect, open_client
-
-        client = open_client()
-        if client is None:
-            # A session for this one run: the devices are free again after.
-            with connect(devices=devices) as client:
-                return jax.tree.map(np.asarray, client.compile(self, schedule=schedule)(*leaves))
-        key = (self.text(locations=True), schedule, devices, client.session)
-        exe = self._executables.get(key)
-        if exe is None:
-            exe = self._executables[key] = client.compile(self, schedule=schedule, devices=devices)
-        return jax.tree.map(np.asarray, exe(*leaves))
-
-    def _run_tool(self, leaves, devices, topology, schedule, trace):
-        """``p.run`` through pw-run (for topology files and traces)."""
-        from .tools import run
-
-        results = run(self.text(locations=True), leaves, devices=devices, topology=topology, schedule=schedule, trace=trace)
-        if len(results) != len(self._outputs):
-            raise ToolError(f"pw-run returned {len(results)} outputs, the program has {len(self._outputs)}")
-        outputs = []
-        for r, v in zip(results, self._outputs):
-            want = np.dtype(v.aval.dtype)
-            # .npy has no bfloat16: it comes back as raw 2-byte values.
-            if r.dtype != want and r.dtype.kind == "V" and r.dtype.itemsize == want.itemsize:
-                r = r.view(want)
-            outputs.append(r)
-        return self.unflatten_outputs(outputs)
+            dtypes = [v.aval.dtype for v in self._outputs or []]
+            return _run.with_pw_run(
+                self, leaves, dtypes, devices=devices, topology=topology, schedule=schedule, trace=trace
+            )
+        return _run.on_session(self, leaves, devices, schedule, self._executables)
 
 
 def program(name: str = "program", platform: str = "cpu") -> Program:
