@@ -250,9 +250,8 @@ class Program:
         ``"critical-path"`` (the default), ``"gpipe"`` or ``"1f1b"``
         (``docs/passes.md``). Raises ToolError with pw-opt's diagnostics
         when the program cannot be lowered or scheduled."""
-        return tools.lower(
-            self.text(locations=True), topology=topology, devices=devices, kind=kind, schedule=tools.check_schedule(schedule)
-        )
+        text = self.text(locations=True)
+        return tools.lower(text, topology=topology, devices=devices, kind=kind, schedule=tools.check_schedule(schedule))
 
     def compile(self, client=None, *, schedule: str | None = None, donate_argnums=(), devices: int | None = None):
         """Compiles the program for ``client``'s devices (default:

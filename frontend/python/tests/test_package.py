@@ -101,7 +101,8 @@ def test_each_module_imports_in_a_fresh_interpreter(module):
 
 
 def test_only_the_compat_module_uses_private_jax():
-    files = [_source(m) for m in MODULES] + [os.path.join(PACKAGE, "__init__.py"), os.path.join(FRONTEND, "pw_jax_plugin.py")]
+    files = [_source(m) for m in MODULES]
+    files += [os.path.join(PACKAGE, "__init__.py"), os.path.join(FRONTEND, "pw_jax_plugin.py")]
     offenders = []
     for path in files:
         if os.path.basename(path) == "_jax_compat.py":
