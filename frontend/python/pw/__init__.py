@@ -17,6 +17,9 @@
     np.asarray(y)                         # fetched when asked for
 
 See docs/frontend.md.
+
+The package's public names, from client, errors and program; it owns
+nothing else. Its modules import each other, never the package's names.
 """
 
 from .client import Array, Client, Executable, Sharding, connect, default_client

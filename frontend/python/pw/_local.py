@@ -1,7 +1,9 @@
 """A local pw-server with one pw-worker on the local CPU plugin, started the
 first time ``pw.connect()`` needs one and stopped when the process exits
 (also if it is killed: the server stops when this process is gone, and its
-worker once it loses the server)."""
+worker once it loses the server).
+
+May import errors, tools and _proto: not the client or the program."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""pw's wire protocol for Python: the message classes of
-``runtime/proto/pw.proto``, generated with grpcio-tools the first time they
-are needed (and again whenever the .proto changes) into ``_generated/``."""
+"""pw's wire protocol for Python: the message classes of the checkout's
+``pw.proto`` (``runtime/wire/proto/``, or ``runtime/proto/`` where the
+runtime keeps it there), generated with grpcio-tools the first time they
+are needed (and again whenever the .proto changes) into ``_generated/``.
+
+May import errors and the standard library (and grpc_tools) only."""
 
 from __future__ import annotations
 
@@ -12,12 +15,26 @@ import tempfile
 from .errors import PwError
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_PROTO = os.path.abspath(os.path.join(_HERE, "..", "..", "..", "runtime", "proto", "pw.proto"))
+_REPO = os.path.abspath(os.path.join(_HERE, "..", "..", ".."))
+# Where a checkout keeps pw.proto, in the order looked for: the first that
+# exists is the protocol (runtime/proto is where it was before runtime/wire).
+PROTO_CANDIDATES = tuple(
+    os.path.join(_REPO, *parts, "pw.proto") for parts in [("runtime", "wire", "proto"), ("runtime", "proto")]
+)
 _OUT = os.path.join(_HERE, "_generated")
 
 
-def _generate(digest: str) -> str:
-    """Writes pw_pb2.py for the .proto whose SHA-256 is `digest`; returns
+def _find_proto() -> str:
+    for path in PROTO_CANDIDATES:
+        if os.path.isfile(path):
+            return path
+    raise PwError(
+        f"{' or '.join(PROTO_CANDIDATES)} not found: the pw client runs from a checkout of the repository"
+    )
+
+
+def _generate(proto: str, digest: str) -> str:
+    """Writes pw_pb2.py for `proto`, whose SHA-256 is `digest`; returns
     its path. Written to a temporary directory and renamed into place, so a
     reader never sees half a file."""
     try:
@@ -29,19 +46,18 @@ def _generate(digest: str) -> str:
     if os.path.exists(target):
         return target
     with tempfile.TemporaryDirectory(dir=_OUT) as tmp:
-        code = protoc.main(["protoc", f"-I{os.path.dirname(_PROTO)}", f"--python_out={tmp}", os.path.basename(_PROTO)])
+        code = protoc.main(["protoc", f"-I{os.path.dirname(proto)}", f"--python_out={tmp}", os.path.basename(proto)])
         if code != 0:
-            raise PwError(f"generating Python messages from {_PROTO} failed (protoc exit {code})")
+            raise PwError(f"generating Python messages from {proto} failed (protoc exit {code})")
         os.replace(os.path.join(tmp, "pw_pb2.py"), target)
     return target
 
 
 def _load():
-    if not os.path.isfile(_PROTO):
-        raise PwError(f"{_PROTO} not found: the pw client runs from a checkout of the repository")
-    with open(_PROTO, "rb") as f:
+    proto = _find_proto()
+    with open(proto, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    path = _generate(digest)
+    path = _generate(proto, digest)
     spec = importlib.util.spec_from_file_location("pw._generated.pw_pb2", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

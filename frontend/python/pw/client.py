@@ -8,6 +8,10 @@ compiled once for it, and arrays that stay on the devices between calls.
     client.close()
 
 See docs/frontend.md ("Sessions") and docs/cluster.md.
+
+May import errors, tools, _local and _proto: not the program (a program is
+passed in and used through its public API: name, text, unflatten_outputs),
+the tracer or JAX's private API.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 
 from . import _local
 from ._proto import PROTOCOL, pb
+from .tools import check_schedule
 from .errors import (
     ArrayDeletedError,
     ArrayError,
@@ -439,14 +444,12 @@ class Client:
         """Lowers ``program`` onto this client's devices (``devices``: only
         that many of them) and compiles each computation once; returns the
         executable. Long compiles print progress to stderr."""
-        from .program import _policy
-
         donate = tuple(sorted({int(d) for d in (donate_argnums if isinstance(donate_argnums, (tuple, list)) else (donate_argnums,))}))
         request = pb.CompileProgramRequest(
             session=self.session,
             name=program.name,
             text=program.text(locations=True),
-            schedule=_policy(schedule) or "",
+            schedule=check_schedule(schedule) or "",
             donate=list(donate),
             devices=int(devices or 0),
         )

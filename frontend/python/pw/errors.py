@@ -1,4 +1,7 @@
-"""Exceptions of the pw front end; each names the user's source line."""
+"""Exceptions of the pw front end, and where the user's source line is
+(each exception names it).
+
+May import the standard library only."""
 
 from __future__ import annotations
 
@@ -57,15 +60,16 @@ class RunError(PwError, RuntimeError):
     """A call failed on the devices (the message says where)."""
 
 
+def in_jax(path: str) -> bool:
+    """Whether a source file belongs to JAX or jaxlib."""
+    path = os.path.abspath(path)
+    return _JAX_DIR in path or "jaxlib" in path
+
+
 def is_internal(path: str) -> bool:
     """Whether a source file belongs to JAX, jaxlib, contextlib or this package."""
     path = os.path.abspath(path)
-    return (
-        _JAX_DIR in path
-        or "jaxlib" in path
-        or path.startswith(_PW_DIR + os.sep)
-        or path == _CONTEXTLIB
-    )
+    return in_jax(path) or path.startswith(_PW_DIR + os.sep) or path == _CONTEXTLIB
 
 
 def user_frame() -> FrameType | None:

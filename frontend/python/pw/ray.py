@@ -26,6 +26,9 @@ The pw-worker is also ended if its actor's process dies without stopping it
 (``PR_SET_PDEATHSIG``, Linux), so none is left registered behind a dead
 actor. Ray is imported only here, when called: ``pip install ray`` where
 this is used. See docs/deploy.md.
+
+May import errors, tools and _proto (and Ray, inside the functions that
+need it): not the client, the program or JAX.
 """
 
 from __future__ import annotations

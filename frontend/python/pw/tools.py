@@ -1,4 +1,7 @@
-"""Drives pw-opt and pw-run for `Program.lower` and `Program.run`."""
+"""Drives pw-opt and pw-run for `Program.lower` and `Program.run`, and
+checks the schedule policies they (and the server's lowering) take.
+
+May import errors, numpy and the standard library only."""
 
 from __future__ import annotations
 
@@ -18,6 +21,17 @@ _REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."
 # `file:line:col: error: message`, as pw-opt and pw-run render diagnostics.
 _HEADER = re.compile(r"^(?P<file>.+?):\d+:\d+: (?:error|warning|note|remark): ")
 _CARET = re.compile(r"^\s*\^\s*$")
+
+
+SCHEDULES = ("critical-path", "gpipe", "1f1b")
+
+
+def check_schedule(schedule: str | None) -> str | None:
+    """`schedule` if it names one of pw-schedule's policies (or is None);
+    a ValueError otherwise."""
+    if schedule is not None and schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}; got {schedule!r}")
+    return schedule
 
 
 def find_tool(name: str) -> str:
