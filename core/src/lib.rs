@@ -1,6 +1,7 @@
 //! pw's plain data, shared by the compiler and the runtime, with no MLIR:
 //!
 //! * [`DType`]: the element types;
+//! * [`diagnostic`]: diagnostics about a program, and their renderer;
 //! * [`geometry`]: mesh shapes, shardings and the boxes each mesh position
 //!   holds (the one shard geometry of pw);
 //! * [`piece`]: the boxes of bytes a physical copy moves;
@@ -20,6 +21,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod diagnostic;
 pub mod dtype;
 pub mod geometry;
 pub mod piece;

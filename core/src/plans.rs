@@ -176,7 +176,10 @@ pub fn relayout(
         tiles: &to.layout,
         devices: &to.devices,
     };
-    let pieces: Vec<Piece> = relayout::plan(src, dst, link).into_iter().flatten().collect();
+    let pieces: Vec<Piece> = relayout::plan(src, dst, link)
+        .into_iter()
+        .flatten()
+        .collect();
     let step = copy_step(0, 0, 1, pieces);
     Ok(plan(vec![from, to], vec![0], vec![1], vec![step]))
 }

@@ -93,11 +93,12 @@ pub fn is_even(tiles: &dyn Tiles, shape: &[i64]) -> bool {
     let mut seen = std::collections::HashSet::new();
     for p in 0..tiles.positions() {
         let region = tiles.region(p);
-        let aligned = region
-            .offsets
-            .iter()
-            .zip(sizes)
-            .all(|(&o, &s)| if s == 0 { o == 0 } else { o % s == 0 });
+        let aligned =
+            region
+                .offsets
+                .iter()
+                .zip(sizes)
+                .all(|(&o, &s)| if s == 0 { o == 0 } else { o % s == 0 });
         if !region.fits(shape) || !aligned {
             return false;
         }

@@ -7,7 +7,7 @@
 //! Severities: error, warning, note, remark. Every expected diagnostic must
 //! be produced and every produced one expected.
 
-use crate::diagnostics::{Captured, Position, Severity};
+use crate::diagnostics::{Diagnostic, Position, Severity};
 
 #[derive(Clone, Debug)]
 pub struct Expected {
@@ -110,7 +110,7 @@ pub fn parse(source: &str, file: &str) -> (Vec<Expected>, Vec<Mismatch>) {
 
 /// Matches produced diagnostics (notes included) against expectations;
 /// returns everything that does not line up.
-pub fn check(expected: &mut [Expected], produced: &[Captured], file: &str) -> Vec<Mismatch> {
+pub fn check(expected: &mut [Expected], produced: &[Diagnostic], file: &str) -> Vec<Mismatch> {
     let mut mismatches = Vec::new();
     // Expectations by line, so matching is linear in the diagnostics.
     let mut by_line: std::collections::HashMap<usize, Vec<usize>> = Default::default();

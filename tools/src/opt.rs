@@ -7,7 +7,7 @@
 //! The exit code is 0 on success and 1 on any error.
 
 use crate::{
-    diagnostics::{Capture, Captured, Position, Source},
+    diagnostics::{Capture, Diagnostic, Position, Source},
     expected, split, views,
 };
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
@@ -327,12 +327,12 @@ fn process(
     printed
 }
 
-fn is_error(d: &Captured) -> bool {
+fn is_error(d: &Diagnostic) -> bool {
     d.severity == crate::diagnostics::Severity::Error
 }
 
 fn report(stderr: &mut dyn Write, position: Option<Position>, message: &str, source: &Source) {
-    let d = Captured {
+    let d = Diagnostic {
         severity: crate::diagnostics::Severity::Error,
         position,
         message: message.to_owned(),

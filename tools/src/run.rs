@@ -379,18 +379,20 @@ fn remote(
         .enable_all()
         .build()
         .map_err(|e| format!("error: {e}"))?;
-    let (outputs, summary) = runtime.block_on(client::run(
-        server,
-        RemoteRun {
-            name,
-            text,
-            inputs: &inputs,
-            record: cli.stats || cli.trace.is_some(),
-            timeout,
-            schedule: cli.schedule.map(Policy::name),
-        },
-        progress,
-    ))?;
+    let (outputs, summary) = runtime
+        .block_on(client::run(
+            server,
+            RemoteRun {
+                name,
+                text,
+                inputs: &inputs,
+                record: cli.stats || cli.trace.is_some(),
+                timeout,
+                schedule: cli.schedule.map(Policy::name),
+            },
+            progress,
+        ))
+        .map_err(|e| format!("error: {e}"))?;
     Ok(Ran {
         outputs,
         header: remote_header(server, &summary),

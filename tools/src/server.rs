@@ -205,10 +205,10 @@ fn serve(cli: Cli) -> Result<(), String> {
                 cli.listen
             ));
         }
-        let listener = net::bind(&cli.listen).await?;
+        let listener = net::bind(&cli.listen).await.map_err(|e| e.to_string())?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let controller = Controller::new(config, Arc::new(PipelineLowerer));
-        tokio::spawn(controller.clone().watch_leases());
+        tokio::spawn(pw_controller::registry::watch_leases(controller.clone()));
         if let Some(http) = http {
             let listener = tokio::net::TcpListener::bind(http)
                 .await

@@ -49,7 +49,7 @@ pub async fn serve_http(listener: tokio::net::TcpListener, controller: Controlle
                 (header::CONTENT_TYPE, "application/json"),
                 (header::CACHE_CONTROL, "no-store"),
             ],
-            c.overview().await.to_string(),
+            c.status().overview().await.to_string(),
         )
     }
     let app = Router::new()
@@ -98,7 +98,10 @@ pub fn main(args: Vec<std::ffi::OsString>, stdout: &mut dyn Write, stderr: &mut 
         .enable_all()
         .build()
         .map_err(|e| e.to_string())
-        .and_then(|rt| rt.block_on(pw_controller::client::overview(&cli.server)));
+        .and_then(|rt| {
+            rt.block_on(pw_controller::client::overview(&cli.server))
+                .map_err(|e| e.to_string())
+        });
     let json = match fetched {
         Ok(j) => j,
         Err(e) => {

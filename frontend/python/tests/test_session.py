@@ -282,6 +282,27 @@ def test_outputs_of_a_running_call_feed_the_next_without_waiting(server):
         assert client.stats()["bytes_from_client"] == x.nbytes
 
 
+def test_arrays_laid_out_otherwise_move_device_to_device(server):
+    """An output split by rows on two devices, fed to a program that takes
+    it split by columns on four: the server lays it out anew device to
+    device (no byte of it comes back to the server), and the result is
+    numpy's."""
+    rows = doubler(devices=2)
+    with pw.program("columns") as q:
+        x = q.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
+        with pw.mesh("m", devices=4):
+            y = jax.jit(lambda v: v + 1, in_shardings=P(None, "x"), out_shardings=P(None, "x"))(x)
+        q.outputs(y)
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    with pw.connect(server.address, devices=4) as client:
+        by_rows, by_columns = rows.compile(client), q.compile(client)
+        z = by_columns(by_rows(x))
+        np.testing.assert_array_equal(np.asarray(z), x * 2 + 1)
+        # What came from the workers is the fetch of z, assembled from
+        # its four shards: nothing for the relayout.
+        assert client.stats()["bytes_from_workers"] == x.nbytes, client.stats()
+
+
 def test_arrays_dropped_while_their_calls_wait_are_still_read(server):
     """Each step's input is dropped as soon as the call returns (freed with
     the next call), while the call that reads it may still wait for its

@@ -1,7 +1,11 @@
 //! A client of pw-server: runs a program on its workers
 //! (`Controller.Run`), and reads its status.
 
-use crate::{api, summary::RunSummary};
+use crate::{
+    api,
+    error::{Error, Result},
+    summary::RunSummary,
+};
 use pw_exec::HostArray;
 use pw_wire::{self as wire, net, proto, Collect};
 use std::time::Duration;
@@ -42,11 +46,8 @@ pub async fn run(
     address: &str,
     run: RemoteRun<'_>,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<HostArray>, RunSummary), String> {
-    let channel = net::channel(address, Duration::from_secs(5))
-        .await
-        .map_err(|e| format!("error: cannot reach pw-server at {address}: {e}"))?;
-    let mut client = controller_client(channel);
+) -> Result<(Vec<HostArray>, RunSummary)> {
+    let mut client = connect(address).await?;
     let mut requests = vec![proto::RunRequest {
         request: Some(proto::run_request::Request::Begin(proto::RunBegin {
             protocol: pw_wire::PROTOCOL as i32,
@@ -77,7 +78,7 @@ pub async fn run(
     let mut replies = client
         .run(tokio_stream::iter(requests))
         .await
-        .map_err(|s| s.message().to_owned())?
+        .map_err(server)?
         .into_inner();
     let mut summary = None;
     let mut outputs: Vec<HostArray> = Vec::new();
@@ -86,41 +87,42 @@ pub async fn run(
         let reply = match replies.message().await {
             Ok(Some(r)) => r,
             Ok(None) => break,
-            Err(status) => return Err(status.message().to_owned()),
+            Err(status) => return Err(server(status)),
         };
         match reply.reply {
             Some(proto::run_reply::Reply::Progress(line)) => progress(&line),
             Some(proto::run_reply::Reply::ReportJson(json)) => {
-                summary = Some(
-                    serde_json::from_str(&json)
-                        .map_err(|e| format!("error: the server's report does not parse: {e}"))?,
-                );
+                summary = Some(serde_json::from_str(&json).map_err(|e| Error::Reply {
+                    what: format!("its report does not parse: {e}"),
+                })?);
             }
             Some(proto::run_reply::Reply::Output(o)) => {
+                let reply = |what: String| Error::Reply { what };
                 if o.index as usize != outputs.len() {
-                    return Err(format!(
-                        "error: the server sent output #{} where #{} was due",
+                    return Err(reply(format!(
+                        "output #{} came where #{} was due",
                         o.index,
                         outputs.len()
-                    ));
+                    )));
                 }
-                let chunk = o.chunk.ok_or("error: an output without data")?;
-                if current.is_none() {
-                    let t = o.r#type.ok_or("error: an output without a type")?;
-                    let (_, _, bytes) = t.read(MAX_OUTPUT_BYTES).map_err(|e| e.0)?;
-                    let collect = Collect::new(
-                        &chunk,
-                        bytes,
-                        Some(bytes),
-                        format!("output #{}", outputs.len()),
-                    )
-                    .map_err(|e| e.0)?;
-                    current = Some((t, collect));
-                }
-                let (t, collect) = current.as_mut().ok_or("error: no output")?;
-                if let Some(data) = collect.push(&chunk).map_err(|e| e.0)? {
-                    let (dtype, dims, _) = t.read(MAX_OUTPUT_BYTES).map_err(|e| e.0)?;
-                    outputs.push(HostArray::new(dtype, &dims, data).map_err(|e| e.to_string())?);
+                let chunk = o
+                    .chunk
+                    .ok_or_else(|| reply("an output without data".into()))?;
+                let (t, collect) = match &mut current {
+                    Some(c) => c,
+                    None => {
+                        let t = o
+                            .r#type
+                            .ok_or_else(|| reply("an output without a type".into()))?;
+                        let (_, _, bytes) = t.read(MAX_OUTPUT_BYTES)?;
+                        let what = format!("output #{}", outputs.len());
+                        let collect = Collect::new(&chunk, bytes, Some(bytes), what)?;
+                        current.insert((t, collect))
+                    }
+                };
+                if let Some(data) = collect.push(&chunk)? {
+                    let (dtype, dims, _) = t.read(MAX_OUTPUT_BYTES)?;
+                    outputs.push(HostArray::new(dtype, &dims, data)?);
                     current = None;
                 }
             }
@@ -128,36 +130,59 @@ pub async fn run(
         }
     }
     if let Some((_, collect)) = current {
-        return Err(format!("error: {}", collect.truncated()));
+        return Err(collect.truncated().into());
     }
-    let summary = summary.ok_or("error: the server ended the run without a report")?;
+    let summary = summary.ok_or_else(|| Error::Reply {
+        what: "the run ended without a report".into(),
+    })?;
     Ok((outputs, summary))
 }
 
-/// The server's registered workers and counters.
-pub async fn status(address: &str) -> Result<proto::StatusReply, String> {
+/// A client of the server at `address`.
+async fn connect(address: &str) -> Result<ControllerClient> {
     let channel = net::channel(address, Duration::from_secs(5))
         .await
-        .map_err(|e| format!("cannot reach pw-server at {address}: {e}"))?;
-    controller_client(channel)
+        .map_err(|source| Error::Unreachable {
+            address: address.to_owned(),
+            source,
+        })?;
+    Ok(controller_client(channel))
+}
+
+/// The server's answer, as an error.
+fn server(status: tonic::Status) -> Error {
+    let message = status.message();
+    Error::Server {
+        message: message
+            .strip_prefix("error: ")
+            .unwrap_or(message)
+            .to_owned(),
+    }
+}
+
+/// The server's registered workers and counters.
+pub async fn status(address: &str) -> Result<proto::StatusReply> {
+    connect(address)
+        .await?
         .status(proto::StatusRequest {})
         .await
         .map(|r| r.into_inner())
-        .map_err(|s| s.message().to_owned())
+        .map_err(server)
 }
 
 /// The status page's JSON from the server at `address`
 /// (`Controller.Overview`; the server asks each worker for at most 500 ms).
-pub async fn overview(address: &str) -> Result<String, String> {
-    let channel = net::channel(address, Duration::from_secs(5))
-        .await
-        .map_err(|e| format!("cannot reach pw-server at {address}: {e}"))?;
+pub async fn overview(address: &str) -> Result<String> {
     // It presents $PW_TOKEN like every client of the controller.
-    let mut client = controller_client(channel);
+    let mut client = connect(address).await?;
     let call = client.overview(proto::OverviewRequest {});
-    match tokio::time::timeout(Duration::from_secs(10), call).await {
+    let waited = Duration::from_secs(10);
+    match tokio::time::timeout(waited, call).await {
         Ok(Ok(reply)) => Ok(reply.into_inner().json),
-        Ok(Err(s)) => Err(format!("pw-server at {address}: {}", s.message())),
-        Err(_) => Err(format!("pw-server at {address} did not answer within 10 s")),
+        Ok(Err(s)) => Err(server(s)),
+        Err(_) => Err(Error::Silent {
+            address: address.to_owned(),
+            waited,
+        }),
     }
 }

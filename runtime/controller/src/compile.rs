@@ -9,14 +9,25 @@
 //! needs them, so each executable is compiled once across the cluster and
 //! across restarts.
 
+use crate::{
+    error::{Error, Result},
+    summary::{ExecutableLine, RunSummary},
+    Controller,
+};
 use bytes::Bytes;
+use pw_core::plan::Part;
 use pw_exec::{
-    cache::{compile_options, plugin_identity, DiskCache, Key},
-    Need,
+    cache::{compile_options, key_of, plugin_identity, DiskCache, Key},
+    Need, Work,
 };
 use pw_pjrt::{Client, ClientOptions, Plugin, Program};
 use pw_wire::{self as wire, proto, Collect};
-use std::{collections::HashMap, path::PathBuf, time::Instant};
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::PathBuf,
+    sync::atomic::Ordering,
+    time::Instant,
+};
 
 /// Where an executable came from, for the run summary.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -126,12 +137,19 @@ impl Compiler {
             u32,
             &mut proto::worker_client::WorkerClient<tonic::transport::Channel>,
         ),
-    ) -> Result<(Bytes, Source), String> {
+    ) -> Result<(Bytes, Source)> {
+        let failed = |message: String| Error::Compile {
+            what: need.what.clone(),
+            devices: need.devices.clone(),
+            message,
+        };
         if let Some(bytes) = self.memory.get(&key) {
             return Ok((bytes.clone(), Source::Memory));
         }
-        let options = compile_options(need).map_err(|e| e.to_string())?;
-        let options_bytes = options.to_proto_bytes().map_err(|e| e.to_string())?;
+        let options = compile_options(need).map_err(|e| failed(e.to_string()))?;
+        let options_bytes = options
+            .to_proto_bytes()
+            .map_err(|e| failed(e.to_string()))?;
         if let Some(bytes) = self
             .disk
             .as_ref()
@@ -163,7 +181,8 @@ impl Compiler {
                         .map_err(|e| e.to_string())
                 })
                 .await
-                .map_err(|e| e.to_string())??;
+                .map_err(|e| failed(e.to_string()))?
+                .map_err(failed)?;
                 self.compiled_here += 1;
                 (bytes, Source::Controller)
             }
@@ -177,23 +196,30 @@ impl Compiler {
                         key: key.hex(),
                     })
                     .await
-                    .map_err(|s| format!("worker {id} could not compile it: {}", s.message()))?
+                    .map_err(|s| {
+                        failed(format!("worker {id} could not compile it: {}", s.message()))
+                    })?
                     .into_inner();
+                let from_worker = |why: String| failed(format!("worker {id}: {why}"));
                 let first = stream
                     .message()
                     .await
-                    .map_err(|s| s.message().to_owned())?
-                    .ok_or("worker sent no executable")?;
+                    .map_err(|s| from_worker(s.message().to_owned()))?
+                    .ok_or_else(|| from_worker("it sent no executable".into()))?;
                 let mut collect = Collect::new(&first, 4 << 30, None, "a compiled executable")
-                    .map_err(|e| e.0)?;
-                let mut done = collect.push(&first).map_err(|e| e.0)?;
+                    .map_err(|e| from_worker(e.to_string()))?;
+                let mut done = collect
+                    .push(&first)
+                    .map_err(|e| from_worker(e.to_string()))?;
                 while done.is_none() {
                     let chunk = stream
                         .message()
                         .await
-                        .map_err(|s| s.message().to_owned())?
-                        .ok_or_else(|| collect.truncated().0)?;
-                    done = collect.push(&chunk).map_err(|e| e.0)?;
+                        .map_err(|s| from_worker(s.message().to_owned()))?
+                        .ok_or_else(|| from_worker(collect.truncated().to_string()))?;
+                    done = collect
+                        .push(&chunk)
+                        .map_err(|e| from_worker(e.to_string()))?;
                 }
                 self.compiled_on_workers += 1;
                 (done.unwrap_or_default(), Source::Worker(id))
@@ -217,7 +243,7 @@ pub struct Inspected {
     /// The type and per-device dimensions of each output.
     pub outputs: Vec<(pw_core::DType, Vec<usize>)>,
     /// The program as compiled (its format and bytes: see
-    /// [`crate::pjrt::Executable::optimized_program`]), when the plugin
+    /// [`pw_pjrt::Executable::optimized_program`]), when the plugin
     /// gives it.
     pub optimized: Option<(String, Vec<u8>)>,
 }
@@ -226,38 +252,40 @@ impl Compiler {
     /// Compiles `module` here for `devices` devices (SPMD when more than
     /// one) to see what it makes: a front end given a program without its
     /// types (the IFRT proxy) needs them before it can plan a call.
-    pub async fn inspect(&mut self, module: &[u8], devices: usize) -> Result<Inspected, String> {
+    pub async fn inspect(&mut self, module: &[u8], devices: usize) -> Result<Inspected> {
+        let failed = |message: String| Error::Inspect { message };
         let client = self
             .local(devices)
             .map(|l| l.client.clone())
-            .ok_or("the controller has no PJRT plugin to compile with (--plugin)")?;
+            .ok_or_else(|| {
+                failed("the controller has no PJRT plugin to compile with (--plugin)".into())
+            })?;
         let ids: Vec<i32> = (0..devices as i32).collect();
         let options = pw_pjrt::CompileOptions::for_device_ids(&ids, devices > 1)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| failed(e.to_string()))?;
         let program = Program::mlir(module.to_vec());
-        tokio::task::spawn_blocking(move || {
-            let loaded = client
-                .compile(&program, &options)
-                .map_err(|e| e.to_string())?;
-            let executable = loaded.executable().map_err(|e| e.to_string())?;
-            let dtypes = executable.output_dtypes().map_err(|e| e.to_string())?;
-            let dims = executable.output_dims().map_err(|e| e.to_string())?;
-            Ok(Inspected {
+        let inspected = tokio::task::spawn_blocking(move || {
+            let loaded = client.compile(&program, &options)?;
+            let executable = loaded.executable()?;
+            let dtypes = executable.output_dtypes()?;
+            let dims = executable.output_dims()?;
+            Ok::<_, pw_pjrt::Error>(Inspected {
                 outputs: dtypes.into_iter().zip(dims).collect(),
                 optimized: executable.optimized_program().ok(),
             })
         })
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(|e| failed(e.to_string()))?;
+        inspected.map_err(|e| failed(e.to_string()))
     }
 }
 
 /// Ships serialized `bytes` under `key` to a worker.
-pub async fn ship(
+async fn ship(
     client: &mut proto::worker_client::WorkerClient<tonic::transport::Channel>,
     key: Key,
     bytes: &Bytes,
-) -> Result<(), String> {
+) -> std::result::Result<(), tonic::Status> {
     let hex = key.hex();
     let messages: Vec<proto::LoadRequest> = wire::chunks(bytes.clone())
         .into_iter()
@@ -267,9 +295,84 @@ pub async fn ship(
             chunk: Some(chunk),
         })
         .collect();
-    client
-        .load(tokio_stream::iter(messages))
-        .await
-        .map(|_| ())
-        .map_err(|s| s.message().to_owned())
+    client.load(tokio_stream::iter(messages)).await.map(|_| ())
+}
+
+/// Every executable each part needs: compiled once, shipped where missing.
+/// Each is listed in `summary.executables` with where it came from (None:
+/// the worker had it). Returns each worker's keys, in its part's order.
+pub(crate) async fn executables(
+    c: &Controller,
+    parts: &BTreeMap<u32, (Part, Work)>,
+    summary: &mut RunSummary,
+    progress: &(dyn Fn(String) + Send + Sync),
+) -> Result<BTreeMap<u32, Vec<Key>>> {
+    let mut keys: BTreeMap<u32, Vec<Key>> = BTreeMap::new();
+    for (&w, (_, work)) in parts {
+        let mut handle = c.inner.workers.handle(w)?;
+        let mut worker_keys = Vec::with_capacity(work.needs.len());
+        for need in &work.needs {
+            let key = key_of(need, &handle.plugin)?;
+            worker_keys.push(key);
+            let line = |source| ExecutableLine {
+                what: need.what.clone(),
+                devices: need.devices.clone(),
+                worker: w,
+                key: key.hex(),
+                source,
+            };
+            let shipped_already = summary
+                .executables
+                .iter()
+                .any(|e| e.worker == w && e.key == key.hex());
+            if handle.loaded.contains(&key) || shipped_already {
+                summary.executables.push(line(None));
+                continue;
+            }
+            let source = provide(c, need, key, w, &mut handle, progress).await?;
+            summary.executables.push(line(Some(source)));
+        }
+        keys.insert(w, worker_keys);
+    }
+    Ok(keys)
+}
+
+/// Gets `need` (compiled, from a cache, or compiled by worker `w`) and
+/// loads it on `w`; says where it came from.
+async fn provide(
+    c: &Controller,
+    need: &Need,
+    key: Key,
+    w: u32,
+    handle: &mut crate::registry::Handle,
+    progress: &(dyn Fn(String) + Send + Sync),
+) -> Result<Source> {
+    let (bytes, source) = {
+        let mut compiler = c.inner.compiler.lock().await;
+        compiler
+            .get(need, key, &handle.plugin, (w, &mut handle.client))
+            .await?
+    };
+    if matches!(source, Source::Controller | Source::Worker(_)) {
+        progress(format!(
+            "compiled {} for devices {:?} ({source})",
+            need.what, need.devices
+        ));
+    }
+    if source != Source::Worker(w) {
+        ship(&mut handle.client, key, &bytes)
+            .await
+            .map_err(|s| Error::Ship {
+                worker: w,
+                what: need.what.clone(),
+                message: s.message().to_owned(),
+            })?;
+        let counters = &c.inner.counters;
+        counters.executables_shipped.fetch_add(1, Ordering::Relaxed);
+        counters
+            .bytes_shipped
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    }
+    c.inner.workers.loaded(w, key);
+    Ok(source)
 }

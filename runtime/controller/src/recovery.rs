@@ -14,12 +14,18 @@
 //! controller keeps). Every round's buffers are released when the run
 //! ends.
 
-use crate::summary::RecoveryLine;
+use crate::{
+    error::{Error, Result},
+    lowering::{self, Prepared},
+    runs::Stop,
+    summary::{RecoveryLine, RunSummary},
+    Controller,
+};
 use pw_core::plan::{Plan, ValueId};
 use pw_wire::proto;
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 /// What the rounds of a run keep on workers: per value, per round (owner)
@@ -93,6 +99,18 @@ pub struct Candidate {
     pub devices: Vec<i64>,
 }
 
+/// A lost worker's devices that no healthy worker can take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no healthy worker has {} free {platform} devices for the devices {devices:?} of worker {worker}",
+    devices.len()
+)]
+pub struct Unplaceable {
+    pub worker: u32,
+    pub platform: String,
+    pub devices: Vec<i64>,
+}
+
 /// Where to move the lost devices, grouped by the worker that had them:
 /// each group onto one healthy worker of the same platform, on devices the
 /// plan does not use; spare workers (none of whose devices the plan uses)
@@ -102,7 +120,7 @@ pub fn place(
     lost: &BTreeMap<u32, (String, Vec<i64>)>,
     candidates: &[Candidate],
     used: &BTreeSet<i64>,
-) -> Result<BTreeMap<i64, i64>, String> {
+) -> std::result::Result<BTreeMap<i64, i64>, Unplaceable> {
     let mut taken: BTreeSet<i64> = used.clone();
     let mut map = BTreeMap::new();
     for (worker, (platform, devices)) in lost {
@@ -120,11 +138,10 @@ pub fn place(
                 let spare = c.devices.iter().all(|d| !used.contains(d));
                 (spare, free(c, &taken).len(), std::cmp::Reverse(c.worker))
             })
-            .ok_or_else(|| {
-                format!(
-                    "no healthy worker has {} free {platform} devices for the devices {devices:?} of worker {worker}",
-                    devices.len()
-                )
+            .ok_or_else(|| Unplaceable {
+                worker: *worker,
+                platform: platform.clone(),
+                devices: devices.clone(),
             })?;
         for (from, to) in devices.iter().zip(free(best, &taken)) {
             map.insert(*from, to);
@@ -134,27 +151,159 @@ pub fn place(
     Ok(map)
 }
 
-/// A recovery, as reported (building the line of the run summary).
-pub fn line(
-    lost: Vec<String>,
-    moved: &BTreeMap<i64, i64>,
-    replayed: usize,
-    of: usize,
-    kept: (usize, u64),
-    (noticed, detected): (Duration, Duration),
-    waited: Duration,
-) -> RecoveryLine {
-    RecoveryLine {
-        lost,
-        moved: moved.iter().map(|(a, b)| (*a, *b)).collect(),
-        steps_replayed: replayed,
-        steps: of,
-        values_kept: kept.0,
-        bytes_kept: kept.1,
-        noticed,
+/// After a round lost workers: moves their devices onto healthy ones
+/// (waiting, bounded, for a worker to register if none can take them) and
+/// prepares the replay of what was lost. Returns it and the whole plan's
+/// index of each replayed step.
+pub(crate) async fn recover(
+    c: &Controller,
+    whole: &mut Plan,
+    kept: &Kept,
+    stop: &Stop,
+    t0: Instant,
+    summary: &mut RunSummary,
+) -> Result<(Prepared, Vec<usize>)> {
+    let detected = t0.elapsed();
+    let lost_names: Vec<String> = summary
+        .workers
+        .iter()
+        .filter(|w| stop.lost.contains(&w.id))
+        .map(|w| format!("worker {} ({}, pid {})", w.id, w.address, w.pid))
+        .collect();
+    let mut line = RecoveryLine {
+        lost: lost_names,
+        steps: whole.steps.len(),
+        noticed: stop.noticed,
         detected,
-        waited,
-        recovered: None,
+        ..RecoveryLine::default()
+    };
+    (line.values_kept, line.bytes_kept) = kept.whole(whole);
+    let waiting_since = Instant::now();
+    let placed = wait_for_capacity(c, whole, summary, waiting_since).await;
+    line.waited = waiting_since.elapsed();
+    let (map, addrs) = match placed {
+        Ok(found) => found,
+        Err(placement) => {
+            summary.recoveries.push(line);
+            return Err(Error::NoCapacity {
+                placement,
+                waited: waiting_since.elapsed().as_secs_f64(),
+                lost: lost_values(whole, kept),
+            });
+        }
+    };
+    pw_core::recovery::remap_devices(whole, &map);
+    let available = |v: usize| {
+        whole.inputs.contains(&v) || kept.owner(v, whole.values[v].devices.len()).is_some()
+    };
+    let replay = whole.replay(available);
+    tracing::warn!(
+        "run {}: {} lost; devices {:?} moved; replaying {} of {} steps",
+        summary.run,
+        line.lost.join(", "),
+        map,
+        replay.original.len(),
+        whole.steps.len()
+    );
+    line.moved = map.iter().map(|(a, b)| (*a, *b)).collect();
+    line.steps_replayed = replay.original.len();
+    summary.recoveries.push(line);
+    let prepared = lowering::cut(c, replay.plan, &addrs, summary)?;
+    Ok((prepared, replay.original))
+}
+
+/// Where the devices of `whole` that no registered worker has now go,
+/// waiting up to the capacity wait for workers to take them; the device
+/// map and the devices' addresses, or why they do not fit.
+async fn wait_for_capacity(
+    c: &Controller,
+    whole: &Plan,
+    summary: &RunSummary,
+    since: Instant,
+) -> std::result::Result<(BTreeMap<i64, i64>, BTreeMap<i64, pw_core::plan::DeviceAddr>), Unplaceable>
+{
+    let by = since + c.inner.config.capacity_wait;
+    loop {
+        let attempt = {
+            let r = c.inner.workers.lock();
+            let addrs = r.addresses();
+            let mut lost: BTreeMap<u32, (String, Vec<i64>)> = BTreeMap::new();
+            for d in whole.devices() {
+                if addrs.contains_key(&d) {
+                    continue;
+                }
+                let w = summary
+                    .devices
+                    .iter()
+                    .find(|(g, _)| *g == d)
+                    .map(|(_, a)| a.worker);
+                let platform = summary
+                    .workers
+                    .iter()
+                    .find(|l| Some(l.id) == w)
+                    .map(|l| l.platform.clone())
+                    .unwrap_or_default();
+                lost.entry(w.unwrap_or(u32::MAX))
+                    .or_insert_with(|| (platform, Vec::new()))
+                    .1
+                    .push(d);
+            }
+            let candidates: Vec<Candidate> = r
+                .workers
+                .values()
+                .map(|w| Candidate {
+                    worker: w.id,
+                    platform: w.platform.clone(),
+                    devices: w.devices.iter().map(|d| d.0).collect(),
+                })
+                .collect();
+            let used: BTreeSet<i64> = whole.devices().into_iter().collect();
+            place(&lost, &candidates, &used).map(|m| (m, addrs))
+        };
+        match attempt {
+            Ok(found) => return Ok(found),
+            Err(e) if Instant::now() >= by => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// The workers of `rounds` that are gone and not recovered from yet,
+/// waiting (at most a lease and a heartbeat) for the registry to notice
+/// one: a fetch can fail just before the worker's loss is known.
+pub(crate) async fn lost_meanwhile(
+    c: &Controller,
+    rounds: &[(u64, Vec<u32>)],
+    kept: &Kept,
+) -> Vec<u32> {
+    let by = Instant::now() + c.inner.config.lease + c.inner.config.heartbeat;
+    loop {
+        let mut lost: Vec<u32> = rounds
+            .iter()
+            .flat_map(|(_, ws)| ws.iter().copied())
+            .filter(|w| !c.inner.workers.is_registered(*w) && !kept.is_lost(*w))
+            .collect();
+        lost.sort_unstable();
+        lost.dedup();
+        if !lost.is_empty() || Instant::now() >= by {
+            return lost;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The values the plan still needs and no live worker keeps whole.
+fn lost_values(whole: &Plan, kept: &Kept) -> String {
+    let gone: Vec<String> = whole
+        .outputs
+        .iter()
+        .filter(|v| kept.owner(**v, whole.values[**v].devices.len()).is_none())
+        .map(|v| format!("output value {v} ({})", whole.values[*v].describe()))
+        .collect();
+    match gone.len() {
+        0 => "no output".into(),
+        n if n > 4 => format!("{} and {} more outputs", gone[..4].join(", "), n - 4),
+        _ => gone.join(", "),
     }
 }
 

@@ -1,11 +1,19 @@
 //! The resource manager's registry: the workers that registered, their
-//! devices under global ids, and the topology they form.
+//! devices under global ids, and the topology they form. [`Workers`] owns
+//! it: admission, heartbeats and leases, losses, and what the rest of the
+//! controller asks of the workers (handles to their services, where each
+//! device is).
 //!
 //! Every worker's devices get global ids, counted up across registrations
 //! and never reused (a worker that registers again gets new ones). A worker
 //! forms an island of its own unless it names one (`--island`); the
 //! devices of one worker are one host of its island.
 
+use crate::{
+    error::{Error, Result},
+    summary::WorkerLine,
+    Controller,
+};
 use pw_core::{
     plan::DeviceAddr,
     topology::{Island, Topology},
@@ -13,9 +21,11 @@ use pw_core::{
 use pw_exec::{cache::Key, resources::device_kind};
 use pw_wire::proto::{self, worker_client::WorkerClient};
 use std::{
-    collections::{BTreeMap, HashSet},
-    time::Instant,
+    collections::{BTreeMap, HashMap, HashSet},
+    sync::{atomic::Ordering, Mutex, MutexGuard},
+    time::{Duration, Instant},
 };
+use tokio::sync::mpsc;
 use tonic::transport::Channel;
 
 /// One registered worker.
@@ -161,5 +171,319 @@ impl Registry {
                 })
             })
             .collect()
+    }
+}
+
+/// A worker's service, as a run uses it: its plugin identity, a client of
+/// its `Worker` service, and the executables it has loaded.
+pub struct Handle {
+    pub plugin: String,
+    pub client: WorkerClient<Channel>,
+    pub loaded: HashSet<Key>,
+}
+
+/// The registry, shared (see the module doc).
+#[derive(Default)]
+pub struct Workers {
+    registry: Mutex<Registry>,
+}
+
+impl Workers {
+    /// The registry itself, for what reads several workers at once.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Admits `entry` (its id and devices given by [`Workers::allocate`])
+    /// unless `register` can no longer join; the reason otherwise.
+    pub fn admit(
+        &self,
+        register: &proto::Register,
+        entry: impl FnOnce(u32, Vec<i64>) -> WorkerEntry,
+    ) -> std::result::Result<proto::Registered, String> {
+        let mut registry = self.lock();
+        // Checked again: another worker may have joined the island meanwhile.
+        if let Some(why) = registry.refusal(register) {
+            return Err(why);
+        }
+        let (id, globals) = registry.allocate(register.devices.len());
+        let entry = entry(id, globals.clone());
+        tracing::info!(
+            "{} registered: island {}, devices {globals:?}, {}",
+            entry.describe(),
+            entry.island,
+            entry.plugin
+        );
+        registry.workers.insert(id, entry);
+        Ok(proto::Registered {
+            worker: id,
+            device_ids: globals,
+            ..Default::default()
+        })
+    }
+
+    /// Why `register` cannot join, if it cannot.
+    pub fn refusal(&self, register: &proto::Register) -> Option<String> {
+        self.lock().refusal(register)
+    }
+
+    /// A heartbeat of `worker`: renews its lease.
+    pub fn heartbeat(&self, worker: u32, beat: &proto::Heartbeat) {
+        if let Some(w) = self.lock().workers.get_mut(&worker) {
+            w.last_heartbeat = Instant::now();
+            w.counters = beat.counters.unwrap_or_default();
+            w.progress = beat.runs.iter().map(|p| (p.run, p.steps_done)).collect();
+        }
+    }
+
+    /// Takes `worker` out of the registry.
+    pub fn remove(&self, worker: u32) -> Option<WorkerEntry> {
+        self.lock().workers.remove(&worker)
+    }
+
+    /// Workers silent for longer than `lease`.
+    pub fn expired(&self, lease: Duration) -> Vec<u32> {
+        self.lock()
+            .workers
+            .values()
+            .filter(|w| w.last_heartbeat.elapsed() > lease)
+            .map(|w| w.id)
+            .collect()
+    }
+
+    /// Sends `event` to every worker's session.
+    pub fn tell_all(&self, event: &proto::ControllerEvent) {
+        for w in self.lock().workers.values() {
+            let _ = w.session.send(Ok(event.clone()));
+        }
+    }
+
+    pub fn is_registered(&self, worker: u32) -> bool {
+        self.lock().workers.contains_key(&worker)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().workers.is_empty()
+    }
+
+    /// The service of `worker`.
+    pub fn handle(&self, worker: u32) -> Result<Handle> {
+        let r = self.lock();
+        let e = r.workers.get(&worker).ok_or(Error::WorkerGone { worker })?;
+        Ok(Handle {
+            plugin: e.plugin.clone(),
+            client: e.client.clone(),
+            loaded: e.loaded.clone(),
+        })
+    }
+
+    /// `worker` has loaded the executable `key`.
+    pub fn loaded(&self, worker: u32, key: Key) {
+        if let Some(e) = self.lock().workers.get_mut(&worker) {
+            e.loaded.insert(key);
+        }
+    }
+
+    /// The topology of the registered devices (of `within` only, when
+    /// given), and where every registered device is.
+    pub fn topology(&self, within: Option<&[i64]>) -> (Topology, BTreeMap<i64, DeviceAddr>) {
+        let r = self.lock();
+        (r.topology(within), r.addresses())
+    }
+
+    /// Where every registered device is.
+    pub fn addresses(&self) -> BTreeMap<i64, DeviceAddr> {
+        self.lock().addresses()
+    }
+
+    /// Every registered device, by worker.
+    pub fn devices_by_worker(&self) -> BTreeMap<u32, Vec<i64>> {
+        self.lock()
+            .workers
+            .values()
+            .map(|w| (w.id, w.devices.iter().map(|d| d.0).collect()))
+            .collect()
+    }
+
+    /// The addresses peers reach each of `workers` at.
+    pub fn peers<'a>(
+        &self,
+        workers: impl Iterator<Item = &'a u32>,
+    ) -> HashMap<u32, proto::PeerAddress> {
+        let r = self.lock();
+        workers
+            .filter_map(|w| {
+                r.workers.get(w).map(|e| {
+                    (
+                        *w,
+                        proto::PeerAddress {
+                            service: e.address.clone(),
+                            data: e.data_address.clone(),
+                        },
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// `worker` as a run summary lists it.
+    pub fn line(&self, worker: u32) -> Result<WorkerLine> {
+        let r = self.lock();
+        let e = r.workers.get(&worker).ok_or(Error::WorkerLeft { worker })?;
+        Ok(WorkerLine {
+            id: worker,
+            address: e.address.clone(),
+            island: e.island.clone(),
+            host: e.host.clone(),
+            pid: e.pid,
+            platform: e.platform.clone(),
+            devices: e.devices.iter().map(|d| d.0).collect(),
+        })
+    }
+
+    /// `devices` with their worker, platform and kind.
+    pub fn describe_devices(&self, devices: &[i64]) -> Vec<(i64, u32, String, String)> {
+        let r = self.lock();
+        devices
+            .iter()
+            .filter_map(|d| {
+                r.workers.values().find_map(|w| {
+                    w.devices
+                        .iter()
+                        .find(|x| x.0 == *d)
+                        .map(|x| (*d, w.id, w.platform.clone(), x.2.clone()))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Admits a worker, or says why not. `session` is the worker's event
+/// stream; dropping the registry's copy ends the session.
+pub async fn register(
+    c: &Controller,
+    register: &proto::Register,
+    session: mpsc::UnboundedSender<std::result::Result<proto::ControllerEvent, tonic::Status>>,
+) -> std::result::Result<proto::Registered, String> {
+    let refused = |why: String| {
+        c.inner
+            .counters
+            .workers_refused
+            .fetch_add(1, Ordering::Relaxed);
+        why
+    };
+    let workers = &c.inner.workers;
+    if let Some(why) = workers.refusal(register) {
+        return Err(refused(why));
+    }
+    let channel = pw_wire::net::channel(&register.address, Duration::from_secs(3))
+        .await
+        .map_err(|e| {
+            refused(format!(
+                "the controller cannot reach its service at {}: {e}",
+                register.address
+            ))
+        })?;
+    let client = WorkerClient::new(channel)
+        .max_encoding_message_size(pw_wire::MAX_MESSAGE_BYTES)
+        .max_decoding_message_size(pw_wire::MAX_MESSAGE_BYTES);
+    let registered = workers
+        .admit(register, |id, globals| WorkerEntry {
+            id,
+            address: register.address.clone(),
+            data_address: register.data_address.clone(),
+            island: Registry::island_name(id, &register.island),
+            host: register.host.clone(),
+            pid: register.pid,
+            platform: register.platform.clone(),
+            plugin: register.plugin.clone(),
+            can_compile: register.can_compile,
+            devices: globals
+                .iter()
+                .zip(&register.devices)
+                .map(|(g, d)| (*g, d.local_id, d.kind.clone()))
+                .collect(),
+            client,
+            last_heartbeat: Instant::now(),
+            counters: proto::WorkerCounters::default(),
+            progress: BTreeMap::new(),
+            loaded: Default::default(),
+            session,
+        })
+        .map_err(refused)?;
+    c.sessions().workers_changed();
+    let config = &c.inner.config;
+    Ok(proto::Registered {
+        heartbeat_ms: config.heartbeat.as_millis() as u32,
+        lease_ms: config.lease.as_millis() as u32,
+        ..registered
+    })
+}
+
+/// A heartbeat of `worker`: renews its lease, and says how far its runs
+/// have got.
+pub fn heartbeat(c: &Controller, worker: u32, beat: proto::Heartbeat) {
+    c.inner.workers.heartbeat(worker, &beat);
+    c.inner.watch.heartbeat(worker, &beat.runs);
+}
+
+/// Drops `worker` (its session ended, or its lease expired): its peers are
+/// fenced off from it, sessions lose its devices and arrays, and every run
+/// it takes part in hears of it.
+pub fn lost(c: &Controller, worker: u32, why: &str) {
+    let Some(entry) = c.inner.workers.remove(worker) else {
+        return;
+    };
+    c.inner
+        .counters
+        .workers_lost
+        .fetch_add(1, Ordering::Relaxed);
+    // A session that ends after a silence is a hang or a cut link that
+    // the transport noticed first.
+    let silence = entry.last_heartbeat.elapsed();
+    let why = if silence > c.inner.config.heartbeat * 3 {
+        format!(
+            "{why} (silent for {:.1} s: it hangs or its link is down)",
+            silence.as_secs_f64()
+        )
+    } else {
+        why.to_owned()
+    };
+    tracing::warn!("{} is gone: {why}", entry.describe());
+    // Its peers stop waiting for it, and take nothing more from it.
+    c.inner.workers.tell_all(&proto::ControllerEvent {
+        event: Some(proto::controller_event::Event::PeerLost(proto::PeerLost {
+            worker,
+            address: Some(proto::PeerAddress {
+                service: entry.address.clone(),
+                data: entry.data_address.clone(),
+            }),
+            reason: why.clone(),
+        })),
+    });
+    let devices: Vec<i64> = entry.devices.iter().map(|d| d.0).collect();
+    let why = format!("{} was lost: {why}", entry.describe());
+    c.sessions().lost_worker(worker, &devices, &why);
+    c.inner.runs.lost(worker, &why, &entry.progress);
+}
+
+/// Drops workers whose lease expired; runs until the controller is
+/// dropped (call it once, in a task).
+pub async fn watch_leases(c: Controller) {
+    let config = &c.inner.config;
+    let mut tick = tokio::time::interval(config.heartbeat.min(Duration::from_millis(100)));
+    loop {
+        tick.tick().await;
+        if c.is_last() {
+            return;
+        }
+        let lease = config.lease;
+        for id in c.inner.workers.expired(lease) {
+            lost(
+                &c,
+                id,
+                &format!("no heartbeat for {lease:?}: it hangs or its link is down"),
+            );
+        }
     }
 }

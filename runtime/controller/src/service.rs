@@ -1,7 +1,7 @@
 //! The controller's gRPC service: worker sessions, runs for clients, and
 //! status.
 
-use crate::{api, Controller, RunRequest};
+use crate::{api, registry, sessions::arrays::Fetched, Controller, RunRequest};
 use pw_exec::HostArray;
 use pw_wire::{self as wire, proto, Collect};
 use std::pin::Pin;
@@ -124,7 +124,7 @@ impl proto::registry_server::Registry for ControllerService {
             _ => return Err(invalid("a worker session must start with `register`")),
         };
         let (tx, rx) = mpsc::unbounded_channel();
-        let reply = match self.controller.register(&register, tx.clone()).await {
+        let reply = match registry::register(&self.controller, &register, tx.clone()).await {
             Ok(registered) => proto::controller_event::Event::Registered(registered),
             Err(reason) => {
                 tracing::warn!(address = %register.address, %reason, "refused a worker");
@@ -144,10 +144,10 @@ impl proto::registry_server::Registry for ControllerService {
                     match events.message().await {
                         Ok(Some(proto::WorkerEvent { event: Some(e) })) => match e {
                             proto::worker_event::Event::Heartbeat(h) => {
-                                controller.heartbeat(worker, h)
+                                registry::heartbeat(&controller, worker, h)
                             }
                             proto::worker_event::Event::PartDone(d) => {
-                                controller.part_done(worker, d)
+                                controller.inner.runs.part_done(worker, d)
                             }
                             proto::worker_event::Event::Register(_) => {
                                 break "it registered twice on one session".to_owned()
@@ -158,7 +158,7 @@ impl proto::registry_server::Registry for ControllerService {
                         Err(status) => break format!("its session failed: {}", status.message()),
                     }
                 };
-                controller.lost(worker, &why);
+                registry::lost(&controller, worker, &why);
             });
         }
         Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
@@ -214,7 +214,7 @@ impl api::controller_server::Controller for ControllerService {
                 _ => None,
             })
             .await?;
-        self.controller.count_client_bytes(received, 0);
+        self.controller.status().count_client_bytes(received, 0);
         let (tx, rx) = mpsc::unbounded_channel();
         let controller = self.controller.clone();
         let request = RunRequest {
@@ -233,9 +233,9 @@ impl api::controller_server::Controller for ControllerService {
                     reply: Some(proto::run_reply::Reply::Progress(line)),
                 }));
             };
-            match controller.run(request, &progress).await {
+            match crate::run::run(&controller, request, &progress).await {
                 Err(e) => {
-                    let _ = tx.send(Err(Status::aborted(e)));
+                    let _ = tx.send(Err(Status::from(e)));
                 }
                 Ok((outputs, summary)) => {
                     let json = serde_json::to_string(&summary).unwrap_or_default();
@@ -260,7 +260,7 @@ impl api::controller_server::Controller for ControllerService {
                             }));
                         }
                     }
-                    controller.count_client_bytes(0, sent);
+                    controller.status().count_client_bytes(0, sent);
                 }
             }
         });
@@ -271,7 +271,7 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         _: Request<proto::StatusRequest>,
     ) -> Result<Response<proto::StatusReply>, Status> {
-        Ok(Response::new(self.controller.status()))
+        Ok(Response::new(self.controller.status().reply()))
     }
 
     type SessionStream = Stream_<proto::SessionEvent>;
@@ -295,7 +295,8 @@ impl api::controller_server::Controller for ControllerService {
             )));
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(self.controller.clone().serve_session(open, incoming, tx));
+        let controller = self.controller.clone();
+        tokio::spawn(async move { controller.sessions().serve(open, incoming, tx).await });
         Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
     }
 
@@ -318,7 +319,11 @@ impl api::controller_server::Controller for ControllerService {
                     reply: Some(proto::compile_program_reply::Reply::Progress(line)),
                 }));
             };
-            let reply = match controller.compile_program(request, &progress).await {
+            let reply = match controller
+                .sessions()
+                .compile_program(request, &progress)
+                .await
+            {
                 Ok(p) => Ok(proto::CompileProgramReply {
                     reply: Some(proto::compile_program_reply::Reply::Program(p)),
                 }),
@@ -350,9 +355,13 @@ impl api::controller_server::Controller for ControllerService {
             _ => None,
         })
         .await?;
-        self.controller.count_client_bytes(received, 0);
-        self.controller.count_session_bytes(begin.session, received);
-        Ok(Response::new(self.controller.call(begin, inputs).await?))
+        self.controller.status().count_client_bytes(received, 0);
+        self.controller
+            .sessions()
+            .count_bytes(begin.session, received);
+        Ok(Response::new(
+            self.controller.sessions().call(begin, inputs).await?,
+        ))
     }
 
     type FetchArrayStream = Stream_<proto::FetchReply>;
@@ -361,15 +370,15 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::ArrayRef>,
     ) -> Result<Response<Self::FetchArrayStream>, Status> {
-        use crate::session::Fetched;
         Ok(Response::new(
-            match self.controller.fetch_array(request.get_ref()).await? {
+            match self.controller.sessions().fetch(request.get_ref()).await? {
                 Fetched::Forwarded(stream, bytes) => {
-                    self.controller.count_client_bytes(0, bytes);
+                    self.controller.status().count_client_bytes(0, bytes);
                     Box::pin(stream)
                 }
                 Fetched::Assembled(host) => {
                     self.controller
+                        .status()
                         .count_client_bytes(0, host.bytes().len() as u64);
                     host_stream(host)
                 }
@@ -381,7 +390,7 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::ArrayRefs>,
     ) -> Result<Response<proto::AwaitReply>, Status> {
-        self.controller.await_arrays(request.get_ref()).await?;
+        self.controller.sessions().wait(request.get_ref()).await?;
         Ok(Response::new(proto::AwaitReply {}))
     }
 
@@ -389,7 +398,7 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::ArrayRefs>,
     ) -> Result<Response<proto::DeleteReply>, Status> {
-        self.controller.delete_arrays(request.get_ref()).await?;
+        self.controller.sessions().delete(request.get_ref()).await?;
         Ok(Response::new(proto::DeleteReply {}))
     }
 
@@ -398,7 +407,9 @@ impl api::controller_server::Controller for ControllerService {
         request: Request<proto::SessionStatsRequest>,
     ) -> Result<Response<proto::SessionCounters>, Status> {
         Ok(Response::new(
-            self.controller.session_stats(request.get_ref().session)?,
+            self.controller
+                .sessions()
+                .stats(request.get_ref().session)?,
         ))
     }
 
@@ -406,7 +417,7 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         _: Request<proto::OverviewRequest>,
     ) -> Result<Response<proto::OverviewReply>, Status> {
-        let json = self.controller.overview().await.to_string();
+        let json = self.controller.status().overview().await.to_string();
         Ok(Response::new(proto::OverviewReply { json }))
     }
 }

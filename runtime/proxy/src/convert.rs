@@ -38,7 +38,7 @@ use crate::protocol::xla::ifrt::{
 };
 use crate::protocol::xla::{op_sharding, CompileOptionsProto, OpSharding};
 use prost::Message;
-use pw_core::geometry::{Layout, MAX_MESH_DEVICES};
+use pw_core::geometry::{Layout, LayoutError, MeshShape, Sharding, MAX_MESH_DEVICES};
 use pw_core::DType;
 
 /// The `type_name` of a `Serialized` [`HloShardingProto`].
@@ -629,38 +629,28 @@ fn tiled(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<(Vec<i32>, L
         }
         positions.push(device);
     }
-    let mut shard_shape = Vec::with_capacity(rank);
-    for (dim, (&size, &tiles)) in shape.iter().zip(dims).enumerate() {
-        if size % tiles != 0 {
-            return Err(format!(
-                "dimension {dim} of size {size} splits unevenly over {tiles} devices; pw needs even shards"
-            ));
-        }
-        shard_shape.push(size / tiles);
-    }
-    let offsets = (0..total)
-        .map(|i| {
-            let coords = unravel(i, dims);
-            // coord < tiles and extent = size / tiles: no overflow.
-            coords
-                .iter()
-                .zip(&shard_shape)
-                .map(|(c, extent)| c * extent)
-                .collect()
-        })
-        .collect();
-    Ok((
-        positions,
-        Layout {
-            shard_shape,
-            offsets,
-        },
-    ))
+    // The tile assignment as a mesh, one axis per tile dimension, the
+    // array's dimension `d` split over axis `d` (the replication axes past
+    // the array's split nothing): core's shard geometry gives each tile's
+    // box.
+    let axis = |d: usize| format!("tile{d}");
+    let mesh = MeshShape::new(dims.iter().enumerate().map(|(d, &n)| (axis(d), n)).collect());
+    let sharding = Sharding {
+        dims: (0..rank).map(|d| vec![axis(d)]).collect(),
+    };
+    let layout = Layout::new(shape, &sharding, &mesh).map_err(|e| match e {
+        LayoutError::NotDivisible {
+            dim, size, parts, ..
+        } => format!(
+            "dimension {dim} of size {size} splits unevenly over {parts} devices; pw needs even shards"
+        ),
+        other => other.to_string(),
+    })?;
+    Ok((positions, layout))
 }
 
 /// The coordinates of row-major index `i` in an array of `dims` (nonzero
-/// sizes). Zipped with the shard shape, a tile's coordinates drop the
-/// replication dimensions past the array's.
+/// sizes).
 fn unravel(mut i: i64, dims: &[i64]) -> Vec<i64> {
     let mut coords = vec![0; dims.len()];
     for (c, &d) in coords.iter_mut().zip(dims).rev() {

@@ -20,9 +20,11 @@
 )]
 
 pub mod convert;
+mod error;
 mod hlo;
 pub mod protocol;
 mod service;
 mod session;
 
+pub use error::{Error, Failure, Result};
 pub use service::{HostBuffers, ProxyService, PROTOCOLS};

@@ -4,7 +4,8 @@
 
 use crate::{
     protocol::{self, grpc_ifrt_service_server::GrpcIfrtService},
-    session::{request_name, Failure, Session},
+    session::{request_name, Session},
+    Failure,
 };
 use bytes::Bytes;
 use prost::Message;
@@ -207,7 +208,8 @@ impl GrpcIfrtService for ProxyService {
         };
         let (id, slice) = self
             .controller
-            .open_session(name, devices, DEVICE_WAIT)
+            .sessions()
+            .open(name, devices, DEVICE_WAIT)
             .await
             .map_err(Status::from)?;
         let session = Arc::new(Session::new(

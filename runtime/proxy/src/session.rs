@@ -15,11 +15,13 @@
 //! client's.
 
 use crate::{
-    convert, hlo,
+    convert,
+    error::{Error, Failure, Result},
+    hlo,
     protocol::{self, ifrt_request::Request as Rq, ifrt_response::Response as Rs, xla::ifrt},
     HostBuffers,
 };
-use pw_controller::{session::Fetched, Controller};
+use pw_controller::{sessions::arrays::Fetched, Controller};
 use pw_core::{
     plan::{Module, ValueInfo},
     plans, DType,
@@ -38,55 +40,13 @@ const SERVER_HANDLES: u64 = 1 << 62;
 /// How long a request waits for a host buffer the client has yet to store.
 const HOST_BUFFER_WAIT: Duration = Duration::from_secs(60);
 
-/// A failure, as the response's status carries it.
-#[derive(Debug, Clone)]
-pub struct Failure {
-    /// A `tensorflow.error.Code`.
-    pub code: i32,
-    pub message: String,
+fn invalid(message: impl Into<String>) -> Error {
+    Error::Invalid(message.into())
 }
 
-const INVALID_ARGUMENT: i32 = 3;
-const NOT_FOUND: i32 = 5;
-const FAILED_PRECONDITION: i32 = 9;
-const UNIMPLEMENTED: i32 = 12;
-const INTERNAL: i32 = 13;
-
-fn invalid(message: impl Into<String>) -> Failure {
-    Failure {
-        code: INVALID_ARGUMENT,
-        message: message.into(),
-    }
+fn unimplemented(message: impl Into<String>) -> Error {
+    Error::Unimplemented(message.into())
 }
-
-fn unimplemented(message: impl Into<String>) -> Failure {
-    Failure {
-        code: UNIMPLEMENTED,
-        message: message.into(),
-    }
-}
-
-impl From<pw_controller::session::SessionError> for Failure {
-    fn from(e: pw_controller::session::SessionError) -> Failure {
-        use pw_controller::session::SessionError as E;
-        let code = match &e {
-            E::Session(_) => NOT_FOUND,
-            E::Program(_) | E::Argument(_) => INVALID_ARGUMENT,
-            E::Array(_) => FAILED_PRECONDITION,
-            E::Run(_) | E::Busy(_) => INTERNAL,
-        };
-        let message = e.to_string();
-        Failure {
-            code,
-            message: message
-                .strip_prefix("error: ")
-                .unwrap_or(&message)
-                .to_owned(),
-        }
-    }
-}
-
-type Result<T> = std::result::Result<T, Failure>;
 
 /// One IFRT array.
 #[derive(Clone)]
@@ -124,7 +84,7 @@ struct Executable {
 /// A future the client may ask about.
 #[derive(Clone)]
 enum Future {
-    Done(std::result::Result<(), Failure>),
+    Done,
     /// Ready when these pw arrays are.
     Arrays(Vec<u64>),
 }
@@ -181,10 +141,11 @@ impl Session {
         s.next - 1
     }
 
-    /// Answers `request` (see the module doc).
-    pub async fn handle(&self, request: Rq) -> Result<Rs> {
+    /// Answers `request` (see the module doc); a failure is stored under
+    /// the request's result handles, so that later requests see it.
+    pub async fn handle(&self, request: Rq) -> std::result::Result<Rs, Failure> {
         let results = result_handles(&request);
-        let answer = self.answer(request).await;
+        let answer = self.answer(request).await.map_err(Failure::from);
         if let Err(e) = &answer {
             let mut s = self.state();
             for h in results {
@@ -265,7 +226,7 @@ impl Session {
             Rq::DeleteArrayRequest(r) => {
                 self.delete(&r.array_handle, false).await;
                 let future = self.mint();
-                self.state().futures.insert(future, Future::Done(Ok(())));
+                self.state().futures.insert(future, Future::Done);
                 Rs::DeleteArrayResponse(protocol::DeleteArrayResponse {
                     deletion_future_handle: future,
                 })
@@ -309,7 +270,7 @@ impl Session {
     }
 
     fn init(&self) -> Result<protocol::InitResponse> {
-        let described = self.controller.session_devices(self.id)?;
+        let described = self.controller.sessions().devices(self.id)?;
         let mut all_devices = Vec::new();
         let mut memories = Vec::new();
         let mut platform = String::from("cpu");
@@ -392,13 +353,10 @@ impl Session {
     fn array(&self, handle: u64) -> Result<Arc<Array>> {
         match self.state().arrays.get(&handle) {
             Some(Slot::Array(a)) => Ok(a.clone()),
-            Some(Slot::Failed(why)) => Err(Failure {
-                code: FAILED_PRECONDITION,
-                message: why.clone(),
-            }),
-            None => Err(Failure {
-                code: NOT_FOUND,
-                message: format!("there is no array {handle} in this session"),
+            Some(Slot::Failed(why)) => Err(Error::Unusable(why.clone())),
+            None => Err(Error::Unknown {
+                what: "array",
+                handle,
             }),
         }
     }
@@ -416,6 +374,7 @@ impl Session {
         }
         let e = self
             .controller
+            .sessions()
             .compile_plan(self.id, name.into(), plan, BTreeSet::new())
             .await?;
         self.state().puts.insert(key, e);
@@ -438,7 +397,7 @@ impl Session {
                 .collect(),
             ..Default::default()
         };
-        Ok(self.controller.call(begin, hosts).await?.outputs)
+        Ok(self.controller.sessions().call(begin, hosts).await?.outputs)
     }
 
     fn argument(&self, pw: u64) -> proto::call_argument::Argument {
@@ -615,7 +574,7 @@ impl Session {
             session: self.id,
             array: a.pw,
         };
-        let bytes = match self.controller.fetch_array(&r).await? {
+        let bytes = match self.controller.sessions().fetch(&r).await? {
             Fetched::Assembled(host) => bytes::Bytes::from(host.into_bytes()),
             Fetched::Forwarded(mut stream, size) => {
                 let what = format!("array {array}");
@@ -625,17 +584,17 @@ impl Session {
                     .map_err(|s| invalid(s.message().to_owned()))?
                     .and_then(|m| m.chunk)
                     .ok_or_else(|| invalid(format!("{what}: its worker sent nothing")))?;
-                let mut collect = Collect::new(&first, size, Some(size), what.clone())
-                    .map_err(|e| invalid(e.0))?;
-                let mut done = collect.push(&first).map_err(|e| invalid(e.0))?;
+                let mut collect =
+                    Collect::new(&first, size, Some(size), what.clone()).map_err(Error::Wire)?;
+                let mut done = collect.push(&first).map_err(Error::Wire)?;
                 while done.is_none() {
                     let chunk = stream
                         .message()
                         .await
                         .map_err(|s| invalid(s.message().to_owned()))?
                         .and_then(|m| m.chunk)
-                        .ok_or_else(|| invalid(collect.truncated().0))?;
-                    done = collect.push(&chunk).map_err(|e| invalid(e.0))?;
+                        .ok_or_else(|| Error::Wire(collect.truncated()))?;
+                    done = collect.push(&chunk).map_err(Error::Wire)?;
                 }
                 bytes::Bytes::from(done.unwrap_or_default())
             }
@@ -793,7 +752,8 @@ impl Session {
                 targets.clone(),
                 a.info.layout.clone(),
             );
-            let plan = plans::relayout(a.info.clone(), to.clone(), plans::link).map_err(|e| invalid(e.to_string()))?;
+            let plan = plans::relayout(a.info.clone(), to.clone(), plans::link)
+                .map_err(|e| invalid(e.to_string()))?;
             let made = self
                 .transform(
                     format!("copy {:?} {targets:?}", a.info),
@@ -842,7 +802,8 @@ impl Session {
                     info.describe()
                 )));
             }
-            let plan = plans::relayout(a.info.clone(), info.clone(), plans::link).map_err(|e| invalid(e.to_string()))?;
+            let plan = plans::relayout(a.info.clone(), info.clone(), plans::link)
+                .map_err(|e| invalid(e.to_string()))?;
             let made = self
                 .transform(
                     format!("relayout {:?} {info:?}", a.info),
@@ -995,7 +956,8 @@ impl Session {
 
     async fn await_pw(&self, arrays: Vec<u64>) -> Result<()> {
         self.controller
-            .await_arrays(&proto::ArrayRefs {
+            .sessions()
+            .wait(&proto::ArrayRefs {
                 session: self.id,
                 arrays,
             })
@@ -1004,16 +966,12 @@ impl Session {
     }
 
     async fn future(&self, handle: u64) -> Result<()> {
-        let f = self
-            .state()
-            .futures
-            .remove(&handle)
-            .ok_or_else(|| Failure {
-                code: NOT_FOUND,
-                message: format!("there is no future {handle} in this session"),
-            })?;
+        let f = self.state().futures.remove(&handle).ok_or(Error::Unknown {
+            what: "future",
+            handle,
+        })?;
         match f {
-            Future::Done(r) => r,
+            Future::Done => Ok(()),
             Future::Arrays(a) => self.await_pw(a).await,
         }
     }
@@ -1022,7 +980,8 @@ impl Session {
     async fn drop_pw(&self, arrays: &[u64]) {
         let _ = self
             .controller
-            .delete_arrays(&proto::ArrayRefs {
+            .sessions()
+            .delete(&proto::ArrayRefs {
                 session: self.id,
                 arrays: arrays.to_vec(),
             })
@@ -1086,7 +1045,11 @@ impl Session {
             self.device(d)?;
         }
         let module = convert::program_module(&program.data).map_err(invalid)?;
-        let inspected = self.controller.inspect(&module, devices.len()).await?;
+        let inspected = self
+            .controller
+            .sessions()
+            .inspect(&module, devices.len())
+            .await?;
         let compiled =
             match &inspected.optimized {
                 Some((format, bytes)) => {
@@ -1116,7 +1079,7 @@ impl Session {
             })),
         );
         let ready = self.mint();
-        self.state().futures.insert(ready, Future::Done(Ok(())));
+        self.state().futures.insert(ready, Future::Done);
         Ok(protocol::CompileResponse {
             loaded_executable_handle: handle,
             name,
@@ -1133,9 +1096,9 @@ impl Session {
             .executables
             .get(&handle)
             .cloned()
-            .ok_or_else(|| Failure {
-                code: NOT_FOUND,
-                message: format!("there is no executable {handle} in this session"),
+            .ok_or(Error::Unknown {
+                what: "executable",
+                handle,
             })
     }
 
@@ -1257,6 +1220,7 @@ impl Session {
                 let donate = compiled.donated.iter().map(|&d| d as usize).collect();
                 let e = self
                     .controller
+                    .sessions()
                     .compile_plan(self.id, name.clone(), plan, donate)
                     .await?;
                 exe.lock()
@@ -1270,9 +1234,9 @@ impl Session {
         let made = self
             .run(pw_exe, arguments, Vec::new())
             .await
-            .map_err(|e| Failure {
-                message: format!("{name}: {}", e.message),
-                ..e
+            .map_err(|e| Error::In {
+                name: name.clone(),
+                source: Box::new(e),
             })?;
         // Donated arguments are gone.
         {
@@ -1330,7 +1294,7 @@ impl Session {
 
     /// Ends the session: every array and executable goes.
     pub async fn close(&self, why: &str) {
-        self.controller.end_session(self.id, why).await;
+        self.controller.sessions().end(self.id, why).await;
         self.buffers.forget(self.id);
     }
 }

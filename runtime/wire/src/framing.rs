@@ -6,7 +6,10 @@
 //! of offsets, and the CRC-32 of the whole payload on the last chunk. A
 //! truncated, reordered, oversized or corrupted payload is an error.
 
-use crate::proto::{self, Chunk};
+use crate::{
+    proto::{self, Chunk},
+    Error,
+};
 use bytes::Bytes;
 use pw_core::DType;
 use std::time::Duration;
@@ -28,11 +31,6 @@ pub const CONNECTION_WINDOW: u32 = 32 << 20;
 /// `KEEPALIVE + KEEPALIVE_TIMEOUT`.
 pub const KEEPALIVE: Duration = Duration::from_millis(500);
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// What is wrong with a stream of chunks.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct WireError(pub String);
 
 /// The byte ranges of the chunks of a payload of `len` bytes: at most
 /// [`CHUNK_BYTES`] each, one (empty) range for an empty payload.
@@ -74,20 +72,22 @@ impl ChunkCheck {
         limit: u64,
         expected: Option<u64>,
         what: impl Into<String>,
-    ) -> Result<ChunkCheck, WireError> {
+    ) -> Result<ChunkCheck, Error> {
         let what = what.into();
         if first.total > limit {
-            return Err(WireError(format!(
-                "{what}: the payload declares {} bytes, more than the limit of {limit}",
-                first.total
-            )));
+            return Err(Error::TooLarge {
+                what,
+                declared: first.total,
+                limit,
+            });
         }
         if let Some(e) = expected {
             if first.total != e {
-                return Err(WireError(format!(
-                    "{what}: the payload declares {} bytes, but {e} are expected",
-                    first.total
-                )));
+                return Err(Error::Unexpected {
+                    what,
+                    declared: first.total,
+                    expected: e,
+                });
             }
         }
         Ok(ChunkCheck {
@@ -115,34 +115,34 @@ impl ChunkCheck {
 
     /// Checks the next chunk; `Ok(true)` when it completes the payload (its
     /// checksum verified).
-    pub fn check(&mut self, chunk: &Chunk) -> Result<bool, WireError> {
-        let what = &self.what;
+    pub fn check(&mut self, chunk: &Chunk) -> Result<bool, Error> {
+        let what = || self.what.clone();
         if self.done {
-            return Err(WireError(format!("{what}: a chunk after the last one")));
+            return Err(Error::AfterLast { what: what() });
         }
         if chunk.total != self.total {
-            return Err(WireError(format!(
-                "{what}: a chunk declares {} bytes in all, the first declared {}",
-                chunk.total, self.total
-            )));
+            return Err(Error::TotalChanged {
+                what: what(),
+                declared: chunk.total,
+                first: self.total,
+            });
         }
         if chunk.offset != self.next {
-            return Err(WireError(format!(
-                "{what}: a chunk at offset {} where {} was expected",
-                chunk.offset, self.next
-            )));
+            return Err(Error::OutOfOrder {
+                what: what(),
+                offset: chunk.offset,
+                expected: self.next,
+            });
         }
         let end = self
             .next
             .checked_add(chunk.data.len() as u64)
             .filter(|&e| e <= self.total)
-            .ok_or_else(|| {
-                WireError(format!(
-                    "{what}: a chunk of {} bytes at {} runs past the {} bytes declared",
-                    chunk.data.len(),
-                    chunk.offset,
-                    self.total
-                ))
+            .ok_or_else(|| Error::PastEnd {
+                what: what(),
+                len: chunk.data.len(),
+                offset: chunk.offset,
+                total: self.total,
             })?;
         self.hasher.update(&chunk.data);
         self.next = end;
@@ -151,30 +151,32 @@ impl ChunkCheck {
             (true, Some(crc)) => {
                 let actual = std::mem::take(&mut self.hasher).finalize();
                 if actual != crc {
-                    return Err(WireError(format!(
-                        "{what}: checksum mismatch (CRC-32 {actual:08x}, sent {crc:08x}): the bytes were corrupted"
-                    )));
+                    return Err(Error::Checksum {
+                        what: self.what.clone(),
+                        actual,
+                        sent: crc,
+                    });
                 }
                 self.done = true;
                 Ok(true)
             }
-            (true, None) => Err(WireError(format!(
-                "{what}: the last chunk carries no checksum"
-            ))),
-            (false, Some(_)) => Err(WireError(format!(
-                "{what}: a checksum before the last byte ({end} of {})",
-                self.total
-            ))),
+            (true, None) => Err(Error::NoChecksum { what: what() }),
+            (false, Some(_)) => Err(Error::EarlyChecksum {
+                what: what(),
+                at: end,
+                total: self.total,
+            }),
             (false, None) => Ok(false),
         }
     }
 
     /// The error for a stream that ended before the last chunk.
-    pub fn truncated(&self) -> WireError {
-        WireError(format!(
-            "{}: the stream ended after {} of {} bytes",
-            self.what, self.next, self.total
-        ))
+    pub fn truncated(&self) -> Error {
+        Error::Truncated {
+            what: self.what.clone(),
+            received: self.next,
+            total: self.total,
+        }
     }
 }
 
@@ -193,10 +195,13 @@ impl Collect {
         limit: u64,
         expected: Option<u64>,
         what: impl Into<String>,
-    ) -> Result<Collect, WireError> {
+    ) -> Result<Collect, Error> {
         let check = ChunkCheck::new(first, limit, expected, what)?;
-        let capacity =
-            usize::try_from(check.total()).map_err(|_| WireError("payload too large".into()))?;
+        let capacity = usize::try_from(check.total()).map_err(|_| Error::TooLarge {
+            what: check.what.clone(),
+            declared: check.total(),
+            limit: usize::MAX as u64,
+        })?;
         Ok(Collect {
             check,
             data: Vec::with_capacity(capacity),
@@ -204,13 +209,13 @@ impl Collect {
     }
 
     /// Adds the next chunk; the payload once complete.
-    pub fn push(&mut self, chunk: &Chunk) -> Result<Option<Vec<u8>>, WireError> {
+    pub fn push(&mut self, chunk: &Chunk) -> Result<Option<Vec<u8>>, Error> {
         let last = self.check.check(chunk)?;
         self.data.extend_from_slice(&chunk.data);
         Ok(last.then(|| std::mem::take(&mut self.data)))
     }
 
-    pub fn truncated(&self) -> WireError {
+    pub fn truncated(&self) -> Error {
         self.check.truncated()
     }
 }
@@ -224,22 +229,25 @@ impl proto::ArrayType {
     }
 
     /// The dtype and shape, with their byte size checked against `limit`.
-    pub fn read(&self, limit: u64) -> Result<(DType, Vec<usize>, u64), WireError> {
-        let dtype = DType::from_name(&self.dtype)
-            .ok_or_else(|| WireError(format!("unknown dtype {:?}", self.dtype)))?;
+    pub fn read(&self, limit: u64) -> Result<(DType, Vec<usize>, u64), Error> {
+        let dtype =
+            DType::from_name(&self.dtype).ok_or_else(|| Error::UnknownDType(self.dtype.clone()))?;
         let mut bytes = dtype.size_in_bytes() as u64;
         let mut dims = Vec::with_capacity(self.dims.len().min(64));
         for &d in &self.dims {
             bytes = bytes
                 .checked_mul(d)
                 .filter(|&b| b <= limit)
-                .ok_or_else(|| {
-                    WireError(format!(
-                        "{dtype}{:?} is larger than the limit of {limit} bytes",
-                        self.dims
-                    ))
+                .ok_or_else(|| Error::ArrayTooLarge {
+                    dtype,
+                    dims: self.dims.clone(),
+                    limit,
                 })?;
-            dims.push(usize::try_from(d).map_err(|_| WireError("dimension too large".into()))?);
+            dims.push(usize::try_from(d).map_err(|_| Error::ArrayTooLarge {
+                dtype,
+                dims: self.dims.clone(),
+                limit,
+            })?);
         }
         Ok((dtype, dims, bytes))
     }
@@ -271,11 +279,20 @@ mod tests {
     fn bad_streams_are_errors() {
         let parts = chunks(payload(2 * CHUNK_BYTES + 10));
         // Over the limit, or not the size expected.
-        assert!(ChunkCheck::new(&parts[0], 100, None, "t").is_err());
-        assert!(ChunkCheck::new(&parts[0], u64::MAX, Some(5), "t").is_err());
+        assert!(matches!(
+            ChunkCheck::new(&parts[0], 100, None, "t"),
+            Err(Error::TooLarge { limit: 100, .. })
+        ));
+        assert!(matches!(
+            ChunkCheck::new(&parts[0], u64::MAX, Some(5), "t"),
+            Err(Error::Unexpected { expected: 5, .. })
+        ));
         // Out of order.
         let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
-        assert!(c.check(&parts[1]).is_err());
+        assert!(matches!(
+            c.check(&parts[1]),
+            Err(Error::OutOfOrder { offset, expected: 0, .. }) if offset == CHUNK_BYTES as u64
+        ));
         // Corrupted.
         let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
         let mut bad = parts[2].clone();
@@ -285,11 +302,15 @@ mod tests {
         c.check(&parts[0]).unwrap();
         c.check(&parts[1]).unwrap();
         let err = c.check(&bad).unwrap_err();
-        assert!(err.0.contains("checksum"), "{err}");
+        assert!(matches!(err, Error::Checksum { .. }), "{err}");
+        assert!(err.to_string().contains("checksum mismatch"), "{err}");
         // Truncated.
         let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
         c.check(&parts[0]).unwrap();
-        assert!(c.truncated().0.contains("ended after"));
+        assert!(matches!(
+            c.truncated(),
+            Error::Truncated { received, .. } if received == CHUNK_BYTES as u64
+        ));
         // A chunk past the end.
         let mut c = ChunkCheck::new(&parts[0], u64::MAX, None, "t").unwrap();
         let mut long = parts[0].clone();

@@ -31,11 +31,16 @@ pub mod proto {
     tonic::include_proto!("pw.v1");
 }
 
+pub mod error;
 pub mod framing;
 pub mod net;
 pub mod process;
 
+pub use error::Error;
 pub use framing::*;
+
+/// `Result` with the wire layer's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The protocol version this build speaks (both ends refuse another).
 pub const PROTOCOL: proto::Protocol = proto::Protocol::V1;

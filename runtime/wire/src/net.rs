@@ -2,20 +2,23 @@
 //! tuned HTTP/2 settings of [`crate::framing`], listening addresses, and
 //! the token a client presents and a server checks.
 
-use crate::framing as wire;
+use crate::{framing as wire, Error};
 use std::{net::SocketAddr, time::Duration};
 use tonic::transport::{Channel, Endpoint};
 
 /// A channel to `address` (`host:port`, or a `http://` URI), connected
 /// within `timeout`, with large windows, TCP_NODELAY and keepalive.
-pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, String> {
+pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, Error> {
     let uri = if address.contains("://") {
         address.to_owned()
     } else {
         format!("http://{address}")
     };
     let endpoint = Endpoint::from_shared(uri)
-        .map_err(|e| format!("bad address {address:?}: {e}"))?
+        .map_err(|e| Error::BadAddress {
+            address: address.to_owned(),
+            reason: e.to_string(),
+        })?
         .connect_timeout(timeout)
         .tcp_nodelay(true)
         .initial_stream_window_size(wire::STREAM_WINDOW)
@@ -25,7 +28,10 @@ pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, String
         .keep_alive_while_idle(true);
     tokio::time::timeout(timeout, endpoint.connect())
         .await
-        .map_err(|_| format!("no answer from {address} within {timeout:?}"))?
+        .map_err(|_| Error::NoAnswer {
+            address: address.to_owned(),
+            timeout,
+        })?
         .map_err(|e| {
             let mut message = e.to_string();
             let mut source = std::error::Error::source(&e);
@@ -36,7 +42,10 @@ pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, String
                 }
                 source = s.source();
             }
-            message
+            Error::Connect {
+                address: address.to_owned(),
+                reason: message,
+            }
         })
 }
 
@@ -66,21 +75,27 @@ pub fn incoming(
 
 /// Binds `address` (`host:port`; port 0 picks a free one), with a clear
 /// error when it is taken or not local.
-pub async fn bind(address: &str) -> Result<tokio::net::TcpListener, String> {
+pub async fn bind(address: &str) -> Result<tokio::net::TcpListener, Error> {
     let addr: SocketAddr = tokio::net::lookup_host(address)
         .await
-        .map_err(|e| format!("cannot resolve {address:?}: {e}"))?
+        .map_err(|e| Error::Resolve {
+            address: address.to_owned(),
+            reason: e.to_string(),
+        })?
         .next()
-        .ok_or_else(|| format!("{address:?} resolves to no address"))?;
-    tokio::net::TcpListener::bind(addr).await.map_err(|e| match e.kind() {
-        std::io::ErrorKind::AddrInUse => {
-            format!("cannot listen on {addr}: the address is already in use (is another pw-server or pw-worker running there?)")
-        }
-        std::io::ErrorKind::AddrNotAvailable => {
-            format!("cannot listen on {addr}: no local interface has that address")
-        }
-        _ => format!("cannot listen on {addr}: {e}"),
-    })
+        .ok_or_else(|| Error::Unresolved {
+            address: address.to_owned(),
+        })?;
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AddrInUse => Error::InUse { addr },
+            std::io::ErrorKind::AddrNotAvailable => Error::NotLocal { addr },
+            _ => Error::Listen {
+                addr,
+                reason: e.to_string(),
+            },
+        })
 }
 
 /// The metadata key that carries a server's token.

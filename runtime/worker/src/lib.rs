@@ -273,15 +273,42 @@ impl Drop for Ticket<'_> {
     }
 }
 
-/// Why a worker stopped.
+/// Why a worker stopped: the worker layer's one error type.
 #[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
-    #[error("{0}")]
-    Setup(String),
-    #[error("the controller refused this worker: {0}")]
-    Refused(String),
-    #[error("{0}")]
-    Controller(String),
+#[non_exhaustive]
+pub enum Error {
+    /// Its plugin or client cannot be had.
+    #[error(transparent)]
+    Plugin(#[from] pw_pjrt::Error),
+    /// Its service cannot listen where it was asked to.
+    #[error(transparent)]
+    Listen(#[from] pw_wire::Error),
+    #[error("cannot listen for pieces on {address}: {source}")]
+    DataPort {
+        address: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start the thread that {what}: {source}")]
+    Thread {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the controller refused this worker: {reason}")]
+    Refused { reason: String },
+    #[error("cannot reach the controller at {address} within {waited:?}: {source}")]
+    Unreachable {
+        address: String,
+        waited: Duration,
+        #[source]
+        source: pw_wire::Error,
+    },
+    #[error("its service stopped: {source}")]
+    Service {
+        #[source]
+        source: tonic::transport::Error,
+    },
 }
 
 /// Runs a worker until it is shut down (`shutdown` resolves) or loses its
@@ -291,40 +318,33 @@ pub async fn serve(
     config: Config,
     ready: impl FnOnce(&str),
     shutdown: impl std::future::Future<Output = ()>,
-) -> Result<(), WorkerError> {
+) -> Result<(), Error> {
     let plugin = match &config.plugin {
         Some(path) => Plugin::load(path),
         None => Plugin::discover(),
-    }
-    .map_err(|e| WorkerError::Setup(e.to_string()))?;
+    }?;
     let mut options = ClientOptions::new();
     if let Some(n) = config.devices {
         options = options.cpu_device_count(n);
     }
-    let client = Client::new(&plugin, &options).map_err(|e| WorkerError::Setup(e.to_string()))?;
-    let listener = net::bind(&config.listen)
-        .await
-        .map_err(WorkerError::Setup)?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| WorkerError::Setup(e.to_string()))?;
+    let client = Client::new(&plugin, &options)?;
+    let listener = net::bind(&config.listen).await?;
+    let bound = listener.local_addr().map_err(|source| Error::DataPort {
+        address: config.listen.clone(),
+        source,
+    })?;
     let address = config
         .advertise
         .clone()
         .unwrap_or_else(|| bound.to_string());
     // The TCP data port, on the service's interface.
+    let data_port_error = |source| Error::DataPort {
+        address: format!("{}:{}", bound.ip(), config.data_port),
+        source,
+    };
     let data_listener =
-        std::net::TcpListener::bind((bound.ip(), config.data_port)).map_err(|e| {
-            WorkerError::Setup(format!(
-                "cannot listen for pieces on {}:{}: {e}",
-                bound.ip(),
-                config.data_port
-            ))
-        })?;
-    let data_port = data_listener
-        .local_addr()
-        .map_err(|e| WorkerError::Setup(e.to_string()))?
-        .port();
+        std::net::TcpListener::bind((bound.ip(), config.data_port)).map_err(data_port_error)?;
+    let data_port = data_listener.local_addr().map_err(data_port_error)?.port();
     let data_address = match address.rsplit_once(':') {
         Some((host, _)) => format!("{host}:{data_port}"),
         None => format!("{address}:{data_port}"),
@@ -352,7 +372,10 @@ pub async fn serve(
     std::thread::Builder::new()
         .name("pw-data-accept".into())
         .spawn(move || pw_dataplane::serve_tcp(data_listener, incoming))
-        .map_err(|e| WorkerError::Setup(e.to_string()))?;
+        .map_err(|source| Error::Thread {
+            what: "accepts data connections",
+            source,
+        })?;
     let state = Arc::new(State {
         executables: Mutex::new(Executables::new(&client, None)),
         executor,
@@ -428,7 +451,7 @@ async fn attach_loop(
     state: &Arc<State>,
     register: proto::Register,
     mut events: mpsc::UnboundedReceiver<proto::WorkerEvent>,
-) -> Result<(), WorkerError> {
+) -> Result<(), Error> {
     loop {
         let channel = connect(config).await?;
         let mut client = net::registry_client(channel);
@@ -453,7 +476,7 @@ async fn attach_loop(
             })) => r,
             Ok(Some(proto::ControllerEvent {
                 event: Some(proto::controller_event::Event::Refused(r)),
-            })) => return Err(WorkerError::Refused(r.reason)),
+            })) => return Err(Error::Refused { reason: r.reason }),
             other => {
                 tracing::warn!(
                     ?other,
@@ -517,7 +540,7 @@ async fn attach_loop(
 }
 
 /// A channel to the controller, retried for at most `connect_timeout`.
-async fn connect(config: &Config) -> Result<tonic::transport::Channel, WorkerError> {
+async fn connect(config: &Config) -> Result<tonic::transport::Channel, Error> {
     let deadline = tokio::time::Instant::now() + config.connect_timeout;
     let mut delay = Duration::from_millis(50);
     loop {
@@ -529,11 +552,12 @@ async fn connect(config: &Config) -> Result<tonic::transport::Channel, WorkerErr
         .await
         {
             Ok(channel) => return Ok(channel),
-            Err(e) if tokio::time::Instant::now() + delay >= deadline => {
-                return Err(WorkerError::Controller(format!(
-                    "cannot reach the controller at {} within {:?}: {e}",
-                    config.controller, config.connect_timeout
-                )))
+            Err(source) if tokio::time::Instant::now() + delay >= deadline => {
+                return Err(Error::Unreachable {
+                    address: config.controller.clone(),
+                    waited: config.connect_timeout,
+                    source,
+                })
             }
             Err(_) => {
                 tokio::time::sleep(delay).await;

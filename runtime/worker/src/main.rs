@@ -5,7 +5,7 @@
 
 use clap::Parser;
 use pw_dataplane::Transport;
-use pw_worker::{faults::Faults, serve, Config, WorkerError};
+use pw_worker::{faults::Faults, serve, Config, Error};
 use std::{io::Write, path::PathBuf, time::Duration};
 
 /// Command line of pw-worker.
@@ -115,7 +115,7 @@ fn main() {
     ));
     let code = match outcome {
         Ok(()) => 0,
-        Err(e @ WorkerError::Refused(_)) => {
+        Err(e @ Error::Refused { .. }) => {
             eprintln!("pw-worker: error: {e}");
             2
         }

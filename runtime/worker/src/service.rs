@@ -437,7 +437,7 @@ impl proto::worker_server::Worker for WorkerService {
                     let chunk = m.chunk.ok_or_else(|| invalid("a push without a chunk"))?;
                     if let Err(e) = self.state.receiver.deliver(sender, key, chunk) {
                         tracing::warn!(error = %e, "refusing a piece");
-                        self.state.receiver.stream_ended(sender, &e.0);
+                        self.state.receiver.stream_ended(sender, &e.to_string());
                         return Err(invalid(e));
                     }
                 }
@@ -751,7 +751,7 @@ impl Peers for RunPeers {
                     landed: landed.clone(),
                 },
             )
-            .map_err(Error::Piece)?;
+            .map_err(|e| Error::Piece(e.to_string()))?;
         Ok((buffer, landed))
     }
 

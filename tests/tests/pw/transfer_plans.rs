@@ -8,12 +8,12 @@
 //! size.
 
 use proptest::prelude::*;
+use pw_core::relayout::{count, group, is_even, plan, CopyOp, Placed};
 use pw_core::topology::{Island, Topology};
 use pw_core::{
     geometry::{Layout, MeshShape, Sharding, Tiling},
     Link,
 };
-use pw_core::relayout::{count, group, is_even, plan, CopyOp, Placed};
 
 /// A small deterministic generator, driven by proptest's seed.
 struct Rng(u64);

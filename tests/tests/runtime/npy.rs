@@ -2,9 +2,9 @@
 
 use half::{bf16, f16};
 use pw_core::geometry::{Layout, MeshShape, Sharding};
+use pw_core::plans;
 use pw_core::DType;
 use pw_exec::{self as exec, cache::Executables, host::dims, npy, Error, Executor, HostArray};
-use pw_core::plans;
 
 use crate::common::{assert_no_leaks, fixture, Target};
 

@@ -2,11 +2,11 @@
 //! devices and move each element where it belongs.
 
 use pw_core::geometry::Layout;
+use pw_core::plans;
 use pw_core::DType;
 use pw_exec::{self as exec, Executor};
 use pw_exec::{cache::Executables, HostArray};
 use pw_pjrt::ClientOptions;
-use pw_core::plans;
 
 use crate::common::Target;
 

@@ -1,12 +1,14 @@
-//! The one place that knows what is queued on every device: the active
-//! runs as the controller describes them, the workers' queues
+//! What the controller shows of itself: its counters
+//! ([`Status::reply`], `Controller.Status`), and the one place that knows
+//! what is queued on every device ([`Status::overview`]): the active runs
+//! as the controller describes them, the workers' queues
 //! (`Worker.Queues`), and for a run that stopped making progress the chain
 //! of unmet dependencies that leads to where it is stuck. `pw-server
 //! --http` serves it as `/api/status` and a live page; `Controller.Overview`
 //! returns the same JSON to `pw-status`.
 //!
 //! A run is watched from when it starts executing until it ends (a guard
-//! that [`Controller::watch_run`] returns); heartbeats say how far each
+//! that [`Status::watch_run`] returns); heartbeats say how far each
 //! worker has got ([`Watch::heartbeat`]), and a run whose progress did not
 //! change for longer than `Config::stall` (after a worker first reported
 //! it) is *stalled*. Its chain starts at the earliest pending step any
@@ -23,9 +25,26 @@ use pw_wire::proto;
 use serde_json::{json, Value};
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
-    sync::Mutex,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Mutex,
+    },
     time::{Duration, Instant},
 };
+
+/// What the controller counts (see `ControllerCounters`).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub runs_ok: AtomicU64,
+    pub runs_failed: AtomicU64,
+    pub executables_shipped: AtomicU64,
+    pub bytes_shipped: AtomicU64,
+    pub bytes_from_clients: AtomicU64,
+    pub bytes_to_clients: AtomicU64,
+    pub workers_lost: AtomicU64,
+    pub workers_refused: AtomicU64,
+    pub runs_recovered: AtomicU64,
+}
 
 /// How long a worker may take to say what it has queued.
 const ASK_TIMEOUT: Duration = Duration::from_millis(500);
@@ -86,6 +105,18 @@ impl Drop for Watching {
     }
 }
 
+impl Controller {
+    /// What the controller shows of itself.
+    pub fn status(&self) -> Status<'_> {
+        Status { c: self }
+    }
+}
+
+/// See the module doc.
+pub struct Status<'a> {
+    c: &'a Controller,
+}
+
 /// One worker's answer to `Worker.Queues`, with what the registry knows.
 pub struct WorkerQueues {
     pub id: u32,
@@ -102,7 +133,57 @@ pub struct WorkerQueues {
     pub queues: Result<proto::QueuesReply, String>,
 }
 
-impl Controller {
+impl Status<'_> {
+    /// The registered workers and the controller's counters.
+    pub fn reply(&self) -> proto::StatusReply {
+        let inner = &self.c.inner;
+        let c = &inner.counters;
+        let compiler = inner.compiler.try_lock();
+        let (compiled, from_cache) = compiler
+            .as_ref()
+            .map(|c| (c.compiled_here + c.compiled_on_workers, c.from_disk))
+            .unwrap_or_default();
+        let workers = inner
+            .workers
+            .lock()
+            .workers
+            .values()
+            .map(|w| proto::WorkerStatus {
+                worker: w.id,
+                address: w.address.clone(),
+                island: w.island.clone(),
+                host: w.host.clone(),
+                pid: w.pid,
+                device_ids: w.devices.iter().map(|d| d.0).collect(),
+                plugin: w.plugin.clone(),
+                counters: Some(w.counters),
+            })
+            .collect();
+        proto::StatusReply {
+            workers,
+            counters: Some(proto::ControllerCounters {
+                runs_ok: c.runs_ok.load(Ordering::Relaxed),
+                runs_failed: c.runs_failed.load(Ordering::Relaxed),
+                executables_compiled: compiled,
+                executables_from_cache: from_cache,
+                executables_shipped: c.executables_shipped.load(Ordering::Relaxed),
+                bytes_shipped: c.bytes_shipped.load(Ordering::Relaxed),
+                bytes_from_clients: c.bytes_from_clients.load(Ordering::Relaxed),
+                bytes_to_clients: c.bytes_to_clients.load(Ordering::Relaxed),
+                workers_lost: c.workers_lost.load(Ordering::Relaxed),
+                workers_refused: c.workers_refused.load(Ordering::Relaxed),
+                runs_recovered: c.runs_recovered.load(Ordering::Relaxed),
+            }),
+        }
+    }
+
+    /// Counts bytes that came from (or went to) clients.
+    pub fn count_client_bytes(&self, from: u64, to: u64) {
+        let c = &self.c.inner.counters;
+        c.bytes_from_clients.fetch_add(from, Ordering::Relaxed);
+        c.bytes_to_clients.fetch_add(to, Ordering::Relaxed);
+    }
+
     /// Starts watching run `run` (named `name`) of `plan`, split into
     /// `parts`; it is watched until the guard is dropped.
     pub fn watch_run<W>(
@@ -128,9 +209,9 @@ impl Controller {
             changed: Instant::now(),
             reported: false,
         };
-        self.inner.watch.lock().insert(run, watched);
+        self.c.inner.watch.lock().insert(run, watched);
         Watching {
-            controller: self.clone(),
+            controller: self.c.clone(),
             run,
         }
     }
@@ -139,7 +220,7 @@ impl Controller {
     /// for at most 500 ms.
     pub async fn queues(&self) -> Vec<WorkerQueues> {
         let asks: Vec<_> = {
-            let r = self.registry();
+            let r = self.c.inner.workers.lock();
             r.workers
                 .values()
                 .map(|w: &WorkerEntry| {
@@ -181,10 +262,10 @@ impl Controller {
     /// with their chain), the counters, sessions and what waits for them.
     pub async fn overview(&self) -> Value {
         let workers = self.queues().await;
-        let stall = self.inner.config.stall;
-        let status = self.status();
-        let (sessions, waiting) = self.session_view();
-        let watch = self.inner.watch.lock();
+        let stall = self.c.inner.config.stall;
+        let status = self.reply();
+        let (sessions, waiting) = self.c.sessions().view();
+        let watch = self.c.inner.watch.lock();
         let by_id: HashMap<u32, &WorkerQueues> = workers.iter().map(|w| (w.id, w)).collect();
         let workers_json: Vec<Value> = workers.iter().map(|w| worker_json(w, &watch)).collect();
         let runs_json: Vec<Value> = watch

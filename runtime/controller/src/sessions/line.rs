@@ -1,0 +1,286 @@
+//! Opening and closing sessions: the line for devices (strictly first
+//! come, first served), a client's session stream and its lease, and what a
+//! closing session frees.
+
+use super::{Sessions, Wait, Waiter};
+use crate::{
+    error::{Error, Result},
+    slices::{Ask, Want},
+    transfer,
+};
+use pw_wire::proto;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tonic::Status;
+
+/// The client's end of a session stream.
+type Out = mpsc::UnboundedSender<std::result::Result<proto::SessionEvent, Status>>;
+
+impl Sessions<'_> {
+    /// Serves one client's session stream until it ends: the line, the
+    /// grant, then heartbeats renewing the lease; `out` is the stream to
+    /// the client.
+    pub async fn serve(
+        self,
+        open: proto::SessionOpen,
+        mut incoming: tonic::Streaming<proto::SessionRequest>,
+        out: Out,
+    ) {
+        let id = self.c.inner.runs.next_id();
+        let name = if open.name.is_empty() {
+            format!("session {id}")
+        } else {
+            open.name.clone()
+        };
+        let send = |event: proto::session_event::Event| {
+            let _ = out.send(Ok(proto::SessionEvent { event: Some(event) }));
+        };
+        let timeout = (open.timeout_ms > 0).then(|| Duration::from_millis(open.timeout_ms));
+        let want = want(open.devices as usize);
+        let granted = self
+            .queue(id, want, &name, timeout, &send, Some(&mut incoming))
+            .await;
+        let devices = match granted {
+            Ok(Some(d)) => d,
+            Ok(None) => return,
+            Err(e) => {
+                let _ = out.send(Err(Status::from(e)));
+                return;
+            }
+        };
+        let lease = self.client_lease();
+        send(proto::session_event::Event::Granted(
+            proto::SessionGranted {
+                session: id,
+                devices,
+                heartbeat_ms: (lease.as_millis() / 4).max(1) as u32,
+                lease_ms: lease.as_millis() as u32,
+            },
+        ));
+        let why = self.keep_alive(id, &mut incoming, &out).await;
+        self.close(id, &why).await;
+    }
+
+    /// Renews session `id`'s lease with every message of its stream; says
+    /// why it ended.
+    async fn keep_alive(
+        &self,
+        id: u64,
+        incoming: &mut tonic::Streaming<proto::SessionRequest>,
+        out: &Out,
+    ) -> String {
+        let lease = self.client_lease();
+        loop {
+            let Some(deadline) = self.lock().live.get(&id).map(|s| s.lease.deadline()) else {
+                return "it was closed".to_owned();
+            };
+            match tokio::time::timeout_at(deadline.into(), incoming.message()).await {
+                Ok(Ok(Some(_))) => self.update(id, |s| s.lease.renew(Instant::now())),
+                Ok(Ok(None)) => return "its client closed it".to_owned(),
+                Ok(Err(status)) => {
+                    return format!("its client's connection failed: {}", status.message())
+                }
+                Err(_) => {
+                    let why = format!("its client's lease lapsed (no heartbeat for {lease:?})");
+                    let closed = Error::SessionClosed {
+                        session: id,
+                        why: why.clone(),
+                    };
+                    let _ = out.send(Err(Status::from(closed)));
+                    return why;
+                }
+            }
+        }
+    }
+
+    /// Opens a session for a front end that keeps it for as long as its
+    /// own connection lasts (the IFRT proxy): `devices` of them (0: every
+    /// device), waiting in line up to `timeout`. Returns its id and
+    /// devices; [`Sessions::end`] closes it.
+    pub async fn open(
+        &self,
+        name: String,
+        devices: usize,
+        timeout: Duration,
+    ) -> Result<(u64, Vec<i64>)> {
+        let id = self.c.inner.runs.next_id();
+        let granted = self
+            .queue(id, want(devices), &name, Some(timeout), &|_| {}, None)
+            .await?;
+        // Without a stream to watch, only a timeout ends the wait.
+        let devices = granted.ok_or(Error::Busy {
+            waited: timeout,
+            wanted: "devices".into(),
+            holders: self.holders(),
+        })?;
+        Ok((id, devices))
+    }
+
+    /// Closes a session [`Sessions::open`] opened.
+    pub async fn end(&self, id: u64, why: &str) {
+        self.close(id, why).await;
+    }
+
+    /// Session `id` (named `name`) waits its turn for `want`, telling its
+    /// place in line to `send`, for up to `timeout`; None when its
+    /// `client` stream ends first.
+    async fn queue(
+        &self,
+        id: u64,
+        want: Want,
+        name: &str,
+        timeout: Option<Duration>,
+        send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
+        mut client: Option<&mut tonic::Streaming<proto::SessionRequest>>,
+    ) -> Result<Option<Vec<i64>>> {
+        let (asked, mut rx) = self.ask(id, want, name);
+        let granted = match asked {
+            Ask::Granted(d) => d,
+            Ask::Refused(why) => return Err(Error::Refused { why }),
+            Ask::Queued(position) => {
+                send(proto::session_event::Event::Queued(position as u32));
+                let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+                loop {
+                    let gone = async {
+                        match client.as_mut() {
+                            Some(c) => !matches!(c.message().await, Ok(Some(_))),
+                            None => std::future::pending().await,
+                        }
+                    };
+                    let expired = async {
+                        match deadline {
+                            Some(d) => tokio::time::sleep_until(d).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        w = rx.recv() => match w {
+                            Some(Wait::Position(p)) => {
+                                send(proto::session_event::Event::Queued(p as u32));
+                            }
+                            Some(Wait::Granted(d)) => break d,
+                            None => return Ok(None),
+                        },
+                        true = gone => {
+                            self.leave_line(id);
+                            return Ok(None);
+                        }
+                        () = expired => {
+                            let holders = self.holders();
+                            self.leave_line(id);
+                            let wanted = match want {
+                                Want::All => "every device".to_owned(),
+                                Want::Count(n) => format!("{n} devices"),
+                            };
+                            return Err(Error::Busy {
+                                waited: timeout.unwrap_or_default(),
+                                wanted,
+                                holders,
+                            });
+                        }
+                    }
+                }
+            }
+        };
+        tracing::info!("session {id} ({name}) opened on devices {granted:?}");
+        Ok(Some(granted))
+    }
+
+    /// Session `id` (named `name`) asks the book for `want`: opened when
+    /// granted, else in line, hearing its place on the receiver.
+    fn ask(&self, id: u64, want: Want, name: &str) -> (Ask, mpsc::UnboundedReceiver<Wait>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let registered = self.registered();
+        let lease = self.client_lease();
+        let mut s = self.lock();
+        let asked = s.slices.ask(id, want, &registered);
+        match &asked {
+            Ask::Granted(d) => s.open(id, name.to_owned(), d.clone(), lease),
+            Ask::Queued(_) => {
+                let waiter = Waiter {
+                    name: name.to_owned(),
+                    since: Instant::now(),
+                    tx,
+                };
+                s.waiting.insert(id, waiter);
+            }
+            Ask::Refused(_) => {}
+        }
+        (asked, rx)
+    }
+
+    /// A client in line gave up (timeout, or it vanished).
+    fn leave_line(&self, id: u64) {
+        let devices = self.registered();
+        let lease = self.client_lease();
+        let mut s = self.lock();
+        s.waiting.remove(&id);
+        let granted = s.slices.release(id, &devices);
+        s.grant(granted, lease);
+    }
+
+    /// Closes session `id`: its slice goes to the line, and every worker
+    /// of the slice drops what it held.
+    async fn close(&self, id: u64, why: &str) {
+        let devices = self.registered();
+        let lease = self.client_lease();
+        let closed = {
+            let mut s = self.lock();
+            let closed = s.live.remove(&id);
+            s.closed.push_back((id, why.to_owned()));
+            if s.closed.len() > super::CLOSED_KEPT {
+                s.closed.pop_front();
+            }
+            let granted = s.slices.release(id, &devices);
+            s.grant(granted, lease);
+            closed
+        };
+        let Some(session) = closed else { return };
+        if let Some(dir) = &self.c.inner.config.trace_sessions {
+            super::trace::write(dir, id, &session.trace);
+        }
+        tracing::info!("session {id} closed: {why}");
+        let workers: Vec<u32> = devices
+            .iter()
+            .filter(|(_, ds)| ds.iter().any(|d| session.devices.contains(d)))
+            .map(|(w, _)| *w)
+            .collect();
+        let why = format!("session {id} closed: {why}");
+        transfer::release(self.c, id, &workers, &why).await;
+    }
+
+    /// The first `n` devices of session `id`'s slice, waiting (up to the
+    /// capacity wait) for it to be topped up when it has fewer.
+    pub(crate) async fn slice_of(&self, id: u64, n: usize, name: &str) -> Result<Vec<i64>> {
+        let wait = self.c.inner.config.capacity_wait;
+        let deadline = Instant::now() + wait;
+        loop {
+            let have = {
+                let mut s = self.lock();
+                let devices = &s.get(id)?.devices;
+                if devices.len() >= n {
+                    return Ok(devices[..n].to_vec());
+                }
+                devices.len()
+            };
+            if Instant::now() >= deadline {
+                return Err(Error::ShortOfDevices {
+                    name: name.to_owned(),
+                    needed: n,
+                    session: id,
+                    have,
+                    waited: wait,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// What asking for `devices` devices means (0: every device).
+fn want(devices: usize) -> Want {
+    match devices {
+        0 => Want::All,
+        n => Want::Count(n),
+    }
+}

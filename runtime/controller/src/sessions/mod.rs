@@ -1,0 +1,378 @@
+//! Sessions: a client's slice of the devices, and the arrays and
+//! executables it made there.
+//!
+//! * **Opening** ([`line`]): the client asks for a number of devices; the
+//!   resource manager's book ([`crate::slices`]) grants a slice at once or
+//!   puts the client in line (it hears its place), strictly first come,
+//!   first served. The session lives as long as the client's stream and its
+//!   lease: a client that closes, vanishes or stops sending heartbeats loses
+//!   the session, and its slice goes to the next in line.
+//! * **Compiling** ([`executables`]): the program is lowered onto the slice
+//!   once and each of its computations compiled once (the controller's
+//!   memory and disk caches apply) and shipped to the workers of the slice.
+//!   The session keeps the plan and each worker's part: a call lowers and
+//!   compiles nothing.
+//! * **Calling** ([`call`]): arguments are arrays of the session or host
+//!   arrays sent with the call. Arrays laid out as the executable wants stay
+//!   on their devices (the workers take them from the session's store);
+//!   others are laid out anew device to device first, by a small plan of
+//!   the relayout planner ([`pw_core::plans::relayout`]). The outputs become
+//!   arrays of the session as soon as the run is on its way: a later call
+//!   may take them while the run still executes, since every worker
+//!   enqueues parts in the order they were sent. An array is ready (or
+//!   failed, with the run's error) when its run is done.
+//! * **Arrays** ([`arrays`]) are named by (session, id); another session's
+//!   array is refused. Deleting one, donating it to a call, or closing the
+//!   session frees its buffers on the workers.
+//! * **Lost workers** ([`lineage`]): the session's slice loses their
+//!   devices and is topped up to its size again from free devices as soon
+//!   as there are some (before the line is served). Each array keeps its
+//!   *lineage*: the call that made it, with that call's arguments (other
+//!   arrays' lineage, and host copies of what the client uploaded, within
+//!   [`crate::Config::lineage_budget`]). An array lost with a worker, or made
+//!   by a call that lost one, is computed again on its next use (a fetch, a
+//!   wait, a call taking it): the executables involved are lowered again
+//!   onto the slice as it is now (their computations come from the caches),
+//!   and the calls of its lineage run again, from the arrays that survived.
+//!   An array without lineage (its uploads did not fit the budget, or it is
+//!   more than [`lineage::MAX_LINEAGE`] calls deep) raises a data-loss error
+//!   naming it; the session goes on either way.
+//!
+//! [`Store`] is the state; [`Sessions`] (from [`Controller::sessions`]) the
+//! operations, which use the rest of the controller to run things.
+
+pub mod arrays;
+pub mod call;
+pub mod executables;
+pub mod line;
+pub mod lineage;
+mod trace;
+
+use crate::{
+    error::{Error, Result, DATA_LOSS},
+    slices::{Lease, Slices, Want},
+    Controller,
+};
+use arrays::{ArrayState, SessionArray};
+use executables::Executable;
+use pw_wire::proto;
+use std::{
+    collections::{BTreeMap, HashMap, VecDeque},
+    sync::{atomic::AtomicU64, Arc, Mutex, MutexGuard},
+    time::{Duration, Instant},
+};
+use tokio::sync::mpsc;
+
+/// How many recently closed sessions are remembered (for clear errors).
+const CLOSED_KEPT: usize = 256;
+
+/// One client's session.
+pub(crate) struct Session {
+    pub name: String,
+    pub devices: Vec<i64>,
+    /// How many devices it was granted (it is topped up to that many).
+    pub size: usize,
+    pub opened: Instant,
+    pub lease: Lease,
+    pub executables: HashMap<u64, Arc<Executable>>,
+    /// Executables that lay an array out anew, by source and target.
+    pub relayouts: HashMap<String, Arc<Executable>>,
+    pub arrays: HashMap<u64, SessionArray>,
+    pub counters: proto::SessionCounters,
+    pub next_id: u64,
+    pub calls_running: u64,
+    /// Its calls' timelines, from `opened` (when sessions are traced).
+    pub trace: Vec<pw_exec::trace::Span>,
+}
+
+impl Session {
+    /// A fresh handle for an array or executable of the session.
+    pub fn mint(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+}
+
+/// What a client in line hears.
+pub(crate) enum Wait {
+    Position(usize),
+    Granted(Vec<i64>),
+}
+
+pub(crate) struct Waiter {
+    name: String,
+    since: Instant,
+    tx: mpsc::UnboundedSender<Wait>,
+}
+
+/// Every session and the line for devices.
+pub struct Store {
+    state: Mutex<State>,
+    client_lease: Duration,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub slices: Slices,
+    pub live: HashMap<u64, Session>,
+    waiting: HashMap<u64, Waiter>,
+    /// Why recently closed sessions closed, oldest first.
+    closed: VecDeque<(u64, String)>,
+    /// Bytes of host arrays kept for lineage, by every session.
+    pub kept: Arc<AtomicU64>,
+}
+
+impl Store {
+    pub(crate) fn new(client_lease: Duration) -> Store {
+        Store {
+            state: Mutex::default(),
+            client_lease,
+        }
+    }
+}
+
+impl State {
+    fn open(&mut self, id: u64, name: String, devices: Vec<i64>, lease: Duration) {
+        let now = Instant::now();
+        self.live.insert(
+            id,
+            Session {
+                name,
+                size: devices.len(),
+                devices,
+                opened: now,
+                lease: Lease::new(lease, now),
+                executables: HashMap::new(),
+                relayouts: HashMap::new(),
+                arrays: HashMap::new(),
+                counters: proto::SessionCounters::default(),
+                next_id: 1,
+                calls_running: 0,
+                trace: Vec::new(),
+            },
+        );
+    }
+
+    /// Grants what the book handed out, and tells the rest of the line
+    /// their new places.
+    fn grant(&mut self, granted: Vec<(u64, Vec<i64>)>, lease: Duration) {
+        for (id, devices) in granted {
+            if let Some(w) = self.waiting.remove(&id) {
+                self.open(id, w.name, devices.clone(), lease);
+                let _ = w.tx.send(Wait::Granted(devices));
+            }
+        }
+        for (id, w) in &self.waiting {
+            if let Some(p) = self.slices.position(*id) {
+                let _ = w.tx.send(Wait::Position(p));
+            }
+        }
+    }
+
+    /// Session `id`, or why there is none.
+    pub fn get(&mut self, id: u64) -> Result<&mut Session> {
+        if let Some(s) = self.live.get_mut(&id) {
+            return Ok(s);
+        }
+        Err(match self.closed.iter().find(|(c, _)| *c == id) {
+            Some((_, why)) => Error::SessionClosed {
+                session: id,
+                why: why.clone(),
+            },
+            None => Error::NoSession { session: id },
+        })
+    }
+
+    /// Array `array` of session `id`.
+    pub fn array(&mut self, id: u64, array: u64) -> Result<SessionArray> {
+        self.get(id)?
+            .arrays
+            .get(&array)
+            .cloned()
+            .ok_or(Error::NoArray {
+                index: None,
+                array,
+                session: id,
+            })
+    }
+}
+
+/// What `Sessions::view` shows of one session.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SessionLine {
+    pub session: u64,
+    pub name: String,
+    pub devices: Vec<i64>,
+    pub open_ms: u64,
+    pub executables: usize,
+    pub arrays: usize,
+    pub calls: u64,
+    pub calls_running: u64,
+}
+
+/// A client waiting for devices.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WaitingLine {
+    pub session: u64,
+    pub name: String,
+    pub position: usize,
+    /// 0: every device.
+    pub devices: usize,
+    pub waiting_ms: u64,
+}
+
+impl Controller {
+    /// The sessions (see the module doc).
+    pub fn sessions(&self) -> Sessions<'_> {
+        Sessions { c: self }
+    }
+}
+
+/// The operations on sessions (see the module doc).
+#[derive(Clone, Copy)]
+pub struct Sessions<'a> {
+    c: &'a Controller,
+}
+
+impl<'a> Sessions<'a> {
+    pub(crate) fn lock(&self) -> MutexGuard<'a, State> {
+        self.c
+            .inner
+            .sessions
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn client_lease(&self) -> Duration {
+        self.c.inner.sessions.client_lease
+    }
+
+    /// Runs `f` on session `id` if it is still open (counters of calls
+    /// that finish after their session closed go nowhere).
+    pub(crate) fn update(&self, id: u64, f: impl FnOnce(&mut Session)) {
+        if let Ok(session) = self.lock().get(id) {
+            f(session);
+        }
+    }
+
+    /// The devices of session `id`: (device, worker, platform, kind).
+    pub fn devices(&self, id: u64) -> Result<Vec<(i64, u32, String, String)>> {
+        let devices = self.lock().get(id)?.devices.clone();
+        Ok(self.c.inner.workers.describe_devices(&devices))
+    }
+
+    /// What session `id` has cost so far.
+    pub fn stats(&self, id: u64) -> Result<proto::SessionCounters> {
+        let mut s = self.lock();
+        let session = s.get(id)?;
+        Ok(proto::SessionCounters {
+            arrays_live: session.arrays.len() as u64,
+            ..session.counters
+        })
+    }
+
+    /// Counts bytes a session's client sent.
+    pub fn count_bytes(&self, id: u64, from_client: u64) {
+        self.update(id, |s| s.counters.bytes_from_client += from_client);
+    }
+
+    /// A worker is gone: its devices leave every slice (topped up from
+    /// free ones if there are some), and arrays with a shard on it are lost.
+    pub(crate) fn lost_worker(&self, worker: u32, devices: &[i64], why: &str) {
+        let mut s = self.lock();
+        s.slices.forget_devices(devices);
+        for (sid, session) in s.live.iter_mut() {
+            session.devices.retain(|d| !devices.contains(d));
+            for (id, a) in &session.arrays {
+                if a.workers().contains(&worker) {
+                    a.state.send_replace(ArrayState::Failed(format!(
+                        "{DATA_LOSS}: array {id} of session {sid} had shards on a worker that is \
+                         gone ({why})"
+                    )));
+                }
+            }
+        }
+        drop(s);
+        self.workers_changed();
+    }
+
+    /// Workers joined or left: sessions short of devices are topped up,
+    /// then the line may move.
+    pub(crate) fn workers_changed(&self) {
+        let registered = self.c.inner.workers.devices_by_worker();
+        let lease = self.client_lease();
+        let mut guard = self.lock();
+        let s = &mut *guard;
+        for (sid, session) in s.live.iter_mut() {
+            let short = session.size.saturating_sub(session.devices.len());
+            if short > 0 {
+                if let Some(more) = s.slices.top_up(*sid, short, &registered) {
+                    tracing::info!("session {sid} topped up with devices {more:?}");
+                    session.devices.extend(more);
+                }
+            }
+        }
+        let granted = s.slices.serve(&registered);
+        s.grant(granted, lease);
+    }
+
+    /// The sessions and the line, for the status.
+    pub fn view(&self) -> (Vec<SessionLine>, Vec<WaitingLine>) {
+        let s = self.lock();
+        let mut sessions: Vec<SessionLine> = s
+            .live
+            .iter()
+            .map(|(id, x)| SessionLine {
+                session: *id,
+                name: x.name.clone(),
+                devices: x.devices.clone(),
+                open_ms: x.opened.elapsed().as_millis() as u64,
+                executables: x.executables.len(),
+                arrays: x.arrays.len(),
+                calls: x.counters.calls,
+                calls_running: x.calls_running,
+            })
+            .collect();
+        sessions.sort_by_key(|l| l.session);
+        let waiting = s
+            .slices
+            .line()
+            .enumerate()
+            .filter_map(|(i, (id, want))| {
+                s.waiting.get(&id).map(|w| WaitingLine {
+                    session: id,
+                    name: w.name.clone(),
+                    position: i + 1,
+                    devices: match want {
+                        Want::All => 0,
+                        Want::Count(n) => n,
+                    },
+                    waiting_ms: w.since.elapsed().as_millis() as u64,
+                })
+            })
+            .collect();
+        (sessions, waiting)
+    }
+
+    /// Who holds devices now, for messages.
+    fn holders(&self) -> String {
+        let s = self.lock();
+        let mut lines: Vec<String> = s
+            .live
+            .iter()
+            .map(|(id, x)| format!("session {id} ({}): devices {:?}", x.name, x.devices))
+            .collect();
+        lines.sort();
+        if lines.is_empty() {
+            "nobody (the line is ahead of it)".into()
+        } else {
+            lines.join("; ")
+        }
+    }
+
+    /// Every registered device, by worker.
+    fn registered(&self) -> BTreeMap<u32, Vec<i64>> {
+        self.c.inner.workers.devices_by_worker()
+    }
+}
