@@ -44,7 +44,7 @@ fn lowered(text: &str, devices: i64) -> Plan {
         &mut Timings::default(),
     )
     .unwrap_or_else(|_| fail("lowering failed"));
-    pw_lowering::to_plan(&analysis)
+    pw_compiler::export::to_plan(&analysis)
         .unwrap_or_else(|e| fail(e.first().map_or(String::new(), |e| e.error.to_string())))
 }
 

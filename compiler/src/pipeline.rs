@@ -1,29 +1,20 @@
-//! The `pw-lower` pipeline: three phases, each a list of passes and the
+//! The `pw-lower` pipeline: the three phases ([`crate::place`],
+//! [`crate::lower`], [`crate::schedule`]), each a list of passes and the
 //! stage (`pw_dialect::legality`) the program must be at afterwards.
-//!
-//! | phase | passes | reaches |
-//! | --- | --- | --- |
-//! | place | assign-devices, propagate-shardings, insert-transfers, fold-transfers, dce | [`Stage::Placed`] |
-//! | lower | lower-to-physical | [`Stage::Physical`] |
-//! | schedule | schedule | [`Stage::Scheduled`] |
 //!
 //! [`LowerOptions`] is the pipeline's typed options: the topology to lower
 //! onto and the schedule policy; pw-opt builds it from
 //! `--pw-lower='topology=... devices=N kind=K schedule=P'`, pw-run from the
 //! plugin's devices or `--topology`, and `--schedule`.
 
-use pw_core::Topology;
-use pw_dialect::legality::Stage;
-use pw_lowering::LowerToPhysical;
-use pw_passes::{
-    assign_devices::AssignDevices,
-    dce::Dce,
-    fold_transfers::FoldTransfers,
-    insert_transfers::InsertTransfers,
-    propagate_shardings::PropagateShardings,
-    schedule::{Policy, Schedule},
+use crate::{
+    lower::{self, lower_to_physical::DEFAULT_DEVICES, LowerToPhysical},
+    place,
+    schedule::{self, Policy},
     Options, Pass,
 };
+use pw_core::Topology;
+use pw_dialect::legality::Stage;
 
 /// The options of the `pw-lower` pipeline.
 #[derive(Clone, Debug)]
@@ -35,15 +26,14 @@ pub struct LowerOptions {
 }
 
 impl Default for LowerOptions {
-    /// One island `local` of [`DEFAULT_DEVICES`](pw_lowering::lower_to_physical::DEFAULT_DEVICES)
-    /// cpu devices.
+    /// One island `local` of [`DEFAULT_DEVICES`] cpu devices.
     fn default() -> Self {
         Self {
             topology: Topology {
                 islands: vec![pw_core::topology::Island {
                     name: "local".into(),
                     kind: "cpu".into(),
-                    devices: (0..pw_lowering::lower_to_physical::DEFAULT_DEVICES).collect(),
+                    devices: (0..DEFAULT_DEVICES).collect(),
                     hosts: Vec::new(),
                 }],
             },
@@ -102,50 +92,6 @@ pub struct Phase {
 }
 
 impl Phase {
-    /// Places every call and value, and makes every mismatch an explicit
-    /// move.
-    pub fn place() -> Self {
-        Self {
-            name: "place",
-            steps: vec![
-                // Placement first: shardings and transfers depend on where
-                // calls run.
-                Step::pw(AssignDevices),
-                // Shardings come from the computations, known once placed.
-                Step::pw(PropagateShardings),
-                // Every mismatch between producer and consumer is now known.
-                Step::pw(InsertTransfers),
-                // Share and simplify moves before paying for them in
-                // lowering.
-                Step::pw(FoldTransfers),
-                // Drop what no output needs before binding devices and
-                // planning copies.
-                Step::pw(Dce),
-            ],
-            reaches: Some(Stage::Placed),
-        }
-    }
-
-    /// Binds meshes to devices and turns moves into per-shard copies.
-    pub fn lower(options: &LowerOptions) -> Self {
-        Self {
-            name: "lower",
-            steps: vec![Step::pw(LowerToPhysical {
-                topology: options.topology.clone(),
-            })],
-            reaches: Some(Stage::Physical),
-        }
-    }
-
-    /// Orders the body; last, so the order covers the physical copies.
-    pub fn schedule(policy: Policy) -> Self {
-        Self {
-            name: "schedule",
-            steps: vec![Step::pw(Schedule { policy })],
-            reaches: Some(Stage::Scheduled),
-        }
-    }
-
     /// One step, checked by nothing but the verifier (a pass run alone).
     pub fn single(step: Step) -> Self {
         Self {
@@ -167,9 +113,9 @@ impl Pipeline {
     pub fn lower(options: &LowerOptions) -> Self {
         Self {
             phases: vec![
-                Phase::place(),
-                Phase::lower(options),
-                Phase::schedule(options.schedule),
+                place::phase(),
+                lower::phase(options),
+                schedule::phase(options.schedule),
             ],
         }
     }

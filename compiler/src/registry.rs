@@ -7,12 +7,11 @@
 //! A pipeline mixes both, in order: `builtin.module(pw-assign-devices,cse)`;
 //! `pw-lower` names the whole [`Pipeline::lower`], phases and all.
 
-use crate::pipeline::{LowerOptions, Phase, Pipeline, Step, StepPass};
-use pw_lowering::{lower_to_physical, LowerToPhysical};
-use pw_passes::{
-    assign_devices::AssignDevices, check_options, dce::Dce, fold_transfers::FoldTransfers,
-    insert_transfers::InsertTransfers, propagate_shardings::PropagateShardings, schedule,
-    schedule::Schedule, OptionList, Options, Pass,
+use crate::{
+    check_options,
+    lower::{self, lower_to_physical},
+    pipeline::{LowerOptions, Phase, Pipeline, Step, StepPass},
+    place, schedule, OptionList, Options, Pass,
 };
 
 /// How a registered pass is made.
@@ -32,7 +31,8 @@ pub struct PassInfo {
     pub make: Make,
 }
 
-fn plain<P: Pass + 'static>(
+/// A pass that takes no options.
+pub(crate) fn plain<P: Pass + 'static>(
     options: &Options,
     name: &str,
     pass: P,
@@ -41,50 +41,8 @@ fn plain<P: Pass + 'static>(
     Ok(Box::new(pass))
 }
 
-/// Every pass pw-opt knows, pw's in pipeline order.
-pub const REGISTRY: &[PassInfo] = &[
-    PassInfo {
-        argument: "pw-assign-devices",
-        summary: "place every call and value on a virtual mesh",
-        options: &[],
-        make: Make::Pw(|o| plain(o, "pw-assign-devices", AssignDevices)),
-    },
-    PassInfo {
-        argument: "pw-propagate-shardings",
-        summary: "give every array its producer's sharding; record what each call expects",
-        options: &[],
-        make: Make::Pw(|o| plain(o, "pw-propagate-shardings", PropagateShardings)),
-    },
-    PassInfo {
-        argument: "pw-insert-transfers",
-        summary: "make every edge between placements a pw.transfer or pw.reshard",
-        options: &[],
-        make: Make::Pw(|o| plain(o, "pw-insert-transfers", InsertTransfers)),
-    },
-    PassInfo {
-        argument: "pw-fold-transfers",
-        summary: "drop identity moves, collapse chains, share duplicate moves",
-        options: &[],
-        make: Make::Pw(|o| plain(o, "pw-fold-transfers", FoldTransfers)),
-    },
-    PassInfo {
-        argument: "pw-dce",
-        summary: "remove ops and computations that no output needs",
-        options: &[],
-        make: Make::Pw(|o| plain(o, "pw-dce", Dce)),
-    },
-    PassInfo {
-        argument: "pw-lower-to-physical",
-        summary: "bind meshes to devices; turn moves into per-shard copies",
-        options: lower_to_physical::OPTIONS,
-        make: Make::Pw(|o| Ok(Box::new(LowerToPhysical::from_options(o)?) as Box<dyn Pass>)),
-    },
-    PassInfo {
-        argument: "pw-schedule",
-        summary: "order the program's ops in one total order (critical path first, or a pipeline schedule)",
-        options: schedule::OPTIONS,
-        make: Make::Pw(|o| Ok(Box::new(Schedule::from_options(o)?) as Box<dyn Pass>)),
-    },
+/// The upstream MLIR passes pipelines may name.
+const UPSTREAM: &[PassInfo] = &[
     PassInfo {
         argument: "canonicalize",
         summary: "upstream MLIR canonicalizer",
@@ -111,6 +69,14 @@ pub const REGISTRY: &[PassInfo] = &[
     },
 ];
 
+/// Every pass pw-opt knows: the phases' in pipeline order, then the
+/// upstream ones.
+pub fn passes() -> impl Iterator<Item = &'static PassInfo> {
+    [place::PASSES, lower::PASSES, schedule::PASSES, UPSTREAM]
+        .into_iter()
+        .flatten()
+}
+
 /// The name of the full pipeline.
 pub const FULL_PIPELINE: &str = "pw-lower";
 
@@ -134,7 +100,7 @@ pub const FULL_PIPELINE_OPTIONS: OptionList = &[
 
 /// Looks a pass up by name.
 pub fn find(name: &str) -> Option<&'static PassInfo> {
-    REGISTRY.iter().find(|p| p.argument == name)
+    passes().find(|p| p.argument == name)
 }
 
 /// The pipeline a name stands for: `pw-lower` is the full pipeline

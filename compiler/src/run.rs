@@ -1,14 +1,15 @@
 //! Runs a pipeline: the input is verified, then each pass runs with the
 //! analysis of the last verification and is verified after (MLIR's
-//! verifier, then pw's), and after each phase the program must be at the
-//! phase's stage. With verification after each pass off, passes get an
+//! verifier, then pw's), a pass that requires a stage ([`crate::Pass::requires`])
+//! runs only on a program at that stage, and after each phase the program
+//! must be at the phase's stage. With verification after each pass off, passes get an
 //! analysis of the program's structure only, and stages are not checked.
 //!
 //! Every error goes out through the context's diagnostic handlers, located
 //! at its op; the runner returns [`Failed`].
 
 use crate::{
-    pipeline::{Pipeline, StepPass},
+    pipeline::{Pipeline, Step, StepPass},
     Error,
 };
 use melior::{
@@ -18,7 +19,8 @@ use melior::{
 use pw_dialect::{
     analysis::Analysis,
     diag::{emit_all, Located},
-    legality, print, upstream, verify,
+    legality::{self, Stage},
+    print, upstream, verify,
 };
 use std::{io::Write, time::Duration};
 
@@ -109,7 +111,6 @@ pub fn run<'c, 'a>(
     options: &mut RunOptions,
     timings: &mut Timings,
 ) -> Result<Analysis<'c, 'a>, Failed> {
-    let here = module.as_operation().location();
     // Parsing ran MLIR's verifier; pw's comes next.
     let mut analysis = timings.time("verify", || {
         verify::verify(module).map_err(|errors| {
@@ -117,31 +118,14 @@ pub fn run<'c, 'a>(
             Failed
         })
     })?;
+    // Whether `analysis` is of a verified program (stages can be checked).
+    let mut verified_now = true;
     for phase in &pipeline.phases {
         for step in &phase.steps {
-            match &step.pass {
-                StepPass::Pw(pass) => timings
-                    .time(step.name, || pass.run(context, module, &analysis))
-                    .map_err(|errors| {
-                        emit_all(&errors);
-                        Failed
-                    })?,
-                StepPass::Upstream => timings
-                    .time(step.name, || upstream::run(context, module, step.name))
-                    .map_err(|reason| {
-                        Located::new(
-                            here,
-                            Error::Upstream {
-                                pass: step.name,
-                                reason,
-                            },
-                        )
-                        .emit();
-                        Failed
-                    })?,
-            }
+            run_step(context, module, step, (&analysis, verified_now), timings)?;
             analysis = if options.verify_each {
                 verified(module, timings).inspect_err(|_| {
+                    let here = module.as_operation().location();
                     Located::new(here, Error::InvalidAfter { pass: step.name }).emit();
                 })?
             } else {
@@ -150,36 +134,85 @@ pub fn run<'c, 'a>(
                     Failed
                 })?
             };
+            verified_now = options.verify_each;
             if let Some(out) = options.ir_after.as_deref_mut() {
-                let text = print::print(
-                    &module.as_operation(),
-                    print::PrintOptions {
-                        generic: false,
-                        verified: options.verify_each,
-                    },
-                );
-                let _ = writeln!(
-                    out,
-                    "// -----// IR Dump After {} //----- //\n{text}",
-                    step.name
-                );
+                dump(module, step.name, options.verify_each, out);
             }
         }
-        if let (Some(stage), true) = (phase.reaches, options.verify_each) {
-            let errors = legality::check(&analysis, stage);
-            if !errors.is_empty() {
-                emit_all(&errors);
-                Located::new(
-                    here,
-                    Error::PhaseIncomplete {
-                        phase: phase.name,
-                        stage: stage.name(),
-                    },
-                )
-                .emit();
-                return Err(Failed);
-            }
+        if let (Some(stage), true) = (phase.reaches, verified_now) {
+            at_stage(module, &analysis, stage, |stage| Error::PhaseIncomplete {
+                phase: phase.name,
+                stage: stage.name(),
+            })?;
         }
     }
     Ok(analysis)
+}
+
+/// Runs one step: a pw pass over `analysis` (of a `verified` program,
+/// first checked to be at the stage the pass requires), or an upstream
+/// pass through MLIR's pass manager.
+fn run_step<'c>(
+    context: &'c Context,
+    module: &Module<'c>,
+    step: &Step,
+    (analysis, verified): (&Analysis<'c, '_>, bool),
+    timings: &mut Timings,
+) -> Result<(), Failed> {
+    match &step.pass {
+        StepPass::Pw(pass) => {
+            if let (Some(stage), true) = (pass.requires(), verified) {
+                at_stage(module, analysis, stage, |stage| Error::NotAtStage {
+                    pass: step.name,
+                    stage: stage.name(),
+                })?;
+            }
+            timings
+                .time(step.name, || pass.run(context, module, analysis))
+                .map_err(|errors| {
+                    emit_all(&errors);
+                    Failed
+                })
+        }
+        StepPass::Upstream => timings
+            .time(step.name, || upstream::run(context, module, step.name))
+            .map_err(|reason| {
+                let here = module.as_operation().location();
+                let error = Error::Upstream {
+                    pass: step.name,
+                    reason,
+                };
+                Located::new(here, error).emit();
+                Failed
+            }),
+    }
+}
+
+/// Fails (emitting why, and then `summary`) unless the program of
+/// `analysis` is at `stage`.
+fn at_stage(
+    module: &Module,
+    analysis: &Analysis,
+    stage: Stage,
+    summary: impl FnOnce(Stage) -> Error,
+) -> Result<(), Failed> {
+    let errors = legality::check(analysis, stage);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    emit_all(&errors);
+    Located::new(module.as_operation().location(), summary(stage)).emit();
+    Err(Failed)
+}
+
+/// Prints the IR after pass `pass` (`--print-ir-after-all`).
+fn dump(module: &Module, pass: &str, verified: bool, out: &mut dyn Write) {
+    let text = print::print(
+        &module.as_operation(),
+        print::PrintOptions {
+            generic: false,
+            verified,
+        },
+    );
+    let _ = writeln!(out, "// -----// IR Dump After {pass} //----- //\n{text}");
 }

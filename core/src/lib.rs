@@ -16,11 +16,6 @@
 //! The dialect reads and writes these types in MLIR form; the runtime and
 //! the workers use them without linking MLIR.
 
-#![cfg_attr(
-    not(test),
-    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
-)]
-
 pub mod diagnostic;
 pub mod dtype;
 pub mod geometry;

@@ -1,12 +1,12 @@
 //! Small plans, built without lowering: one operation on arrays each, so
 //! that its bytes move (host to worker, worker to worker) and its
 //! computations run through the same executor as any pw program. The IFRT
-//! proxy runs one per IFRT operation; sessions run [`relayout`] for an
+//! proxy runs one per IFRT operation; sessions run [`relayout()`] for an
 //! argument laid out otherwise than a call takes it.
 //!
 //! * [`put`]: an upload, as is (the plan's input is its output);
 //! * [`call`]: one computation, SPMD over its devices;
-//! * [`relayout`]: an array laid out anew, on other devices or cut
+//! * [`relayout()`]: an array laid out anew, on other devices or cut
 //!   otherwise, device to device (the [relayout planner](crate::relayout));
 //! * [`split`]: each shard of an array as an array of its own;
 //! * [`join`]: arrays of one shard each, as the shards of one array;

@@ -12,7 +12,7 @@ use melior::{
 use mlir_sys::{
     mlirIntegerTypeGetWidth, mlirIntegerTypeIsUnsigned, mlirShapedTypeGetDimSize,
     mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirTypeIsABF16, mlirTypeIsAF16,
-    mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger, MlirAttribute,
+    mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger, mlirTypeIsARankedTensor, MlirAttribute,
 };
 use pw_core::{geometry::Sharding, DType};
 
@@ -26,6 +26,37 @@ pub struct ArrayType {
     pub dtype: DType,
     pub mesh: Option<String>,
     pub sharding: Option<Sharding>,
+}
+
+/// A ranked tensor type as pw reads it: the one reader of tensor shapes
+/// (the tensor of an `!pw.array`, a computation's signature, the cost
+/// model's operands). Dynamic dimensions are MLIR's negative marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    pub shape: Vec<i64>,
+    /// None: an element type pw does not handle.
+    pub dtype: Option<DType>,
+}
+
+impl Tensor {
+    /// The tensor of type `t`; None when it is not a ranked tensor.
+    pub fn read(t: Type) -> Option<Tensor> {
+        let raw = t.to_raw();
+        // SAFETY: the shape accessors are called only on a ranked tensor
+        // type, which `t` is once checked.
+        unsafe {
+            if !mlirTypeIsARankedTensor(raw) {
+                return None;
+            }
+            let rank = mlirShapedTypeGetRank(raw) as isize;
+            Some(Tensor {
+                shape: (0..rank)
+                    .map(|d| mlirShapedTypeGetDimSize(raw, d))
+                    .collect(),
+                dtype: element_dtype(mlirShapedTypeGetElementType(raw)),
+            })
+        }
+    }
 }
 
 /// Why a type could not be read as a pw array.
@@ -47,14 +78,14 @@ impl ArrayType {
             if !ffi::pwTypeIsAArray(raw) {
                 return Err(TypeError::NotArray(t.to_string()));
             }
-            let tensor = ffi::pwArrayTypeGetTensor(raw);
-            let rank = mlirShapedTypeGetRank(tensor) as isize;
-            let shape = (0..rank)
-                .map(|d| mlirShapedTypeGetDimSize(tensor, d))
-                .collect();
-            let element = mlirShapedTypeGetElementType(tensor);
-            let dtype = element_dtype(element).ok_or_else(|| {
-                TypeError::UnsupportedElement(Type::from_raw(element).to_string())
+            let tensor = Type::from_raw(ffi::pwArrayTypeGetTensor(raw));
+            let Some(Tensor { shape, dtype, .. }) = Tensor::read(tensor) else {
+                return Err(TypeError::NotArray(t.to_string()));
+            };
+            let dtype = dtype.ok_or_else(|| {
+                TypeError::UnsupportedElement(
+                    Type::from_raw(mlirShapedTypeGetElementType(tensor.to_raw())).to_string(),
+                )
             })?;
             let mesh = optional(ffi::pwArrayTypeGetMesh(raw)).and_then(crate::ops::symbol_value);
             // The type's own verifier checked the sharding's structure.

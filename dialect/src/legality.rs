@@ -2,8 +2,10 @@
 //! one answer to "is this program placed / physical / scheduled yet?".
 //!
 //! A verified program ([`crate::verify`]) is at some stage of lowering;
-//! each pipeline phase must leave it at a later one, and pw-run executes
-//! only physical programs:
+//! each pipeline phase must leave it at a later one, a pass may require
+//! one to start from, and pw-run executes only physical programs:
+//! - [`Stage::Sharded`] (what lowering starts from): every value is placed
+//!   and sharded on a declared mesh;
 //! - [`Stage::Placed`] (after the place phase): every call runs on a mesh
 //!   and has `in_shardings`; every value is placed and sharded; every call
 //!   operand has exactly the type its call expects (its mesh, its
@@ -27,6 +29,7 @@ use melior::ir::{operation::OperationLike, ValueLike};
 /// A stage of lowering (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stage {
+    Sharded,
     Placed,
     Physical,
     Scheduled,
@@ -36,7 +39,7 @@ impl Stage {
     /// What makes a program reach this stage.
     pub fn remedy(self) -> &'static str {
         match self {
-            Stage::Placed => "run the place phase: pw-assign-devices, pw-propagate-shardings, pw-insert-transfers",
+            Stage::Sharded | Stage::Placed => "run the place phase: pw-assign-devices, pw-propagate-shardings, pw-insert-transfers",
             Stage::Physical => "lower the program: pw-opt --pw-lower",
             Stage::Scheduled => "run pw-schedule",
         }
@@ -44,6 +47,7 @@ impl Stage {
 
     pub fn name(self) -> &'static str {
         match self {
+            Stage::Sharded => "sharded",
             Stage::Placed => "placed",
             Stage::Physical => "physical",
             Stage::Scheduled => "scheduled",
@@ -105,7 +109,7 @@ pub fn check<'c>(analysis: &Analysis<'c, '_>, stage: Stage) -> Vec<Diag<'c>> {
                     },
                 );
             }
-            Some(OpKind::Call) => {
+            Some(OpKind::Call) if stage >= Stage::Placed => {
                 let mesh = ops::symbol_attr(&op, ops::ATTR_MESH).and_then(|m| program.mesh(&m));
                 let shardings = analysis.in_shardings(&op).flatten();
                 let (Some(mesh), Some(shardings)) = (mesh, shardings) else {

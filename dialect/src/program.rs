@@ -9,7 +9,7 @@
 
 use crate::analysis::FastMap;
 use crate::{
-    array_type::element_dtype,
+    array_type::Tensor,
     diag::Diag,
     error::Error,
     ops::{self, op_name},
@@ -20,11 +20,7 @@ use melior::ir::{
     block::BlockLike,
     operation::{OperationLike, OperationRef},
     r#type::FunctionType,
-    BlockRef, Location, Module, RegionLike, Type, TypeLike, Value,
-};
-use mlir_sys::{
-    mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank,
-    mlirTypeIsARankedTensor,
+    BlockRef, Location, Module, RegionLike, Type, Value,
 };
 use pw_core::{
     geometry::{MeshShape, Sharding, Tiling, MAX_MESH_DEVICES},
@@ -309,13 +305,45 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
             value: num_partitions,
         }));
     }
-    let mut sdy_meshes = HashMap::new();
-    let mut main = None;
     let body = op
         .region(0)
         .ok()
         .and_then(|r| r.first_block())
         .ok_or_else(|| fail(Error::ComputationWithoutBody { name: name.clone() }))?;
+    let (sdy_meshes, main) = scan_body(body)?;
+    let main = main.ok_or_else(|| fail(Error::ComputationWithoutMain { name: name.clone() }))?;
+    let (inputs, outputs, mut mesh_names) = signatures(main, &name)?;
+    mesh_names.sort();
+    mesh_names.dedup();
+    let mesh = match mesh_names.as_slice() {
+        [] => None,
+        [one] => Some(sdy_meshes.get(one).cloned().ok_or_else(|| {
+            fail(Error::UndeclaredSdyMesh {
+                name: name.clone(),
+                mesh: one.clone(),
+            })
+        })?),
+        _ => return Err(fail(Error::SeveralSdyMeshes { name })),
+    };
+    let computation = Computation {
+        name,
+        op,
+        num_partitions,
+        mesh,
+        inputs,
+        outputs,
+    };
+    check_mesh(&computation).map_err(fail)?;
+    Ok(computation)
+}
+
+/// The `sdy.mesh` declarations of a computation's body, and its
+/// `func.func @main`.
+fn scan_body<'c, 'a>(
+    body: BlockRef<'c, 'a>,
+) -> Result<(HashMap<String, MeshShape>, Option<OperationRef<'c, 'a>>), Diag<'c>> {
+    let mut sdy_meshes = HashMap::new();
+    let mut main = None;
     let mut next = body.first_operation();
     while let Some(inner) = next {
         next = inner.next_in_block();
@@ -342,7 +370,14 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
             _ => {}
         }
     }
-    let main = main.ok_or_else(|| fail(Error::ComputationWithoutMain { name: name.clone() }))?;
+    Ok((sdy_meshes, main))
+}
+
+/// Arguments, results, and the Shardy meshes their shardings name.
+type Signatures = (Vec<TensorSig>, Vec<TensorSig>, Vec<String>);
+
+/// The argument and result signatures of computation `name`'s `@main`.
+fn signatures<'c>(main: OperationRef<'c, '_>, name: &str) -> Result<Signatures, Diag<'c>> {
     let at_main = |error: Error| Diag::new(main.location(), error);
     let function = main
         .attribute(ops::ATTR_FUNCTION_TYPE)
@@ -350,8 +385,6 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
         .and_then(|a| TypeAttribute::try_from(a).ok())
         .and_then(|t| FunctionType::try_from(t.value()).ok())
         .ok_or_else(|| at_main(Error::NoFunctionType))?;
-    let arg_attrs = main.attribute("arg_attrs").ok();
-    let res_attrs = main.attribute("res_attrs").ok();
     let mut mesh_names = Vec::new();
     let mut read_sigs = |types: Vec<Type<'c>>,
                          attrs: Option<melior::ir::Attribute<'c>>,
@@ -365,7 +398,7 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
                     at_main(Error::NotRankedTensor {
                         what,
                         index: i,
-                        name: name.clone(),
+                        name: name.to_owned(),
                         ty: t.to_string(),
                     })
                 })?;
@@ -388,84 +421,63 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
         (0..function.input_count())
             .filter_map(|i| function.input(i).ok())
             .collect(),
-        arg_attrs,
+        main.attribute("arg_attrs").ok(),
         "argument",
     )?;
     let outputs = read_sigs(
         (0..function.result_count())
             .filter_map(|i| function.result(i).ok())
             .collect(),
-        res_attrs,
+        main.attribute("res_attrs").ok(),
         "result",
     )?;
-    mesh_names.sort();
-    mesh_names.dedup();
-    let mesh = match mesh_names.as_slice() {
-        [] => None,
-        [one] => Some(sdy_meshes.get(one).cloned().ok_or_else(|| {
-            fail(Error::UndeclaredSdyMesh {
-                name: name.clone(),
-                mesh: one.clone(),
-            })
-        })?),
-        _ => return Err(fail(Error::SeveralSdyMeshes { name })),
+    Ok((inputs, outputs, mesh_names))
+}
+
+/// A computation's Shardy mesh holds its partitions, and every sharding
+/// of its signature fits its mesh.
+fn check_mesh(c: &Computation) -> Result<(), Error> {
+    let Some(shape) = &c.mesh else {
+        return Ok(());
     };
-    if let Some(shape) = &mesh {
-        let devices = shape.size().unwrap_or(0);
-        if devices != num_partitions {
-            return Err(fail(Error::PartitionsOfMesh {
-                name,
-                partitions: num_partitions,
-                mesh: Box::new(shape.clone()),
-                devices,
-            }));
-        }
-        for (what, sigs) in [("argument", &inputs), ("result", &outputs)] {
-            for (i, sig) in sigs.iter().enumerate() {
-                let Some(sharding) = &sig.sharding else {
-                    continue;
-                };
-                if let Err(error) = Tiling::new(&sig.shape, sharding, shape) {
-                    return Err(fail(Error::SignatureShardingMisfit {
-                        name,
-                        sharding: sharding.clone(),
-                        what,
-                        index: i,
-                        ty: sig.text.clone(),
-                        mesh: Box::new(shape.clone()),
-                        error: Box::new(error),
-                    }));
-                }
+    let devices = shape.size().unwrap_or(0);
+    if devices != c.num_partitions {
+        return Err(Error::PartitionsOfMesh {
+            name: c.name.clone(),
+            partitions: c.num_partitions,
+            mesh: Box::new(shape.clone()),
+            devices,
+        });
+    }
+    for (what, sigs) in [("argument", &c.inputs), ("result", &c.outputs)] {
+        for (i, sig) in sigs.iter().enumerate() {
+            let Some(sharding) = &sig.sharding else {
+                continue;
+            };
+            if let Err(error) = Tiling::new(&sig.shape, sharding, shape) {
+                return Err(Error::SignatureShardingMisfit {
+                    name: c.name.clone(),
+                    sharding: sharding.clone(),
+                    what,
+                    index: i,
+                    ty: sig.text.clone(),
+                    mesh: Box::new(shape.clone()),
+                    error: Box::new(error),
+                });
             }
         }
     }
-    Ok(Computation {
-        name,
-        op,
-        num_partitions,
-        mesh,
-        inputs,
-        outputs,
-    })
+    Ok(())
 }
 
 fn tensor_sig(t: Type) -> Option<TensorSig> {
-    let raw = t.to_raw();
-    // SAFETY: shape accessors are called only on a ranked tensor type.
-    unsafe {
-        if !mlirTypeIsARankedTensor(raw) {
-            return None;
-        }
-        let rank = mlirShapedTypeGetRank(raw) as isize;
-        Some(TensorSig {
-            shape: (0..rank)
-                .map(|d| mlirShapedTypeGetDimSize(raw, d))
-                .collect(),
-            dtype: element_dtype(mlirShapedTypeGetElementType(raw)),
-            text: t.to_string(),
-            sharding: None,
-        })
-    }
+    let Tensor { shape, dtype } = Tensor::read(t)?;
+    Some(TensorSig {
+        shape,
+        dtype,
+        text: t.to_string(),
+        sharding: None,
+    })
 }
 
 /// The printed `sdy.sharding` of argument/result `index`, if any.

@@ -132,7 +132,7 @@ pub fn ir(data: &[u8]) {
     let Ok(analysis) = lowered else {
         return;
     };
-    if let Err(e) = pw_lowering::to_plan(&analysis) {
+    if let Err(e) = pw_compiler::export::to_plan(&analysis) {
         let message = format!("{e:?}");
         if !message.contains("PlanTooLarge") {
             panic!("a lowered program does not read into a plan: {message}\n--- input ---\n{text}");
@@ -167,7 +167,7 @@ pub fn plan(data: &[u8]) {
         return;
     };
     let physical = legality::check(&analysis, Stage::Physical).is_empty();
-    let plan = match pw_lowering::to_plan(&analysis) {
+    let plan = match pw_compiler::export::to_plan(&analysis) {
         Ok(plan) => plan,
         Err(errors) if physical => {
             // Only a plan too large may refuse a physical program.
@@ -237,7 +237,7 @@ pub fn topology_file(data: &[u8]) {
         let _ = links.link(pair[0], pair[1]);
     }
     let request = |name: &str, size: i64, kind: Option<&str>, with: Option<&str>| {
-        pw_lowering::allocate::Request {
+        pw_compiler::lower::allocate::Request {
             name: name.into(),
             size,
             kind: kind.map(Into::into),
@@ -251,7 +251,7 @@ pub fn topology_file(data: &[u8]) {
         request("c", 4, None, None),
         request("d", 3, Some("gpu"), Some("c")),
     ];
-    if let Ok(bound) = pw_lowering::allocate::allocate(&requests, &topology) {
+    if let Ok(bound) = pw_compiler::lower::allocate::allocate(&requests, &topology) {
         for r in &requests {
             let got = &bound[&r.name];
             assert_eq!(got.len() as i64, r.size, "@{} got {got:?}", r.name);

@@ -3,6 +3,14 @@
 //! `pw_wire::proto` (which `../wire/proto/pw.proto` defines and pw-wire
 //! generates).
 
+// A build script speaks to cargo on standard output and fails by panicking.
+#![allow(
+    clippy::print_stdout,
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic
+)]
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto/controller.proto");
     println!("cargo:rerun-if-changed=../wire/proto/pw.proto");

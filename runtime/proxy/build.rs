@@ -2,6 +2,14 @@
 //! from the descriptors `scripts/gen-ifrt-proto.py` extracted from jaxlib
 //! (`proto/ifrt/ifrt_proxy.fds`): no `protoc` is needed.
 
+// A build script speaks to cargo on standard output and fails by panicking.
+#![allow(
+    clippy::print_stdout,
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic
+)]
+
 use protox::prost::Message;
 
 /// The IFRT proxy protocol's descriptors, and the file that includes the

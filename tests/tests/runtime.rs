@@ -1,5 +1,5 @@
 //! The runtime core against real PJRT CPU plugins (no mocks): the binding,
-//! arrays, SPMD execution, `.npy` I/O and what a worker does with late
+//! small plans through the executor, SPMD execution, `.npy` I/O and what a worker does with late
 //! arrivals of a released run, each on the 0.115 plugin
 //! (`lammps-jax-pjrt-cpu`) and on the 0.81 one (`xla-cpu-pjrt`).
 
@@ -13,8 +13,8 @@ mod binding;
 mod errors;
 #[path = "runtime/npy.rs"]
 mod npy;
-#[path = "runtime/proxy_plans.rs"]
-mod proxy_plans;
+#[path = "runtime/plans.rs"]
+mod plans;
 #[path = "runtime/released.rs"]
 mod released;
 #[path = "runtime/spmd.rs"]

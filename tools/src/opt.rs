@@ -118,7 +118,7 @@ pub fn command() -> clap::Command {
             .help_heading("Passes (run in the order given)")
     };
     let mut command = Cli::command().arg(pass_flag(FULL_PIPELINE, registry::FULL_PIPELINE_SUMMARY));
-    for info in registry::REGISTRY {
+    for info in registry::passes() {
         command = command.arg(pass_flag(info.argument, info.summary));
     }
     command
@@ -126,7 +126,7 @@ pub fn command() -> clap::Command {
 
 /// The pass flags of a command line, in the order they were given.
 fn pipeline_from_flags(matches: &ArgMatches) -> Result<Pipeline, String> {
-    let names = std::iter::once(FULL_PIPELINE).chain(registry::REGISTRY.iter().map(|p| p.argument));
+    let names = std::iter::once(FULL_PIPELINE).chain(registry::passes().map(|p| p.argument));
     let mut given: Vec<(usize, &str, String)> = Vec::new();
     for name in names {
         if let (Some(indices), Some(values)) =
@@ -157,7 +157,7 @@ fn list_passes(out: &mut dyn Write) {
     for (option, help) in registry::FULL_PIPELINE_OPTIONS {
         let _ = writeln!(out, "  {:<26}   {option}=...  {help}", "");
     }
-    for info in registry::REGISTRY {
+    for info in registry::passes() {
         let _ = writeln!(out, "  --{:<24} {}", info.argument, info.summary);
         for (option, help) in info.options {
             let _ = writeln!(out, "  {:<26}   {option}=...  {help}", "");

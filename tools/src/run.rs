@@ -8,6 +8,7 @@
 
 use crate::{lower, opt::write_atomically};
 use clap::Parser;
+use pw_compiler::schedule::Policy;
 use pw_controller::{
     client::{self, RemoteRun},
     summary::RunSummary,
@@ -20,7 +21,6 @@ use pw_exec::{
     resources::Resources,
     trace, Executor, HostArray, Prepared, RunReport,
 };
-use pw_passes::schedule::Policy;
 use pw_pjrt::{Client, ClientOptions, Plugin};
 use std::{
     ffi::OsString,
@@ -267,7 +267,8 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
             ),
         )),
     };
-    let (plan, lowered) = lower::plan_of(name, text, cli.schedule, &topology)?;
+    let (plan, lowered) =
+        lower::plan_of(name, text, cli.schedule, &topology).map_err(|d| d.to_string())?;
     resources.admit(&plan).map_err(|e| format!("error: {e}"))?;
     let types: InputTypes = plan
         .inputs
@@ -364,7 +365,7 @@ fn remote(
     text: &str,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Ran, String> {
-    let types = lower::input_types(name, text)?;
+    let types = lower::input_types(name, text).map_err(|d| d.to_string())?;
     let inputs = inputs(cli, &types)?;
     let timeout = match cli.timeout {
         Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(Duration::from_secs_f64(t)),
@@ -392,7 +393,7 @@ fn remote(
             },
             progress,
         ))
-        .map_err(|e| format!("error: {e}"))?;
+        .map_err(|e| e.render())?;
     Ok(Ran {
         outputs,
         header: remote_header(server, &summary),

@@ -3,10 +3,11 @@
 
 use crate::lower;
 use clap::Parser;
+use pw_compiler::schedule::Policy;
 use pw_controller::{api, service::ControllerService, Config, Controller, Lowerer};
+use pw_core::diagnostic::Diagnostics;
 use pw_core::{plan::Plan, Topology};
 use pw_exec::cache::DiskCache;
-use pw_passes::schedule::Policy;
 use pw_pjrt::Plugin;
 use pw_wire::{self as wire, net, proto, MAX_MESSAGE_BYTES};
 use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
@@ -122,11 +123,16 @@ impl Lowerer for PipelineLowerer {
         text: &str,
         topology: &Topology,
         schedule: Option<&str>,
-    ) -> Result<(Plan, String), String> {
-        let schedule = schedule
-            .map(Policy::parse)
-            .transpose()
-            .map_err(|e| format!("error: {e}"))?;
+    ) -> Result<(Plan, String), Diagnostics> {
+        let schedule = schedule.map(Policy::parse).transpose().map_err(|e| {
+            let mut d = Diagnostics {
+                name: name.to_owned(),
+                text: String::new(),
+                items: Vec::new(),
+            };
+            d.error(e.to_string());
+            d
+        })?;
         let description = || {
             let devices: usize = topology.islands.iter().map(|i| i.devices.len()).sum();
             let kinds: Vec<&str> = topology.islands.iter().map(|i| i.kind.as_str()).collect();

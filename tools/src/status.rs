@@ -97,15 +97,15 @@ pub fn main(args: Vec<std::ffi::OsString>, stdout: &mut dyn Write, stderr: &mut 
     let fetched = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(|e| format!("error: {e}"))
         .and_then(|rt| {
             rt.block_on(pw_controller::client::overview(&cli.server))
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.render())
         });
     let json = match fetched {
         Ok(j) => j,
         Err(e) => {
-            let _ = writeln!(stderr, "pw-status: error: {e}");
+            let _ = writeln!(stderr, "pw-status: {e}");
             return 1;
         }
     };

@@ -90,7 +90,7 @@ fn origin<'c: 'a, 'a>(
                     if let Ok(from) = analysis.value(input) {
                         moved.unlowered = moved
                             .unlowered
-                            .saturating_add(pw_passes::cost::move_bytes(&from, to));
+                            .saturating_add(pw_compiler::analysis::cost::move_bytes(&from, to));
                     }
                     value = input;
                 } else {
@@ -290,7 +290,7 @@ pub fn summary(analysis: &Analysis) -> Option<String> {
                 if let Some(from) = op.operand(0).ok().and_then(|v| analysis.value(v).ok()) {
                     moved.unlowered = moved
                         .unlowered
-                        .saturating_add(pw_passes::cost::move_bytes(&from, &to));
+                        .saturating_add(pw_compiler::analysis::cost::move_bytes(&from, &to));
                 }
                 *counts.entry(k.name()).or_default() += 1;
             }
@@ -370,7 +370,7 @@ pub fn summary(analysis: &Analysis) -> Option<String> {
             format!("policy {p}")
         });
 
-    let peak = pw_passes::live_bytes::peak_live_bytes(analysis);
+    let peak = pw_compiler::analysis::live_bytes::peak_live_bytes(analysis);
     let memory = if peak.is_empty() {
         RcDoc::text("devices not bound yet (lower the program first)")
     } else {

@@ -7,7 +7,7 @@ use crate::{
     summary::RunSummary,
 };
 use pw_exec::HostArray;
-use pw_wire::{self as wire, net, proto, Collect};
+use pw_wire::{self as wire, net, proto, Arrays};
 use std::time::Duration;
 
 /// A client of the controller on `channel`, presenting `$PW_TOKEN`.
@@ -82,7 +82,7 @@ pub async fn run(
         .into_inner();
     let mut summary = None;
     let mut outputs: Vec<HostArray> = Vec::new();
-    let mut current: Option<(proto::ArrayType, Collect)> = None;
+    let mut arrays = Arrays::new("output", MAX_OUTPUT_BYTES);
     loop {
         let reply = match replies.message().await {
             Ok(Some(r)) => r,
@@ -97,41 +97,16 @@ pub async fn run(
                 })?);
             }
             Some(proto::run_reply::Reply::Output(o)) => {
-                let reply = |what: String| Error::Reply { what };
-                if o.index as usize != outputs.len() {
-                    return Err(reply(format!(
-                        "output #{} came where #{} was due",
-                        o.index,
-                        outputs.len()
-                    )));
-                }
-                let chunk = o
-                    .chunk
-                    .ok_or_else(|| reply("an output without data".into()))?;
-                let (t, collect) = match &mut current {
-                    Some(c) => c,
-                    None => {
-                        let t = o
-                            .r#type
-                            .ok_or_else(|| reply("an output without a type".into()))?;
-                        let (_, _, bytes) = t.read(MAX_OUTPUT_BYTES)?;
-                        let what = format!("output #{}", outputs.len());
-                        let collect = Collect::new(&chunk, bytes, Some(bytes), what)?;
-                        current.insert((t, collect))
-                    }
-                };
-                if let Some(data) = collect.push(&chunk)? {
-                    let (dtype, dims, _) = t.read(MAX_OUTPUT_BYTES)?;
+                if let Some((dtype, dims, data)) =
+                    arrays.push(o.index, o.r#type.as_ref(), o.chunk.as_ref())?
+                {
                     outputs.push(HostArray::new(dtype, &dims, data)?);
-                    current = None;
                 }
             }
             None => {}
         }
     }
-    if let Some((_, collect)) = current {
-        return Err(collect.truncated().into());
-    }
+    arrays.finish()?;
     let summary = summary.ok_or_else(|| Error::Reply {
         what: "the run ended without a report".into(),
     })?;
@@ -151,12 +126,8 @@ async fn connect(address: &str) -> Result<ControllerClient> {
 
 /// The server's answer, as an error.
 fn server(status: tonic::Status) -> Error {
-    let message = status.message();
     Error::Server {
-        message: message
-            .strip_prefix("error: ")
-            .unwrap_or(message)
-            .to_owned(),
+        message: status.message().to_owned(),
     }
 }
 

@@ -67,8 +67,7 @@ pub enum Error {
         source: pw_wire::Error,
     },
 
-    /// What the server answered (its message, without the leading
-    /// `error: `).
+    /// What the server answered (rendered there: see [`Error::render`]).
     #[error("{message}")]
     Server { message: String },
 
@@ -91,10 +90,11 @@ pub enum Error {
     },
 
     // ----------------------------------------------------------- programs --
-    /// The lowerer refused the program (its message is the rendered
-    /// diagnostics).
-    #[error("{message}")]
-    Lowering { message: String },
+    /// The lowerer refused the program: its diagnostics.
+    #[error("{diagnostics}")]
+    Lowering {
+        diagnostics: pw_core::diagnostic::Diagnostics,
+    },
 
     #[error("lowering crashed: {message}")]
     LoweringCrashed { message: String },
@@ -423,10 +423,22 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The error as a person reads it: `error: ` and the message, or a
+    /// program's diagnostics (each of which says its severity), or what a
+    /// server already rendered.
+    pub fn render(&self) -> String {
+        match self {
+            Error::Lowering { .. } | Error::Server { .. } => self.to_string(),
+            _ => format!("error: {self}"),
+        }
+    }
+}
+
 impl From<Error> for Status {
     fn from(e: Error) -> Status {
         let kind = e.kind();
-        let message = format!("error: {e}");
+        let message = e.render();
         let mut status = match kind {
             Kind::Session => Status::not_found(message),
             Kind::Program | Kind::Argument => Status::invalid_argument(message),

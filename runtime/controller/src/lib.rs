@@ -33,7 +33,6 @@
 //! Errors are one type ([`Error`]), rendered for clients in one place
 //! (its conversion to a gRPC status).
 
-#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(

@@ -1,7 +1,7 @@
 //! From a program to what each worker runs: the program is lowered onto a
 //! topology by the [`Lowerer`] pw-server gives (it links MLIR; the
 //! controller does not), then the plan is checked against the registered
-//! devices and cut into each worker's part ([`cut`]).
+//! devices and cut into each worker's part (`cut`).
 
 use crate::{
     error::{Error, Result},
@@ -9,6 +9,7 @@ use crate::{
     Controller,
 };
 use pw_core::{
+    diagnostic::Diagnostics,
     plan::{DeviceAddr, Part, Plan},
     Topology,
 };
@@ -19,15 +20,14 @@ use std::collections::{BTreeMap, HashMap};
 pub trait Lowerer: Send + Sync + 'static {
     /// The plan of program `text` (named `name` in messages) on
     /// `topology`, scheduled by policy `schedule` (None: the default), and
-    /// a line saying how it was lowered. The error is the rendered
-    /// diagnostics.
+    /// a line saying how it was lowered; or the program's diagnostics.
     fn lower(
         &self,
         name: &str,
         text: &str,
         topology: &Topology,
         schedule: Option<&str>,
-    ) -> std::result::Result<(Plan, String), String>;
+    ) -> std::result::Result<(Plan, String), Diagnostics>;
 }
 
 /// A program lowered onto the workers: its plan, each worker's part, and
@@ -80,7 +80,7 @@ pub(crate) async fn lower(
     .map_err(|e| Error::LoweringCrashed {
         message: e.to_string(),
     })?
-    .map_err(|message| Error::Lowering { message })?;
+    .map_err(|diagnostics| Error::Lowering { diagnostics })?;
     summary.lowered = lowered;
     plan.check().map_err(|source| Error::Plan { source })?;
     summary.placement = plan.meshes.clone();

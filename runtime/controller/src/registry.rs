@@ -194,7 +194,7 @@ impl Workers {
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Admits `entry` (its id and devices given by [`Workers::allocate`])
+    /// Admits `entry` (made by `entry` from its fresh id and device ids)
     /// unless `register` can no longer join; the reason otherwise.
     pub fn admit(
         &self,

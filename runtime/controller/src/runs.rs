@@ -2,7 +2,7 @@
 //! a worker lost), and the order their parts go out in.
 //!
 //! Gang order: the parts of one run are sent to all its workers before the
-//! next run's (under [`Runs::in_order`]), and each worker enqueues parts in
+//! next run's (in order, under one lock), and each worker enqueues parts in
 //! arrival order, so SPMD computations of concurrent runs never interleave
 //! into a deadlock. Run ids count up from the controller's start time, so
 //! a worker never mixes up runs of an earlier controller with a new one's;

@@ -3,7 +3,7 @@
 
 use crate::{api, registry, sessions::arrays::Fetched, Controller, RunRequest};
 use pw_exec::HostArray;
-use pw_wire::{self as wire, proto, Collect};
+use pw_wire::{self as wire, proto, Arrays, Collect};
 use std::pin::Pin;
 use tokio::sync::mpsc;
 use tokio_stream::{wrappers::UnboundedReceiverStream, Stream};
@@ -40,7 +40,7 @@ async fn read_inputs<M>(
     input_of: impl Fn(M) -> Option<proto::RunInput>,
 ) -> Result<(Vec<HostArray>, u64), Status> {
     let mut inputs: Vec<HostArray> = Vec::with_capacity(count.min(1 << 16));
-    let mut current: Option<(proto::ArrayType, Collect)> = None;
+    let mut arrays = Arrays::new("input", MAX_INPUT_BYTES);
     let mut received = 0u64;
     while inputs.len() < count {
         let message = stream.message().await?.ok_or_else(|| {
@@ -50,38 +50,12 @@ async fn read_inputs<M>(
             ))
         })?;
         let input = input_of(message).ok_or_else(|| invalid("expected an input"))?;
-        if input.index as usize != inputs.len() {
-            return Err(invalid(format!(
-                "input #{} came where #{} was expected",
-                input.index,
-                inputs.len()
-            )));
-        }
-        let chunk = input
-            .chunk
-            .ok_or_else(|| invalid("an input without a chunk"))?;
-        if current.is_none() {
-            let t = input
-                .r#type
-                .ok_or_else(|| invalid("an input without a type"))?;
-            let (_, _, bytes) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
-            let collect = Collect::new(
-                &chunk,
-                bytes,
-                Some(bytes),
-                format!("input #{}", inputs.len()),
-            )
+        let complete = arrays
+            .push(input.index, input.r#type.as_ref(), input.chunk.as_ref())
             .map_err(invalid)?;
-            current = Some((t, collect));
-        }
-        let (t, collect) = current
-            .as_mut()
-            .ok_or_else(|| Status::internal("no input"))?;
-        if let Some(data) = collect.push(&chunk).map_err(invalid)? {
-            let (dtype, dims, _) = t.read(MAX_INPUT_BYTES).map_err(invalid)?;
+        if let Some((dtype, dims, data)) = complete {
             received += data.len() as u64;
             inputs.push(HostArray::new(dtype, &dims, data).map_err(invalid)?);
-            current = None;
         }
     }
     Ok((inputs, received))

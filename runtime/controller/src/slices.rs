@@ -15,7 +15,7 @@
 //!   as they go.
 //! * A session that lost devices with a worker is topped up to its size
 //!   again from free devices before the line is served: it held them
-//!   first, and its arrays are recomputed there ([`super::session`]).
+//!   first, and its arrays are recomputed there ([`crate::sessions`]).
 
 use std::{
     collections::{BTreeMap, VecDeque},

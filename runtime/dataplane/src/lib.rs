@@ -12,9 +12,9 @@
 //!   [`pw_wire`].
 //! * Receiving ([`Receiver`]): arriving chunks are matched to the
 //!   destination buffers the executor created before the bytes came
-//!   ([`AsyncTransfer`]s), by [`PieceKey`]. Chunks that arrive before the
+//!   ([`pw_pjrt::AsyncTransfer`]s), by [`PieceKey`]. Chunks that arrive before the
 //!   executor reaches their step are held (within a byte budget) and written
-//!   when it does. Every payload is checked ([`ChunkCheck`]); the last chunk
+//!   when it does. Every payload is checked ([`pw_wire::ChunkCheck`]); the last chunk
 //!   is written only once its checksum holds, so a corrupted or truncated
 //!   piece fails its buffer (and the steps that read it), never feeds them
 //!   wrong data. A worker listens for both transports
@@ -23,7 +23,6 @@
 //! This crate moves bytes between PJRT buffers of workers; it knows the
 //! executor's completions and piece keys, not the controller.
 
-#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(

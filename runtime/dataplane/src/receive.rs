@@ -126,7 +126,7 @@ impl Receiver {
     }
 
     /// The runs whose pieces failed here (shared with this worker's
-    /// [`Sender`], which then sends nothing more of them).
+    /// [`crate::Sender`], which then sends nothing more of them).
     pub fn spoiled(&self) -> Spoiled {
         self.spoiled.clone()
     }

@@ -358,7 +358,7 @@ impl Enqueued {
     }
 
     /// The step timings with the recorded completion times. After a
-    /// successful [`Self::wait`], `settle` waits (at most a second) for
+    /// successful `wait`, `settle` waits (at most a second) for
     /// every completion's callback, which can run just after its event is
     /// ready; a failed part's later steps never complete, so without it
     /// the times recorded so far are taken.
@@ -478,17 +478,15 @@ impl Executor {
                 step: s.index as u32,
                 piece: piece as u32,
             };
+            let at = StepAt {
+                part,
+                step,
+                executables,
+                peers,
+                key: &key,
+            };
             let (done, donated) = self
-                .enqueue_step(
-                    part,
-                    step,
-                    step_work,
-                    executables,
-                    &mut values,
-                    peers,
-                    &key,
-                    &mut in_flight,
-                )
+                .enqueue_step(&at, step_work, &mut values, &mut in_flight)
                 .map_err(|e| match e {
                     Error::Pjrt(_) | Error::Piece(_) | Error::NoPeers { .. } => Error::Step {
                         step: step.label.clone(),
@@ -554,74 +552,17 @@ impl Executor {
 
     /// Enqueues one step; returns what completes with it, and the values it
     /// donated.
-    #[allow(clippy::too_many_arguments)]
     fn enqueue_step(
         &self,
-        part: &Part,
-        step: &pw_core::plan::Step,
+        at: &StepAt,
         work: &StepWork,
-        executables: &[Arc<LoadedExecutable>],
         values: &mut [Option<Shards>],
-        peers: &dyn Peers,
-        key: &dyn Fn(usize) -> PieceKey,
         in_flight: &mut InFlight,
     ) -> Result<StepEnqueued> {
-        let released = |what: &'static str| Error::Inconsistent {
-            step: step.label.clone(),
-            what,
-        };
+        let step = at.step;
         match (&step.kind, work) {
             (StepKind::Call { args, results, .. }, StepWork::Call { need }) => {
-                let executable = &executables[*need];
-                let mut lists: Vec<Vec<&Buffer>> =
-                    vec![Vec::with_capacity(args.len()); step.devices.len()];
-                for arg in args {
-                    let shards = values[*arg]
-                        .as_ref()
-                        .ok_or_else(|| released("an argument was released early"))?;
-                    for (position, list) in lists.iter_mut().enumerate() {
-                        let buffer = shards
-                            .get(position)
-                            .and_then(|b| b.as_deref())
-                            .ok_or_else(|| released("an argument shard is missing"))?;
-                        list.push(buffer);
-                    }
-                }
-                let donated = donatable(args, &step.frees, values);
-                let options = ExecuteOptions {
-                    donatable_arguments: donated.clone(),
-                    ..ExecuteOptions::default()
-                };
-                let slices: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
-                for d in &step.devices {
-                    in_flight.admit(*d);
-                }
-                let pw_pjrt::Execution { outputs, done } =
-                    executable.execute_with(&slices, &options)?;
-                for (d, per_device) in step.devices.iter().zip(&outputs) {
-                    if let Some(first) = per_device.first() {
-                        in_flight.push(*d, first);
-                    }
-                }
-                let mut shards: Vec<Shards> = vec![vec![None; step.devices.len()]; results.len()];
-                for (position, per_device) in outputs.into_iter().enumerate() {
-                    for (i, buffer) in per_device.into_iter().enumerate() {
-                        if let Some(slot) = shards.get_mut(i).and_then(|s| s.get_mut(position)) {
-                            *slot = Some(Arc::new(buffer));
-                        }
-                    }
-                }
-                for (result, shards) in results.iter().zip(shards) {
-                    values[*result] = Some(shards);
-                }
-                Ok((
-                    step.devices
-                        .iter()
-                        .copied()
-                        .zip(done.into_iter().map(Done::Event))
-                        .collect(),
-                    donated.iter().map(|&i| args[i]).collect(),
-                ))
+                at.call(args, results, *need, values, in_flight)
             }
             (
                 StepKind::Copy {
@@ -631,91 +572,18 @@ impl Executor {
                 },
                 StepWork::Copy { targets, sends },
             ) => {
-                let (src, dst) = (&part.values[*input], &part.values[*output]);
-                let source = values[*input].as_ref();
-                let shard = |position: usize| -> Result<Arc<Buffer>> {
-                    source
-                        .and_then(|s| s.get(position).cloned().flatten())
-                        .ok_or_else(|| released("a copied array was released early"))
+                let copy = Copy {
+                    at,
+                    input: *input,
+                    pieces,
                 };
-                let cut = |buffer: Arc<Buffer>,
-                           slice: Option<usize>,
-                           device: i64,
-                           in_flight: &mut InFlight|
-                 -> Result<Arc<Buffer>> {
-                    match slice {
-                        None => Ok(buffer),
-                        Some(need) => {
-                            in_flight.admit(device);
-                            let mut run = executables[need].execute(&[[buffer.as_ref()]])?;
-                            let out = run.outputs.remove(0).remove(0);
-                            in_flight.push(device, &out);
-                            Ok(Arc::new(out))
-                        }
-                    }
-                };
-                let mut done = Vec::new();
-                for send in sends {
-                    let piece = &pieces[send.piece];
-                    let cut = cut(
-                        shard(send.position)?,
-                        send.slice,
-                        piece.src_device,
-                        in_flight,
-                    )?;
-                    done.push((
-                        piece.src_device,
-                        Done::Piece(peers.send(key(send.piece), send.worker, cut)?),
-                    ));
-                }
-                let mut written: Shards = vec![None; dst.devices.len()];
-                for target in targets {
-                    let device = self.device(part, target.device)?;
-                    let mut arrived = Vec::with_capacity(target.pieces.len());
-                    for (i, from) in &target.pieces {
-                        let piece = &pieces[*i];
-                        arrived.push(match from {
-                            Source::Local { position, slice } => {
-                                let cut =
-                                    cut(shard(*position)?, *slice, piece.src_device, in_flight)?;
-                                if piece.src_device == target.device {
-                                    cut
-                                } else {
-                                    Arc::new(cut.copy_to_device(device)?)
-                                }
-                            }
-                            Source::Remote { piece: p, worker } => {
-                                let (buffer, landed) = peers.receive(
-                                    key(*p),
-                                    *worker,
-                                    src.dtype,
-                                    &super::work::usizes(&piece.sizes),
-                                    device,
-                                )?;
-                                done.push((target.device, Done::Piece(landed)));
-                                Arc::new(buffer)
-                            }
-                        });
-                    }
-                    let buffer = match target.place {
-                        None => arrived.remove(0),
-                        Some(need) => {
-                            let args: Vec<&Buffer> = arrived.iter().map(Arc::as_ref).collect();
-                            in_flight.admit(target.device);
-                            let mut run = executables[need].execute(&[args])?;
-                            let out = run.outputs.remove(0).remove(0);
-                            in_flight.push(target.device, &out);
-                            Arc::new(out)
-                        }
-                    };
-                    done.push((target.device, Done::Event(buffer.ready_event()?)));
-                    written[target.position] = Some(buffer);
-                }
+                let mut done = copy.send(sends, values, in_flight)?;
+                let written = copy.receive(self, targets, *output, values, in_flight, &mut done)?;
                 values[*output] = Some(written);
                 Ok((done, Vec::new()))
             }
             (StepKind::Assemble { parts, output }, StepWork::Assemble) => {
-                let mut shards: Shards = vec![None; part.values[*output].devices.len()];
+                let mut shards: Shards = vec![None; at.part.values[*output].devices.len()];
                 for p in parts {
                     for (slot, buffer) in shards.iter_mut().zip(values[*p].iter().flatten()) {
                         if buffer.is_some() {
@@ -726,7 +594,7 @@ impl Executor {
                 values[*output] = Some(shards);
                 Ok((Vec::new(), Vec::new()))
             }
-            _ => Err(released("the work does not match the step")),
+            _ => Err(at.inconsistent("the work does not match the step")),
         }
     }
 
@@ -772,6 +640,209 @@ pub fn download(part: &Part, id: ValueId, shards: &Shards) -> Result<HostArray> 
             .transpose()
             .map_err(Error::from)
     })
+}
+
+/// What every part of enqueuing one step reads: its part and step, the
+/// part's executables, the run's peers, and the key of each of its pieces.
+struct StepAt<'a> {
+    part: &'a Part,
+    step: &'a pw_core::plan::Step,
+    executables: &'a [Arc<LoadedExecutable>],
+    peers: &'a dyn Peers,
+    key: &'a dyn Fn(usize) -> PieceKey,
+}
+
+impl StepAt<'_> {
+    /// The error for what the step needs and does not find (a bug of the
+    /// plan or the executor).
+    fn inconsistent(&self, what: &'static str) -> Error {
+        Error::Inconsistent {
+            step: self.step.label.clone(),
+            what,
+        }
+    }
+
+    /// Runs transfer kernel `need` on `args` (on `device`): its one output.
+    fn kernel(
+        &self,
+        need: usize,
+        args: Vec<&Buffer>,
+        device: i64,
+        in_flight: &mut InFlight,
+    ) -> Result<Arc<Buffer>> {
+        in_flight.admit(device);
+        let mut run = self.executables[need].execute(&[args])?;
+        let out = run.outputs.remove(0).remove(0);
+        in_flight.push(device, &out);
+        Ok(Arc::new(out))
+    }
+
+    /// Enqueues a call of executable `need`, SPMD over the step's devices.
+    fn call(
+        &self,
+        args: &[ValueId],
+        results: &[ValueId],
+        need: usize,
+        values: &mut [Option<Shards>],
+        in_flight: &mut InFlight,
+    ) -> Result<StepEnqueued> {
+        let step = self.step;
+        let mut lists: Vec<Vec<&Buffer>> = vec![Vec::with_capacity(args.len()); step.devices.len()];
+        for arg in args {
+            let shards = values[*arg]
+                .as_ref()
+                .ok_or_else(|| self.inconsistent("an argument was released early"))?;
+            for (position, list) in lists.iter_mut().enumerate() {
+                let buffer = shards
+                    .get(position)
+                    .and_then(|b| b.as_deref())
+                    .ok_or_else(|| self.inconsistent("an argument shard is missing"))?;
+                list.push(buffer);
+            }
+        }
+        let donated = donatable(args, &step.frees, values);
+        let options = ExecuteOptions {
+            donatable_arguments: donated.clone(),
+            ..ExecuteOptions::default()
+        };
+        let slices: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
+        for d in &step.devices {
+            in_flight.admit(*d);
+        }
+        let pw_pjrt::Execution { outputs, done } =
+            self.executables[need].execute_with(&slices, &options)?;
+        for (d, per_device) in step.devices.iter().zip(&outputs) {
+            if let Some(first) = per_device.first() {
+                in_flight.push(*d, first);
+            }
+        }
+        let mut shards: Vec<Shards> = vec![vec![None; step.devices.len()]; results.len()];
+        for (position, per_device) in outputs.into_iter().enumerate() {
+            for (i, buffer) in per_device.into_iter().enumerate() {
+                if let Some(slot) = shards.get_mut(i).and_then(|s| s.get_mut(position)) {
+                    *slot = Some(Arc::new(buffer));
+                }
+            }
+        }
+        for (result, shards) in results.iter().zip(shards) {
+            values[*result] = Some(shards);
+        }
+        let done = step
+            .devices
+            .iter()
+            .copied()
+            .zip(done.into_iter().map(Done::Event))
+            .collect();
+        Ok((done, donated.iter().map(|&i| args[i]).collect()))
+    }
+}
+
+/// A copy step: pieces of `input`'s shards into whole shards of its output.
+struct Copy<'a> {
+    at: &'a StepAt<'a>,
+    input: ValueId,
+    pieces: &'a [pw_core::Piece],
+}
+
+impl Copy<'_> {
+    /// The input's shard at `position`.
+    fn shard(&self, values: &[Option<Shards>], position: usize) -> Result<Arc<Buffer>> {
+        values[self.input]
+            .as_ref()
+            .and_then(|s| s.get(position).cloned().flatten())
+            .ok_or_else(|| self.at.inconsistent("a copied array was released early"))
+    }
+
+    /// The piece of `buffer` that kernel `slice` cuts out (all of it when
+    /// None), on `device`.
+    fn cut(
+        &self,
+        buffer: Arc<Buffer>,
+        slice: Option<usize>,
+        device: i64,
+        in_flight: &mut InFlight,
+    ) -> Result<Arc<Buffer>> {
+        match slice {
+            None => Ok(buffer),
+            Some(need) => self
+                .at
+                .kernel(need, vec![buffer.as_ref()], device, in_flight),
+        }
+    }
+
+    /// Cuts the pieces other workers take and hands them to the peers.
+    fn send(
+        &self,
+        sends: &[crate::work::Send],
+        values: &[Option<Shards>],
+        in_flight: &mut InFlight,
+    ) -> Result<Vec<(i64, Done)>> {
+        let mut done = Vec::with_capacity(sends.len());
+        for send in sends {
+            let piece = &self.pieces[send.piece];
+            let shard = self.shard(values, send.position)?;
+            let cut = self.cut(shard, send.slice, piece.src_device, in_flight)?;
+            let sent = self
+                .at
+                .peers
+                .send((self.at.key)(send.piece), send.worker, cut)?;
+            done.push((piece.src_device, Done::Piece(sent)));
+        }
+        Ok(done)
+    }
+
+    /// Makes each destination shard on this worker from its pieces (local,
+    /// or received from peers into buffers made now), placed by a kernel
+    /// when there are several; what completes goes into `done`.
+    fn receive(
+        &self,
+        executor: &Executor,
+        targets: &[crate::work::Target],
+        output: ValueId,
+        values: &[Option<Shards>],
+        in_flight: &mut InFlight,
+        done: &mut Vec<(i64, Done)>,
+    ) -> Result<Shards> {
+        let at = self.at;
+        let src = &at.part.values[self.input];
+        let mut written: Shards = vec![None; at.part.values[output].devices.len()];
+        for target in targets {
+            let device = executor.device(at.part, target.device)?;
+            let mut arrived = Vec::with_capacity(target.pieces.len());
+            for (i, from) in &target.pieces {
+                let piece = &self.pieces[*i];
+                arrived.push(match from {
+                    Source::Local { position, slice } => {
+                        let shard = self.shard(values, *position)?;
+                        let cut = self.cut(shard, *slice, piece.src_device, in_flight)?;
+                        if piece.src_device == target.device {
+                            cut
+                        } else {
+                            Arc::new(cut.copy_to_device(device)?)
+                        }
+                    }
+                    Source::Remote { piece: p, worker } => {
+                        let sizes = crate::work::usizes(&piece.sizes);
+                        let (buffer, landed) =
+                            at.peers
+                                .receive((at.key)(*p), *worker, src.dtype, &sizes, device)?;
+                        done.push((target.device, Done::Piece(landed)));
+                        Arc::new(buffer)
+                    }
+                });
+            }
+            let buffer = match target.place {
+                None => arrived.remove(0),
+                Some(need) => {
+                    let args: Vec<&Buffer> = arrived.iter().map(Arc::as_ref).collect();
+                    at.kernel(need, args, target.device, in_flight)?
+                }
+            };
+            done.push((target.device, Done::Event(buffer.ready_event()?)));
+            written[target.position] = Some(buffer);
+        }
+        Ok(written)
+    }
 }
 
 /// Executions enqueued on each device and not known complete. The CPU

@@ -13,7 +13,6 @@
 //! This crate may use the binding (`pw-pjrt`) and `pw-core`; it knows no
 //! network, no controller and no MLIR.
 
-#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(

@@ -12,6 +12,14 @@
 //! Prints one JSON object; `benches/runtime_core.sh` puts it next to JAX's
 //! numbers. Arguments: `--iters N` (default 2000), `--warmup N` (default 200).
 
+// A benchmark prints its table, and fails loudly.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
+
 use std::time::Instant;
 
 use pw_core::DType;

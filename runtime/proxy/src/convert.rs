@@ -634,7 +634,12 @@ fn tiled(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<(Vec<i32>, L
     // the array's split nothing): core's shard geometry gives each tile's
     // box.
     let axis = |d: usize| format!("tile{d}");
-    let mesh = MeshShape::new(dims.iter().enumerate().map(|(d, &n)| (axis(d), n)).collect());
+    let mesh = MeshShape::new(
+        dims.iter()
+            .enumerate()
+            .map(|(d, &n)| (axis(d), n))
+            .collect(),
+    );
     let sharding = Sharding {
         dims: (0..rank).map(|d| vec![axis(d)]).collect(),
     };

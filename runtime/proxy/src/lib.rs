@@ -4,10 +4,9 @@
 //! * [`protocol`]: the protocol's messages and the `xla.ifrt.proxy.GrpcIfrtService`
 //!   gRPC service (server and client), generated from jaxlib's own descriptors.
 //! * [`ProxyService`]: that service on pw-server: each `IfrtSession` is a
-//!   pw session ([`session`]) whose operations run as small plans
+//!   pw session (`session`) whose operations run as small plans
 //!   ([`pw_core::plans`]); IFRT's dtypes and shardings map onto pw's ([`convert`]).
 
-#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(

@@ -68,6 +68,19 @@ pub enum Error {
         limit: u64,
     },
 
+    #[error("{what} #{index} came where #{expected} was due")]
+    OutOfSequence {
+        what: &'static str,
+        index: u32,
+        expected: usize,
+    },
+    #[error("{what} #{index} came without {lacks}")]
+    Incomplete {
+        what: &'static str,
+        index: u32,
+        lacks: &'static str,
+    },
+
     // ------------------------------------------------------ connections --
     #[error("bad address {address:?}: {reason}")]
     BadAddress { address: String, reason: String },

@@ -1,6 +1,6 @@
 //! The chunking every bulk transfer uses.
 //!
-//! A payload is sent as [`Chunk`](proto::Chunk)s of at most [`CHUNK_BYTES`]
+//! A payload is sent as [`Chunk`]s of at most [`CHUNK_BYTES`]
 //! bytes ([`chunks`]); the receiver checks each with a [`ChunkCheck`]: the
 //! declared size (against a limit, before anything is allocated), the order
 //! of offsets, and the CRC-32 of the whole payload on the last chunk. A
@@ -217,6 +217,91 @@ impl Collect {
 
     pub fn truncated(&self) -> Error {
         self.check.truncated()
+    }
+}
+
+/// An array that came whole: its dtype, dims and bytes.
+pub type Received = (DType, Vec<usize>, Vec<u8>);
+
+/// Arrays sent one after another as numbered, typed chunks (`RunInput`,
+/// `RunOutput`): each array's chunks in order, the first of them carrying
+/// its type, each array checked against `limit` bytes before anything of
+/// it is allocated.
+pub struct Arrays {
+    what: &'static str,
+    limit: u64,
+    done: usize,
+    current: Option<(DType, Vec<usize>, Collect)>,
+}
+
+impl Arrays {
+    /// Arrays called `what` (`input`, `output`) in messages.
+    pub fn new(what: &'static str, limit: u64) -> Arrays {
+        Arrays {
+            what,
+            limit,
+            done: 0,
+            current: None,
+        }
+    }
+
+    /// How many arrays are complete.
+    pub fn done(&self) -> usize {
+        self.done
+    }
+
+    /// Takes the next chunk, of array `index` (typed `ty` when it is the
+    /// array's first); returns the array's dtype, dims and bytes once it is
+    /// complete.
+    pub fn push(
+        &mut self,
+        index: u32,
+        ty: Option<&proto::ArrayType>,
+        chunk: Option<&Chunk>,
+    ) -> Result<Option<Received>, Error> {
+        let (what, expected) = (self.what, self.done);
+        if index as usize != expected {
+            return Err(Error::OutOfSequence {
+                what,
+                index,
+                expected,
+            });
+        }
+        let chunk = chunk.ok_or(Error::Incomplete {
+            what,
+            index,
+            lacks: "data",
+        })?;
+        let (_, _, collect) = match &mut self.current {
+            Some(c) => c,
+            None => {
+                let ty = ty.ok_or(Error::Incomplete {
+                    what,
+                    index,
+                    lacks: "a type",
+                })?;
+                let (dtype, dims, bytes) = ty.read(self.limit)?;
+                let collect = Collect::new(chunk, bytes, Some(bytes), format!("{what} #{index}"))?;
+                self.current.insert((dtype, dims, collect))
+            }
+        };
+        let Some(data) = collect.push(chunk)? else {
+            return Ok(None);
+        };
+        let complete = self
+            .current
+            .take()
+            .map(|(dtype, dims, _)| (dtype, dims, data));
+        self.done += 1;
+        Ok(complete)
+    }
+
+    /// An error if the stream ended inside an array.
+    pub fn finish(&self) -> Result<(), Error> {
+        match &self.current {
+            Some((_, _, collect)) => Err(collect.truncated()),
+            None => Ok(()),
+        }
     }
 }
 

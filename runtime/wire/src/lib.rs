@@ -14,7 +14,6 @@
 //! This crate knows no PJRT, no executor and no MLIR: both the controller
 //! and the workers depend on it, and it depends on neither.
 
-#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(

@@ -19,7 +19,6 @@
 //! compiled executables, and depends on the binding, the executor, the wire
 //! and the data plane only.
 
-#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(

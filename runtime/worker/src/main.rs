@@ -3,6 +3,9 @@
 //! runs the parts of programs the server sends it (the `pw_worker` library).
 //! It links no MLIR: executables arrive compiled.
 
+// The binary speaks to its operator on standard output and error.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use clap::Parser;
 use pw_dataplane::Transport;
 use pw_worker::{faults::Faults, serve, Config, Error};

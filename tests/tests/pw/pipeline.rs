@@ -192,7 +192,7 @@ fn reading_a_plan_changes_nothing() {
         let module = pw_dialect::parse_source(&context, &lowered, &name).expect("parses");
         let before = module.as_operation().to_string();
         let analysis = pw_dialect::verify::verify(&module).expect("valid");
-        let plan = pw_lowering::to_plan(&analysis).expect("plan");
+        let plan = pw_compiler::export::to_plan(&analysis).expect("plan");
         assert!(plan
             .computations
             .iter()

@@ -311,7 +311,7 @@ fn no_buffer_outlives_a_run() {
     let context = pw_dialect::new_context();
     let module = pw_dialect::parse_source(&context, &lowered.stdout, "lowered").expect("parses");
     let analysis = pw_dialect::verify::verify(&module).expect("valid");
-    let plan = pw_lowering::to_plan(&analysis).expect("plan");
+    let plan = pw_compiler::export::to_plan(&analysis).expect("plan");
     let plugin = Plugin::discover().expect("the CPU plugin (scripts/setup.sh installs it)");
     let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).expect("client");
     let inputs: Vec<_> = files("pipeline", "input_")

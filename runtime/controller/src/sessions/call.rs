@@ -1,8 +1,8 @@
 //! Calling a session's executable: its arguments are settled under the
-//! session's lock before anything moves ([`Settled`]); arguments laid out
+//! session's lock before anything moves (`Settled`); arguments laid out
 //! otherwise than the executable takes them are laid out anew device to
-//! device ([`Sessions::relayout`]); then one run is launched
-//! ([`Sessions::launch`]): uploads, every worker's part, and a task that
+//! device (`Sessions::relayout`); then one run is launched
+//! (`Sessions::launch`): uploads, every worker's part, and a task that
 //! marks the outputs ready (or failed) when the run ends. A call returns
 //! once its parts are sent.
 

@@ -1,5 +1,5 @@
 //! How a session's arrays are computed again after a loss: each call
-//! records, for its outputs, a [`Lineage`] node (the executable, and each
+//! records, for its outputs, a `Lineage` node (the executable, and each
 //! argument's origin: another array with its own lineage, or a kept host
 //! copy of an upload). A lost array's next use runs the calls of its
 //! lineage again, oldest first, each once, from the arrays that survived.

@@ -1,7 +1,7 @@
 //! Sessions: a client's slice of the devices, and the arrays and
 //! executables it made there.
 //!
-//! * **Opening** ([`line`]): the client asks for a number of devices; the
+//! * **Opening** ([`mod@line`]): the client asks for a number of devices; the
 //!   resource manager's book ([`crate::slices`]) grants a slice at once or
 //!   puts the client in line (it hears its place), strictly first come,
 //!   first served. The session lives as long as the client's stream and its

@@ -17,11 +17,10 @@
 
 use melior::ir::{
     operation::{OperationLike, OperationRef, WalkOrder, WalkResult},
-    r#type::{DimSize, RankedTensorType, ShapedTypeLike},
     ValueLike,
 };
 use pw_core::Link;
-use pw_dialect::{ops, ArrayInfo, Computation, Program};
+use pw_dialect::{ops, ArrayInfo, Computation, Program, Tensor};
 use std::collections::HashMap;
 
 /// The largest mesh on which a move's local bytes are counted.
@@ -128,16 +127,7 @@ fn contracting_dims(text: &str) -> Vec<usize> {
 }
 
 fn shape_of(t: melior::ir::Type) -> Vec<i64> {
-    RankedTensorType::try_from(t)
-        .map(|t| {
-            (0..t.rank())
-                .map(|d| match t.dim_size(d) {
-                    Ok(DimSize::Static(n)) => i64::try_from(n).unwrap_or(i64::MAX),
-                    _ => 0,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    Tensor::read(t).map(|t| t.shape).unwrap_or_default()
 }
 
 /// Elements of a shape, as a float (dynamic dimensions count as 0).

@@ -1,8 +1,13 @@
 //! From a parsed program to the plan the runtime executes: verify it, lower
 //! it unless it is physical already (`pw_dialect::legality`), read the plan
-//! (`pw_lowering::to_plan`). What pw-run does with a program, at any stage.
+//! ([`mod@to_plan`]). What pw-run and pw-server do with a program, at any
+//! stage.
 
-use crate::{run, LowerOptions, Phase, Pipeline, RunOptions, Timings};
+pub mod to_plan;
+
+pub use to_plan::to_plan;
+
+use crate::{run, schedule, LowerOptions, Pipeline, RunOptions, Timings};
 use melior::{ir::Module, Context};
 use pw_core::plan::Plan;
 use pw_dialect::{
@@ -10,7 +15,7 @@ use pw_dialect::{
     legality::{self, Stage},
     verify,
 };
-use pw_passes::schedule::Policy;
+use schedule::Policy;
 use std::time::{Duration, Instant};
 
 /// Why there is no plan; the program's own errors went to the context's
@@ -48,7 +53,7 @@ pub fn plan<'c>(
             Some(policy) => {
                 drop(analysis);
                 let pipeline = Pipeline {
-                    phases: vec![Phase::schedule(policy)],
+                    phases: vec![schedule::phase(policy)],
                 };
                 let analysis = run(
                     context,
@@ -75,7 +80,7 @@ pub fn plan<'c>(
         .map_err(|_| PlanFailure::Lowering)?;
         (analysis, Some(started.elapsed()))
     };
-    let plan = pw_lowering::to_plan(&analysis).map_err(|errors| {
+    let plan = to_plan(&analysis).map_err(|errors| {
         emit_all(&errors);
         PlanFailure::NotRunnable
     })?;

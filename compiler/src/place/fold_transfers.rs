@@ -3,7 +3,7 @@
 //! After it runs (a fixed point):
 //! - no `pw.transfer` or `pw.reshard` has the same type on both sides;
 //! - a move of a moved array reads the original instead when that delivers
-//!   no more bytes ([`crate::cost::move_bytes`]): always when the middle
+//!   no more bytes ([`crate::analysis::cost::move_bytes`]): always when the middle
 //!   array has no other use and the direct move is no dearer than both hops,
 //!   otherwise when the direct move is strictly cheaper than the second hop;
 //! - there is one move per (array, destination type), shared by all users;
@@ -16,7 +16,7 @@
 //! %2 = pw.transfer %0 : !pw.array<8xf32, @a, [{}]> -> !pw.array<8xf32, @c, [{}]>
 //! ```
 
-use crate::{cost, fail, Pass, PassError, PassFailure};
+use crate::{analysis::cost, fail, Error, Pass, PassFailure};
 use melior::{
     ir::{operation::OperationLike, Module, TypeLike, Value, ValueLike},
     Context,
@@ -131,7 +131,7 @@ fn collapse<'c>(
             let build_failed = |reason: String| {
                 fail(
                     location,
-                    PassError::Build {
+                    Error::Build {
                         pass: PASS,
                         op: name,
                         reason,

@@ -20,7 +20,7 @@
 //! %0 = pw.call @f(%x) on @m {in_shardings = [[["x"]]]} : (!pw.array<8xf32, @m>) -> !pw.array<8xf32, @m, [{}]>
 //! ```
 
-use crate::{Pass, PassError, PassFailure};
+use crate::{Error, Pass, PassFailure};
 use melior::{
     ir::{operation::OperationLike, Module, Value},
     Context,
@@ -60,7 +60,7 @@ impl Pass for PropagateShardings {
             else {
                 failures.push(Located::new(
                     op.location(),
-                    PassError::Precondition {
+                    Error::Precondition {
                         pass: "pw-propagate-shardings",
                         needs: "placed calls",
                         run: "pw-assign-devices",

@@ -95,3 +95,16 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that a program not placed yet is refused before the pass runs: the
+// runner checks the stage the pass requires (sharded).
+// expected-error@+1 {{pw-lower-to-physical needs a sharded program (see the errors above)}}
+module {
+  pw.mesh @a ["x"=2]
+  // expected-error@+1 {{program input #0 is not placed and sharded yet}}
+  func.func @main(%x: !pw.array<8xf32>) -> !pw.array<8xf32> {
+    return %x : !pw.array<8xf32>
+  }
+}

@@ -18,7 +18,7 @@
 //!   one's arriving).
 //!
 //! The pipeline policies need the stage, microbatch and direction of each
-//! call, recognized from the dataflow ([`crate::stages`]); calls that belong
+//! call, recognized from the dataflow ([`crate::analysis::pipeline_stages`]); calls that belong
 //! to no microbatch, and the moves between stages, run as soon as their
 //! inputs are ready. The stages' orders are merged into the total order by
 //! simulating them on the cost model, so that the order follows time. A
@@ -26,11 +26,14 @@
 //! policy's order (a forward that needs an earlier microbatch's backward,
 //! under GPipe), is an error that says why.
 //!
-//! Op costs come from [`crate::cost`]: calls by FLOPs and bytes, moves and
+//! Op costs come from [`crate::analysis::cost`]: calls by FLOPs and bytes, moves and
 //! copies by bytes over their link. Scheduling a scheduled program with the
 //! same policy changes nothing.
 
-use crate::{cost, fail, stages, OptionList, Options, Pass, PassError, PassFailure};
+use crate::{
+    analysis::{cost, pipeline_stages},
+    fail, Error, OptionList, Options, Pass, PassFailure,
+};
 use melior::{
     ir::{attribute::StringAttribute, operation::OperationLike, Module, ValueLike},
     Context,
@@ -106,7 +109,7 @@ impl Schedule {
     }
 }
 
-const PASS: &str = "pw-schedule";
+pub const PASS: &str = "pw-schedule";
 
 impl Pass for Schedule {
     fn argument(&self) -> &'static str {
@@ -124,7 +127,7 @@ impl Pass for Schedule {
         let Some(terminator) = ops.pop().filter(|t| OpKind::of(t) == Some(OpKind::Return)) else {
             return Err(fail(
                 program.location(),
-                PassError::Precondition {
+                Error::Precondition {
                     pass: PASS,
                     needs: "a body that ends in func.return",
                     run: "the verifier",
@@ -143,13 +146,13 @@ impl Pass for Schedule {
                 let unschedulable = |location, reason: String| {
                     fail(
                         location,
-                        PassError::Unschedulable {
+                        Error::Unschedulable {
                             policy: policy.name(),
                             reason,
                         },
                     )
                 };
-                let structure = stages::recognize(&ops, |i| graph.preds(i))
+                let structure = pipeline_stages::recognize(&ops, |i| graph.preds(i))
                     .map_err(|why| unschedulable(program.location(), why))?;
                 if policy == Policy::OneFOneB && !structure.has_backward() {
                     return Err(unschedulable(
@@ -281,7 +284,7 @@ fn critical_path(graph: &Dataflow, costs: &[f64]) -> Vec<usize> {
 /// Fails with the op that cannot go next and why.
 fn pipelined(
     policy: Policy,
-    structure: &stages::Structure,
+    structure: &pipeline_stages::Structure,
     graph: &Dataflow,
     costs: &[f64],
 ) -> Result<Vec<usize>, (usize, String)> {
@@ -295,7 +298,7 @@ fn pipelined(
         .enumerate()
         .filter_map(|(i, role)| {
             let r = (*role)?;
-            let slot = stages::slot(r, policy == Policy::OneFOneB, positions, m);
+            let slot = pipeline_stages::slot(r, policy == Policy::OneFOneB, positions, m);
             Some((r.stage, slot, i))
         })
         .collect();
@@ -356,7 +359,7 @@ fn pipelined(
 /// Why no stage can go on: the first stage's next call and the call of
 /// another place in the order it waits for.
 fn stuck(
-    structure: &stages::Structure,
+    structure: &pipeline_stages::Structure,
     sequences: &[Vec<usize>],
     next: &[usize],
     graph: &Dataflow,

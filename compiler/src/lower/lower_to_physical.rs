@@ -6,7 +6,7 @@
 //! `cpu`).
 //!
 //! After it runs:
-//! - every `pw.mesh` has `devices`, chosen by [`crate::allocate`], or the
+//! - every `pw.mesh` has `devices`, chosen by [`super::allocate`], or the
 //!   pass failed with a diagnostic naming the mesh and the unmet constraint;
 //! - no `pw.transfer` or `pw.reshard` is left: each became the `pw.copy`,
 //!   `pw.scatter` and `pw.gather` ops of a byte-minimal plan
@@ -23,16 +23,15 @@
 //! %1 = pw.assemble %p : ...
 //! ```
 
-use crate::{
-    allocate::{allocate, Request},
-    LowerError,
-};
+use super::allocate::{allocate, Request};
+use crate::Error;
+use crate::{check_options, fail, OptionList, Options, Pass, PassFailure};
 use melior::{
     ir::{
         attribute::{ArrayAttribute, IntegerAttribute},
         operation::{OperationLike, OperationRef},
         r#type::IntegerType,
-        Attribute, Location, Module, TypeLike, Value, ValueLike,
+        Attribute, Module, TypeLike, Value, ValueLike,
     },
     Context,
 };
@@ -44,10 +43,10 @@ use pw_core::{
 use pw_dialect::{
     analysis::FastMap,
     edit,
+    legality::Stage,
     ops::{self, OpKind},
-    Analysis, ArrayInfo, Located,
+    Analysis, ArrayInfo,
 };
-use pw_passes::{check_options, OptionList, Options, Pass, PassFailure};
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     rc::Rc,
@@ -59,6 +58,9 @@ pub struct LowerToPhysical {
 }
 
 /// The options `pw-lower-to-physical` accepts.
+/// The pass's command-line name.
+pub const PASS: &str = "pw-lower-to-physical";
+
 pub const OPTIONS: OptionList = &[
     ("topology", "TOML or JSON file of islands and devices"),
     ("devices", "devices of the default local island (default 8)"),
@@ -105,13 +107,13 @@ impl LowerToPhysical {
     }
 }
 
-fn failure(location: Location<'_>, error: LowerError) -> PassFailure<'_> {
-    vec![Located::new(location, error.into())]
-}
-
 impl Pass for LowerToPhysical {
     fn argument(&self) -> &'static str {
-        "pw-lower-to-physical"
+        PASS
+    }
+
+    fn requires(&self) -> Option<Stage> {
+        Some(Stage::Sharded)
     }
 
     fn run<'c>(
@@ -135,7 +137,7 @@ impl Pass for LowerToPhysical {
             if matches!(OpKind::of(&op), Some(OpKind::Transfer | OpKind::Reshard)) {
                 lowering
                     .lower_move(op)
-                    .map_err(|e| failure(op.location(), e))?;
+                    .map_err(|e| fail(op.location(), e))?;
             }
         }
         set_compile_parameters(context, &analysis);
@@ -164,7 +166,7 @@ fn bind_meshes<'c>(
         let location = program
             .mesh(&unmet.mesh)
             .map_or(program.location(), |m| m.op.location());
-        failure(location, LowerError::Allocation(unmet.message))
+        fail(location, Error::Allocation(unmet.message))
     })?;
     for mesh in &program.meshes {
         if mesh.devices.is_none() {
@@ -206,9 +208,9 @@ struct Lowering<'p, 'c, 'a> {
 }
 
 impl<'c> Lowering<'_, 'c, '_> {
-    fn lower_move(&mut self, op: OperationRef<'c, '_>) -> Result<(), LowerError> {
+    fn lower_move(&mut self, op: OperationRef<'c, '_>) -> Result<(), Error> {
         let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
-            return Err(LowerError::NotPlaced);
+            return Err(Error::NotPlaced);
         };
         let result: Value = result.into();
         // The copies and their assembly all have the move's result type.
@@ -226,11 +228,15 @@ impl<'c> Lowering<'_, 'c, '_> {
             }
         };
         if planned.pieces > self.budget {
-            return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
+            return Err(Error::TooManyPieces { limit: MAX_PIECES });
         }
         self.budget -= planned.pieces;
         let location = op.location();
-        let build_failed = |op: &'static str, reason: String| LowerError::Build { op, reason };
+        let build_failed = |op: &'static str, reason: String| Error::Build {
+            pass: PASS,
+            op,
+            reason,
+        };
         let mut parts = Vec::with_capacity(planned.ops.len());
         for &(name, pieces) in &planned.ops {
             let built = ops::build_piece_op(self.context, name, location, input, to_type, pieces)
@@ -251,21 +257,17 @@ impl<'c> Lowering<'_, 'c, '_> {
     }
 
     /// Plans a move from `input`'s type to `result`'s, within the budget.
-    fn plan_move(
-        &self,
-        input: Value<'c, '_>,
-        result: Value<'c, '_>,
-    ) -> Result<Planned<'c>, LowerError> {
+    fn plan_move(&self, input: Value<'c, '_>, result: Value<'c, '_>) -> Result<Planned<'c>, Error> {
         let analysis = self.analysis;
         let (Ok(from), Ok(to)) = (analysis.value(input), analysis.value(result)) else {
-            return Err(LowerError::NotPlaced);
+            return Err(Error::NotPlaced);
         };
         let (Some(src), Some(dst)) = (placement(analysis, &from), placement(analysis, &to)) else {
-            return Err(LowerError::NotPlaced);
+            return Err(Error::NotPlaced);
         };
         let count = relayout::count(src.tiles, dst.tiles);
         if count > self.budget {
-            return Err(LowerError::TooManyPieces { limit: MAX_PIECES });
+            return Err(Error::TooManyPieces { limit: MAX_PIECES });
         }
         let shards = plan(src, dst, |a, b| self.links.link(a, b));
         let ops = group(shards)

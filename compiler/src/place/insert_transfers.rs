@@ -16,7 +16,7 @@
 //! %1 = pw.call @g(%t) on @b {in_shardings = [[["x"]]]} : (!pw.array<8xf32, @b, [{"x"}]>) -> ...
 //! ```
 
-use crate::{fail, Pass, PassError, PassFailure};
+use crate::{fail, Error, Pass, PassFailure};
 use melior::{
     ir::{operation::OperationLike, Module},
     Context,
@@ -46,7 +46,7 @@ impl Pass for InsertTransfers {
         let precondition = |location| {
             fail(
                 location,
-                PassError::Precondition {
+                Error::Precondition {
                     pass: PASS,
                     needs: "placed calls with in_shardings, on placed and sharded arrays",
                     run: "pw-assign-devices and pw-propagate-shardings",
@@ -86,7 +86,7 @@ impl Pass for InsertTransfers {
                     ops::build_move(context, name, location, value, &want).map_err(|e| {
                         fail(
                             location,
-                            PassError::Build {
+                            Error::Build {
                                 pass: PASS,
                                 op: name,
                                 reason: e.to_string(),
@@ -98,7 +98,7 @@ impl Pass for InsertTransfers {
                     .ok_or_else(|| {
                         fail(
                             location,
-                            PassError::Build {
+                            Error::Build {
                                 pass: PASS,
                                 op: name,
                                 reason: "the call is outside a block".into(),

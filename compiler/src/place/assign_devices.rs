@@ -12,7 +12,7 @@
 //! 2. the call goes to the candidate that already holds the most bytes of its
 //!    operands: the producer that would otherwise send it the most bytes;
 //! 3. ties go to the candidate with the least estimated work so far (see
-//!    [`crate::cost`]), then to the first declared;
+//!    [`crate::analysis::cost`]), then to the first declared;
 //! 4. with no candidate, a new mesh `@autoN` (N devices, the computation's
 //!    axes) is declared, on the island of the mesh its largest operand
 //!    comes from.
@@ -26,7 +26,7 @@
 //! %0 = pw.call @f(%x) on @a : (!pw.array<8xf32, @a>) -> !pw.array<8xf32, @a>
 //! ```
 
-use crate::{cost, fail, Pass, PassError, PassFailure};
+use crate::{analysis::cost, fail, Error, Pass, PassFailure};
 use melior::{
     ir::{
         attribute::{ArrayAttribute, FlatSymbolRefAttribute, StringAttribute},
@@ -248,7 +248,7 @@ fn declare_mesh<'c>(
         .map_err(|e| {
             fail(
                 location,
-                PassError::Build {
+                Error::Build {
                     pass: "pw-assign-devices",
                     op: ops::MESH,
                     reason: e.to_string(),
