@@ -63,19 +63,34 @@ fn sweep<'c>(context: &'c Context, analysis: &Analysis<'c, '_>) -> Result<bool, 
     Ok(shared || collapsed)
 }
 
+/// The program's moves (transfers and reshards), each with its input and
+/// its result.
+fn moves<'c, 'a>(
+    analysis: &'a Analysis<'c, '_>,
+) -> impl Iterator<
+    Item = (
+        melior::ir::OperationRef<'c, 'a>,
+        Value<'c, 'a>,
+        Value<'c, 'a>,
+    ),
+> + 'a {
+    analysis.program.ops().into_iter().filter_map(|op| {
+        if !is_move(OpKind::of(&op)) {
+            return None;
+        }
+        let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
+            return None;
+        };
+        Some((op, input, result.into()))
+    })
+}
+
 /// Removes unused and identity moves and merges duplicates.
 fn share(analysis: &Analysis) -> bool {
     let mut changed = false;
     // By (input, destination type).
     let mut first: FastMap<(usize, usize), Value> = HashMap::default();
-    for op in analysis.program.ops() {
-        if !is_move(OpKind::of(&op)) {
-            continue;
-        }
-        let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
-            continue;
-        };
-        let result: Value = result.into();
+    for (op, input, result) in moves(analysis) {
         let key = (
             input.to_raw().ptr as usize,
             result.r#type().to_raw().ptr as usize,
@@ -105,14 +120,7 @@ fn collapse<'c>(
     analysis: &Analysis<'c, '_>,
 ) -> Result<bool, PassFailure<'c>> {
     let mut changed = false;
-    for op in analysis.program.ops() {
-        if !is_move(OpKind::of(&op)) {
-            continue;
-        }
-        let (Ok(input), Ok(result)) = (op.operand(0), op.result(0)) else {
-            continue;
-        };
-        let result: Value = result.into();
+    for (op, input, result) in moves(analysis) {
         let Some(source) = shorter_source(analysis, input, result) else {
             continue;
         };

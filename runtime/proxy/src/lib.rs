@@ -7,17 +7,6 @@
 //!   pw session (`session`) whose operations run as small plans
 //!   ([`pw_core::plans`]); IFRT's dtypes and shardings map onto pw's ([`convert`]).
 
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::print_stdout,
-        clippy::print_stderr
-    )
-)]
-
 pub mod convert;
 mod error;
 mod hlo;

@@ -14,17 +14,6 @@
 //! This crate knows no PJRT, no executor and no MLIR: both the controller
 //! and the workers depend on it, and it depends on neither.
 
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::print_stdout,
-        clippy::print_stderr
-    )
-)]
-
 #[allow(clippy::all, missing_docs)]
 pub mod proto {
     tonic::include_proto!("pw.v1");

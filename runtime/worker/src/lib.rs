@@ -19,17 +19,6 @@
 //! compiled executables, and depends on the binding, the executor, the wire
 //! and the data plane only.
 
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::print_stdout,
-        clippy::print_stderr
-    )
-)]
-
 pub mod faults;
 pub mod queues;
 pub mod service;
