@@ -25,7 +25,7 @@
 //!   run on every worker too; a lost worker starts another round that
 //!   replays what it took with it.
 //! * **Sessions** ([`sessions`]): a client's slice of the devices (the
-//!   resource manager's book, [`slices`]), the arrays and executables it
+//!   resource manager, [`resource_manager`]), the arrays and executables it
 //!   made there, and their lineage.
 //! * **Status** ([`status`]): counters, what is queued on every device, and
 //!   why a stalled run is stuck.
@@ -46,11 +46,11 @@ pub mod error;
 pub mod lowering;
 pub mod recovery;
 pub mod registry;
+pub mod resource_manager;
 pub mod run;
 pub mod runs;
 pub mod service;
 pub mod sessions;
-pub mod slices;
 pub mod status;
 pub mod summary;
 pub mod transfer;

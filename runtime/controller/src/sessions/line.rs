@@ -5,7 +5,7 @@
 use super::{Sessions, Wait, Waiter};
 use crate::{
     error::{Error, Result},
-    slices::{Ask, Want},
+    resource_manager::{Ask, Want},
     transfer,
 };
 use pw_wire::proto;

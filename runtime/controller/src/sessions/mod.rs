@@ -2,7 +2,7 @@
 //! executables it made there.
 //!
 //! * **Opening** ([`mod@line`]): the client asks for a number of devices; the
-//!   resource manager's book ([`crate::slices`]) grants a slice at once or
+//!   resource manager ([`crate::resource_manager`]) grants a slice at once or
 //!   puts the client in line (it hears its place), strictly first come,
 //!   first served. The session lives as long as the client's stream and its
 //!   lease: a client that closes, vanishes or stops sending heartbeats loses
@@ -50,7 +50,7 @@ mod trace;
 
 use crate::{
     error::{Error, Result, DATA_LOSS},
-    slices::{Lease, Slices, Want},
+    resource_manager::{Lease, Slices, Want},
     Controller,
 };
 use arrays::{ArrayState, SessionArray};

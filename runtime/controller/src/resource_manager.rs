@@ -1,6 +1,6 @@
-//! Who holds which devices, who waits for them, and whose lease lapsed: the
-//! resource manager's book, as plain state (no I/O, no clocks of its own),
-//! so that its rules are tested directly.
+//! The resource manager: who holds which devices, who waits for them, and
+//! whose lease lapsed, as plain state (no I/O, no clocks of its own), so
+//! that its rules are tested directly.
 //!
 //! * A session asks for a number of devices (or every device). It gets
 //!   them at once when nobody waits before it and that many are free;
