@@ -28,7 +28,7 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-((${#targets[@]})) || targets=(ir plan npy topology)
+((${#targets[@]})) || targets=(ir plan npy topology requests frames)
 
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 out="$root/target/fuzz"

@@ -87,6 +87,11 @@ impl ValueInfo {
         self.layout.shard_elements().max(0) as u64 * self.dtype.size_in_bytes() as u64
     }
 
+    /// Bytes on devices: one shard on each of its devices.
+    pub fn device_bytes(&self) -> u64 {
+        self.shard_bytes().saturating_mul(self.devices.len() as u64)
+    }
+
     /// `float32[8, 16]`, for messages.
     pub fn describe(&self) -> String {
         format!("{}{:?}", self.dtype, self.shape)

@@ -19,6 +19,9 @@ Environment:
 * `PW_PROXY_DEVICES`: how many of the server's devices the session asks
   for (default: every device that is free); sent as the session's
   initialization data (`pw.devices`).
+* `PW_TOKEN`: the server's `--token`, when it has one; sent as the
+  session's initialization data (`pw.token`: jaxlib's proxy client sends
+  no headers of its own).
 * `IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS`: set to `true` here when the
   target's host is loopback and the variable is unset (the client tries
   ALTS credentials otherwise and fails with "Invalid credentials").
@@ -40,6 +43,9 @@ TIMEOUT_ENV = "PW_PROXY_CONNECT_TIMEOUT_S"
 DEVICES_ENV = "PW_PROXY_DEVICES"
 # The key of the device count in the session's initialization data.
 DEVICES_KEY = "pw.devices"
+# The server's token, and its key in the initialization data.
+TOKEN_ENV = "PW_TOKEN"
+TOKEN_KEY = "pw.token"
 INSECURE_ENV = "IFRT_PROXY_USE_INSECURE_GRPC_CREDENTIALS"
 DEFAULT_TIMEOUT_S = 60
 SCHEME = "grpc"
@@ -147,7 +153,13 @@ def make_client():
 
     options = ifrt_proxy.ClientConnectionOptions()
     options.connection_timeout_in_seconds = timeout
+    data = {}
     devices = devices_from_env()
     if devices is not None:
-        options.initialization_data = {DEVICES_KEY: devices}
+        data[DEVICES_KEY] = devices
+    token = os.environ.get(TOKEN_ENV)
+    if token:
+        data[TOKEN_KEY] = token
+    if data:
+        options.initialization_data = data
     return ifrt_proxy.get_client(target, options)

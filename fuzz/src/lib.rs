@@ -12,7 +12,14 @@
 //! - [`npy`]: `.npy` bytes, from a stream and from a file, which, when
 //!   read, must write back to what reads the same;
 //! - [`topology`]: a TOML or JSON topology that, when valid, allocates a
-//!   few meshes without breaking its own rules.
+//!   few meshes without breaking its own rules;
+//! - [`requests`]: what arrives on pw-server's and pw-worker's gRPC ports
+//!   (the controller's, the registry's, the workers' and the IFRT proxy's
+//!   requests), decoded and read as the services read them: array types,
+//!   numbered input chunks, IFRT dtypes, shapes, shardings and compile
+//!   options; nothing may allocate past the limit it is read with;
+//! - [`frames`]: a data connection's bytes after its handshake, read into
+//!   a worker's receiver frame by frame.
 
 #![allow(clippy::panic)]
 
@@ -262,4 +269,128 @@ pub fn topology_file(data: &[u8]) {
             );
         }
     }
+}
+
+/// The limit the [`requests`] target reads arrays with.
+const REQUEST_LIMIT: u64 = 1 << 20;
+
+/// Network bytes as one of the requests pw's services take: the first byte
+/// picks which; the rest is the protobuf message.
+pub fn requests(data: &[u8]) {
+    use prost::Message;
+    use pw_wire::proto;
+    let Some((&which, bytes)) = data.split_first() else {
+        return;
+    };
+    match which % 6 {
+        0 => {
+            if let Ok(m) = proto::CallRequest::decode(bytes) {
+                call_request(m);
+            }
+        }
+        1 => {
+            if let Ok(m) = proto::RunRequest::decode(bytes) {
+                if let Some(proto::run_request::Request::Input(i)) = m.request {
+                    inputs(&[i]);
+                }
+            }
+        }
+        2 => {
+            if let Ok(m) = proto::PutRequest::decode(bytes) {
+                if let Some(t) = m.r#type {
+                    let _ = t.read(REQUEST_LIMIT);
+                }
+                if let Some(c) = m.chunk {
+                    let _ = pw_wire::Collect::new(&c, REQUEST_LIMIT, None, "put")
+                        .and_then(|mut collect| collect.push(&c));
+                }
+            }
+        }
+        3 => {
+            let _ = proto::WorkerEvent::decode(bytes);
+            let _ = proto::SessionRequest::decode(bytes);
+        }
+        4 => {
+            if let Ok(m) = pw_proxy::protocol::IfrtRequest::decode(bytes) {
+                ifrt_request(m);
+            }
+        }
+        _ => {
+            let _ = pw_proxy::protocol::GrpcIfrtSessionMetadata::decode(bytes);
+            let _ = pw_proxy::protocol::GrpcHostBufferStoreMetadata::decode(bytes);
+        }
+    }
+}
+
+/// A call's begin and inputs, as the controller reads them.
+fn call_request(m: pw_wire::proto::CallRequest) {
+    use pw_wire::proto::{call_argument::Argument, call_request::Request};
+    match m.request {
+        Some(Request::Begin(b)) => {
+            for a in &b.arguments {
+                if let Some(Argument::Host(t)) = &a.argument {
+                    let _ = t.read(REQUEST_LIMIT);
+                }
+            }
+        }
+        Some(Request::Input(i)) => inputs(&[i]),
+        None => {}
+    }
+}
+
+/// Numbered input chunks, as `Arrays` checks them.
+fn inputs(inputs: &[pw_wire::proto::RunInput]) {
+    let mut arrays = pw_wire::Arrays::new("input", REQUEST_LIMIT);
+    for i in inputs {
+        if let Ok(Some((_, dims, data))) = arrays.push(i.index, i.r#type.as_ref(), i.chunk.as_ref()) {
+            assert!(data.len() as u64 <= REQUEST_LIMIT, "an array past the limit");
+            let _ = dims;
+        }
+    }
+    let _ = arrays.finish();
+}
+
+/// An IFRT request's dtypes, shapes, shardings and compile options, as the
+/// proxy converts them.
+fn ifrt_request(m: pw_proxy::protocol::IfrtRequest) {
+    use pw_proxy::{convert, protocol::ifrt_request::Request as Rq};
+    match m.request {
+        Some(Rq::MakeArrayFromHostBufferRequest(r)) => {
+            if let Some(d) = &r.dtype {
+                let _ = convert::dtype_of(d);
+            }
+            let shape = r.shape.map(|s| s.dims).unwrap_or_default();
+            if let Some(s) = &r.sharding {
+                if let Ok(p) = convert::placement(s, &shape) {
+                    assert_eq!(p.layout.offsets.len(), p.devices.len(), "a box per device");
+                }
+            }
+        }
+        Some(Rq::MakeArraysFromHostBufferShardsRequest(r)) => {
+            for spec in r.specs {
+                let Some(a) = spec.array_spec else { continue };
+                let shape = a.shape.map(|s| s.dims).unwrap_or_default();
+                if let Some(s) = &a.sharding {
+                    let _ = convert::placement(s, &shape);
+                }
+            }
+        }
+        Some(Rq::CompileRequest(r)) => {
+            if let Some(o) = &r.compile_options {
+                let _ = convert::compile_options(o);
+            }
+            if let Some(p) = &r.program {
+                let _ = convert::program_module(&p.data);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A data connection's bytes after the handshake, read into a receiver
+/// that holds at most 1 MiB of early pieces.
+pub fn frames(data: &[u8]) {
+    let receiver = pw_dataplane::Receiver::new(REQUEST_LIMIT);
+    let _ = pw_dataplane::read_frames(data, 1, &receiver);
+    receiver.stream_ended(1, "the fuzz input ended");
 }

@@ -20,5 +20,7 @@ mod netns;
 mod recovery;
 #[path = "cluster/runs.rs"]
 mod runs;
+#[path = "cluster/security.rs"]
+mod security;
 #[path = "cluster/status.rs"]
 mod status;

@@ -4,7 +4,7 @@
 use crate::lower;
 use clap::Parser;
 use pw_compiler::schedule::Policy;
-use pw_controller::{api, service::ControllerService, Config, Controller, Lowerer};
+use pw_controller::{api, service::ControllerService, Config, Controller, Limits, Lowerer};
 use pw_core::diagnostic::Diagnostics;
 use pw_core::{plan::Plan, Topology};
 use pw_exec::cache::DiskCache;
@@ -22,7 +22,7 @@ use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
         pw-server --listen 127.0.0.1:29000\n  \
         pw-worker --controller 127.0.0.1:29000 --devices 2   # on every host\n  \
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000\n  \
-        PW_TOKEN=secret pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n  \
+        PW_TOKEN=$(cat token) PW_CLUSTER_SECRET=$(cat cluster-secret) pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n  \
         pw-server --http 8080          # the status page on http://127.0.0.1:8080/\n  \
         pw-server --max-recoveries 0   # a lost worker fails the run at once\n  \
         pw-status --server 127.0.0.1:29000   # the same in a terminal\n\n\
@@ -102,15 +102,45 @@ pub struct Cli {
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub client_lease_ms: u64,
 
+    /// The most bytes one request may upload, in MiB.
+    #[arg(long, default_value_t = 16 << 10, value_name = "MIB")]
+    pub max_request_mb: u64,
+
+    /// The most bytes a session's transfers through the server (uploads,
+    /// fetches, IFRT host buffers) may have in flight at once, in MiB.
+    #[arg(long, default_value_t = 32 << 10, value_name = "MIB")]
+    pub session_transfer_mb: u64,
+
+    /// The most device memory a session's arrays may hold, every shard
+    /// counted, in MiB (0: no limit but the devices').
+    #[arg(long, default_value_t = 0, value_name = "MIB")]
+    pub session_device_mb: u64,
+
+    /// The most arrays a session may hold.
+    #[arg(long, default_value_t = 1 << 20, value_name = "N")]
+    pub session_arrays: usize,
+
+    /// The most clients that may wait in line for devices.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_waiting: usize,
+
     /// Stop when process PID exits (for a server started by one client,
     /// such as `pw.connect()`'s local server).
     #[arg(long, value_name = "PID")]
     pub exit_with: Option<u32>,
 
-    /// Serve only requests that present this token (clients and workers
-    /// read it from PW_TOKEN). Needed to listen on anything but loopback.
+    /// Serve only clients that present this token (they read it from
+    /// PW_TOKEN; JAX through the proxy sends it as the pw plugin's
+    /// initialization data). Needed to listen on anything but loopback.
     #[arg(long, env = "PW_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     pub token: Option<String>,
+
+    /// The secret this server and its workers share (workers present it to
+    /// register, the server to every worker, workers to each other); no
+    /// client needs it. Needed with --token, and to listen on anything but
+    /// loopback.
+    #[arg(long, env = "PW_CLUSTER_SECRET", hide_env_values = true, value_name = "SECRET")]
+    pub cluster_secret: Option<String>,
 }
 
 /// Lowers with pw's pipeline (the MLIR side of the controller).
@@ -197,19 +227,44 @@ fn serve(cli: Cli) -> Result<(), String> {
         capacity_wait: Duration::from_millis(cli.capacity_wait_ms),
         lineage_budget: cli.lineage_budget_mb.saturating_mul(1 << 20),
         trace_sessions: cli.trace_sessions.clone(),
+        limits: Limits {
+            request_bytes: cli.max_request_mb.saturating_mul(1 << 20),
+            session_transfer_bytes: cli.session_transfer_mb.saturating_mul(1 << 20),
+            session_device_bytes: cli.session_device_mb.saturating_mul(1 << 20),
+            session_arrays: cli.session_arrays,
+            waiting: cli.max_waiting,
+        },
     };
     let token = cli.token.clone().filter(|t| !t.is_empty());
+    let cluster_secret = cli
+        .cluster_secret
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .map(|s| pw_wire::auth::Secret::new(s, "--cluster-secret"))
+        .transpose()?;
+    if token.is_some() && cluster_secret.is_none() {
+        return Err("--token protects the clients' calls, but the workers' ports would stay open to anyone who can reach them: give --cluster-secret (or PW_CLUSTER_SECRET) too, to pw-server and every pw-worker".into());
+    }
+    let secured = cluster_secret.is_some();
+    pw_wire::auth::set_cluster_secret(cluster_secret);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     runtime.block_on(async move {
-        if token.is_none() && !net::is_loopback(&cli.listen).await {
+        if (token.is_none() || !secured) && !net::is_loopback(&cli.listen).await {
             return Err(format!(
-                "--listen {}: not a loopback address, so anyone who can reach it could use the devices; give --token (or PW_TOKEN) so that only clients and workers that know it are served",
+                "--listen {}: not a loopback address, so anyone who can reach it could use the devices; give --token (or PW_TOKEN) for clients and --cluster-secret (or PW_CLUSTER_SECRET) for workers",
                 cli.listen
             ));
+        }
+        if let Some(http) = http {
+            if token.is_none() && !http.ip().is_loopback() {
+                return Err(format!(
+                    "--http {http}: not a loopback address, and the status page shows every session; give --token (or PW_TOKEN): the page then asks for it"
+                ));
+            }
         }
         let listener = net::bind(&cli.listen).await.map_err(|e| e.to_string())?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
@@ -220,23 +275,22 @@ fn serve(cli: Cli) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("--http {http}: cannot listen there: {e}"))?;
             let bound = listener.local_addr().map_err(|e| e.to_string())?;
-            tokio::spawn(crate::status::serve_http(listener, controller.clone()));
+            tokio::spawn(crate::status::serve_http(
+                listener,
+                controller.clone(),
+                token.clone(),
+            ));
             println!("pw-server: status page on http://{bound}/");
         }
-        // The IFRT proxy client has no way to send pw's token: its service
-        // is served only where no token is needed.
-        let proxy = token
-            .is_none()
-            .then(|| pw_proxy::ProxyService::new(controller.clone()).server());
-        if proxy.is_none() {
-            eprintln!("pw-server: the IFRT proxy service is off: JAX's proxy client cannot send --token");
-        }
+        // JAX's proxy client sends no headers of its own: the token comes
+        // in the session's initialization data (the pw JAX plugin puts it
+        // there), and the proxy checks it.
+        let proxy = pw_proxy::ProxyService::new(controller.clone(), token.clone()).server();
         let service = ControllerService::new(controller);
-        let registry = net::checked(
+        let registry = net::cluster_only(
             proto::registry_server::RegistryServer::new(service.clone())
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            token.clone(),
         );
         let service = net::checked(
             api::controller_server::ControllerServer::new(service)
@@ -253,7 +307,7 @@ fn serve(cli: Cli) -> Result<(), String> {
             .http2_keepalive_timeout(Some(keepalive))
             .add_service(registry)
             .add_service(service)
-            .add_optional_service(proxy)
+            .add_service(proxy)
             .serve_with_incoming_shutdown(net::incoming(listener), async move {
                 tokio::select! {
                     _ = pw_wire::process::shutdown_signal() => {}

@@ -11,7 +11,7 @@
 use clap::Parser;
 use pw_controller::Controller;
 use serde_json::Value;
-use std::{fmt::Write as _, io::Write};
+use std::{fmt::Write as _, io::Write, sync::Arc};
 
 /// The page, served as is.
 pub const PAGE: &str = include_str!("status.html");
@@ -32,8 +32,23 @@ pub fn http_address(asked: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 /// Serves the page and `/api/status` on `listener` until the runtime ends.
-pub async fn serve_http(listener: tokio::net::TcpListener, controller: Controller) {
-    use axum::{extract::State, http::header, response::IntoResponse, routing::get, Router};
+/// With a `token`, each request must present it: the `x-pw-token` header,
+/// `Authorization: Bearer TOKEN`, or the cookie that opening
+/// `/?token=TOKEN` once sets (so a browser needs it in the address only
+/// the first time).
+pub async fn serve_http(
+    listener: tokio::net::TcpListener,
+    controller: Controller,
+    token: Option<String>,
+) {
+    use axum::{
+        extract::{Request, State},
+        http::{header, StatusCode},
+        middleware::{self, Next},
+        response::{IntoResponse, Response},
+        routing::get,
+        Router,
+    };
     async fn page() -> impl IntoResponse {
         (
             [
@@ -52,12 +67,129 @@ pub async fn serve_http(listener: tokio::net::TcpListener, controller: Controlle
             c.status().overview().await.to_string(),
         )
     }
+    async fn check(token: Arc<Option<String>>, request: Request, next: Next) -> Response {
+        let Some(want) = token.as_deref() else {
+            return next.run(request).await;
+        };
+        match presented(&request, want) {
+            Presented::Yes => next.run(request).await,
+            Presented::InQuery => (
+                StatusCode::SEE_OTHER,
+                [
+                    (header::LOCATION, "/".to_owned()),
+                    (
+                        header::SET_COOKIE,
+                        format!("{COOKIE}={want}; HttpOnly; SameSite=Strict; Path=/"),
+                    ),
+                ],
+            )
+                .into_response(),
+            Presented::No => (
+                StatusCode::UNAUTHORIZED,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                "this pw-server has a token: open /?token=TOKEN once, or send the x-pw-token header\n",
+            )
+                .into_response(),
+        }
+    }
+    let token = Arc::new(token);
     let app = Router::new()
         .route("/", get(page))
         .route("/api/status", get(api))
-        .with_state(controller);
+        .with_state(controller)
+        .layer(middleware::from_fn(move |r, n| check(token.clone(), r, n)));
+    let listener = Speaking::new(listener);
     if let Err(e) = axum::serve(listener, app).await {
         eprintln!("pw-server: error: the status page stopped: {e}");
+    }
+}
+
+/// The status page's listener: the connections that speak
+/// ([`pw_wire::net::incoming`]: silent ones are closed and bounded).
+struct Speaking {
+    addr: std::net::SocketAddr,
+    incoming: std::pin::Pin<
+        Box<dyn tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> + Send>,
+    >,
+}
+
+impl Speaking {
+    fn new(listener: tokio::net::TcpListener) -> Speaking {
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|_| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+        Speaking {
+            addr,
+            incoming: Box::pin(pw_wire::net::incoming(listener)),
+        }
+    }
+}
+
+impl axum::serve::Listener for Speaking {
+    type Io = tokio::net::TcpStream;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        use tokio_stream::StreamExt;
+        loop {
+            match self.incoming.next().await {
+                Some(Ok(stream)) => {
+                    let addr = stream.peer_addr().unwrap_or(self.addr);
+                    return (stream, addr);
+                }
+                Some(Err(_)) => continue,
+                // The accepting task is gone: nothing more will come.
+                None => std::future::pending::<()>().await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.addr)
+    }
+}
+
+/// The cookie that carries the token for a browser.
+const COOKIE: &str = "pw_token";
+
+enum Presented {
+    Yes,
+    /// In the address (`?token=`): answered with the cookie.
+    InQuery,
+    No,
+}
+
+/// Whether `request` presents the token `want`, and how.
+fn presented(request: &axum::extract::Request, want: &str) -> Presented {
+    use axum::http::header;
+    let same = |given: &str| pw_wire::auth::same(given.as_bytes(), want.as_bytes());
+    let headers = request.headers();
+    let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    let in_header = text(pw_wire::net::TOKEN_KEY).is_some_and(same)
+        || text(header::AUTHORIZATION.as_str())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(same);
+    let in_cookie = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+        .any(same);
+    if in_header || in_cookie {
+        return Presented::Yes;
+    }
+    let in_query = request
+        .uri()
+        .query()
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter_map(|kv| kv.strip_prefix("token="))
+        .any(same);
+    if in_query {
+        Presented::InQuery
+    } else {
+        Presented::No
     }
 }
 
@@ -270,15 +402,22 @@ pub fn render(v: &Value) -> String {
         s(&c["executables_compiled"]),
         s(&c["executables_shipped"])
     );
+    let limits = &v["limits"];
+    let of = |held: &Value, limit: &Value| match limit.as_u64() {
+        Some(0) | None => s(held),
+        Some(_) => format!("{} of {}", s(held), s(limit)),
+    };
     for x in list(&v["sessions"]) {
         let devices: Vec<String> = list(&x["devices"]).iter().map(s).collect();
         let _ = writeln!(
             out,
-            "SESSION {} {}  devices [{}]  arrays {}  executables {}  calls {} ({} running)",
+            "SESSION {} {}  devices [{}]  arrays {}  device bytes {}  in flight {}  executables {}  calls {} ({} running)",
             s(&x["session"]),
             s(&x["name"]),
             devices.join(", "),
-            s(&x["arrays"]),
+            of(&x["arrays"], &limits["session_arrays"]),
+            of(&x["device_bytes"], &limits["session_device_bytes"]),
+            of(&x["in_flight_bytes"], &limits["session_transfer_bytes"]),
             s(&x["executables"]),
             s(&x["calls"]),
             s(&x["calls_running"])

@@ -24,9 +24,11 @@ nothing else. Its modules import each other, never the package's names.
 
 from .client import Array, Client, Executable, Sharding, connect, default_client
 from .errors import (
+    AccessDeniedError,
     ArrayDeletedError,
     ArrayError,
     DevicesBusyError,
+    LimitError,
     ProgramError,
     PwError,
     RunError,
@@ -38,12 +40,14 @@ from .errors import (
 from .program import Program, Value, mesh, program, unplaced
 
 __all__ = [
+    "AccessDeniedError",
     "Array",
     "ArrayDeletedError",
     "ArrayError",
     "Client",
     "DevicesBusyError",
     "Executable",
+    "LimitError",
     "Program",
     "ProgramError",
     "PwError",

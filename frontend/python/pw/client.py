@@ -35,9 +35,11 @@ from . import _local
 from ._proto import PROTOCOL, pb
 from .tools import check_schedule
 from .errors import (
+    AccessDeniedError,
     ArrayDeletedError,
     ArrayError,
     DevicesBusyError,
+    LimitError,
     ProgramError,
     PwError,
     RunError,
@@ -125,6 +127,8 @@ def _error(e: grpc.RpcError, address: str) -> PwError:
         "array": ArrayError,
         "run": RunError,
         "busy": DevicesBusyError,
+        "denied": AccessDeniedError,
+        "limit": LimitError,
     }.get(kind, ServerError)
     return cls(message)
 
@@ -337,6 +341,8 @@ class Client:
             raise
         self.position = None
         self.session = granted.session
+        # Every request naming the session presents its key.
+        self._metadata = self._metadata + (("x-pw-session-key", granted.key),)
         self.devices = tuple(granted.devices)
         self._heartbeat_s = max(granted.heartbeat_ms / 1000.0, 0.05)
         self._reader = threading.Thread(target=self._read_events, name=f"pw-session-{self.session}", daemon=True)
@@ -385,8 +391,8 @@ class Client:
 
     def _rpc(self, kind: str, method: str, request, reply_type):
         """Calls `method` of the controller, a `kind` ("unary_unary",
-        "stream_unary", "unary_stream") RPC, with the client's token; its
-        errors become pw's exceptions."""
+        "stream_unary", "unary_stream") RPC, with the client's token and the
+        session's key; its errors become pw's exceptions."""
         self._check_open()
         call = getattr(self._channel, kind)(
             _SERVICE + method,

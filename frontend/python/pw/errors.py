@@ -47,6 +47,15 @@ class DevicesBusyError(PwError, TimeoutError):
     timeout (or can never be had)."""
 
 
+class AccessDeniedError(PwError, PermissionError):
+    """The request names a session this client does not own."""
+
+
+class LimitError(PwError):
+    """The request is over one of the server's limits (a size, a session's
+    quota); the message names the limit and the server flag that sets it."""
+
+
 class ArrayError(PwError, ValueError):
     """An array that cannot be used here: another session's, deleted on
     the server, or the output of a failed call."""

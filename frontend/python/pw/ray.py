@@ -8,7 +8,7 @@ the workers::
     import pw.ray
 
     ray.init(address="auto")
-    with pw.ray.launch_workers("10.0.0.5:29000", devices_per_worker=8, token=token) as workers:
+    with pw.ray.launch_workers("10.0.0.5:29000", devices_per_worker=8, token=token, cluster_secret=secret) as workers:
         workers.wait_registered()
         with pw.connect("10.0.0.5:29000", token=token):
             outputs = p.run(*inputs)
@@ -323,6 +323,7 @@ def launch_workers(
     platform: str = "cpu",
     plugin: str | None = None,
     token: str | None = None,
+    cluster_secret: str | None = None,
     max_restarts: int = -1,
     num_cpus: float = 1,
     listen_host: str | None = None,
@@ -343,9 +344,12 @@ def launch_workers(
       bundle each, no two on one node.
     - ``plugin``: the PJRT plugin's path on the nodes (default: pw-worker's
       own, ``$PW_PJRT_PLUGIN`` or the recorded one).
-    - ``token`` (default ``$PW_TOKEN``): the server's ``--token``, given to
-      each pw-worker as ``PW_TOKEN`` (it travels to the nodes as an argument
-      of the actors, inside the Ray cluster).
+    - ``token`` (default ``$PW_TOKEN``): the server's ``--token``, which
+      the driver presents to ask the server which workers registered.
+    - ``cluster_secret`` (default ``$PW_CLUSTER_SECRET``): the secret the
+      server and its workers share, given to each pw-worker as
+      ``PW_CLUSTER_SECRET`` (it travels to the nodes as an argument of the
+      actors, inside the Ray cluster); needed when the server has one.
     - ``max_restarts``: how often Ray restarts an actor whose pw-worker
       died (-1: always).
     - ``listen_host``: where pw-worker listens (default: the node's Ray
@@ -370,6 +374,8 @@ def launch_workers(
         raise ValueError(f"nodes must be at least 1, not {nodes}")
     if token is None:
         token = os.environ.get("PW_TOKEN") or None
+    if cluster_secret is None:
+        cluster_secret = os.environ.get("PW_CLUSTER_SECRET") or None
 
     # binary None: pw.tools.find_tool, run in the actor, on its node.
     command = [binary, "--controller", controller]
@@ -381,8 +387,8 @@ def launch_workers(
         command += ["--connect-timeout", str(int(connect_timeout))]
     command += [str(a) for a in worker_args]
     child_env = dict(env or {})
-    if token:
-        child_env["PW_TOKEN"] = token
+    if cluster_secret:
+        child_env["PW_CLUSTER_SECRET"] = cluster_secret
 
     bundle = {"CPU": num_cpus}
     actor_resources = {}

@@ -43,6 +43,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     pytest.skip("Ray is not installed (scripts/test.sh installs it and sets PW_REQUIRE_RAY)", allow_module_level=True)
 
 TOKEN = f"ray-test-{os.getpid()}"
+CLUSTER_SECRET = f"ray-test-cluster-{os.getpid()}"
 NODES = 2
 DEVICES = 2
 WAIT_S = 60.0
@@ -74,6 +75,7 @@ def server(tmp_path_factory):
     log = str(logs / "pw-server.log")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("PW_TOKEN", None)
+    env["PW_CLUSTER_SECRET"] = CLUSTER_SECRET
     proc = subprocess.Popen(
         [
             find_tool("pw-server"),
@@ -149,7 +151,7 @@ def run_pipeline(examples, address):
 def test_workers_on_ray_are_restarted_and_register_again(server, ray_cluster, examples):
     started = time.monotonic()
     workers = pw.ray.launch_workers(
-        server, devices_per_worker=DEVICES, nodes=NODES, token=TOKEN, connect_timeout=20, start_timeout=WAIT_S
+        server, devices_per_worker=DEVICES, nodes=NODES, token=TOKEN, cluster_secret=CLUSTER_SECRET, connect_timeout=20, start_timeout=WAIT_S
     )
     seen = set()
     try:
@@ -208,7 +210,7 @@ def test_a_worker_that_cannot_start_is_reported(server, ray_cluster):
     not restarted in a loop: the launch fails with its log."""
     with pytest.raises(pw.ray.LaunchError, match="plugin") as e:
         pw.ray.launch_workers(
-            server, devices_per_worker=1, nodes=1, token=TOKEN, plugin="/nonexistent/plugin.so", start_timeout=WAIT_S
+            server, devices_per_worker=1, nodes=1, token=TOKEN, cluster_secret=CLUSTER_SECRET, plugin="/nonexistent/plugin.so", start_timeout=WAIT_S
         )
     assert "/nonexistent/plugin.so" in str(e.value)
     assert not registered(server)

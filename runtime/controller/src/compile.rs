@@ -135,7 +135,7 @@ impl Compiler {
         plugin: &str,
         worker: (
             u32,
-            &mut proto::worker_client::WorkerClient<tonic::transport::Channel>,
+            &mut pw_wire::net::WorkerClient,
         ),
     ) -> Result<(Bytes, Source)> {
         let failed = |message: String| Error::Compile {
@@ -282,7 +282,7 @@ impl Compiler {
 
 /// Ships serialized `bytes` under `key` to a worker.
 async fn ship(
-    client: &mut proto::worker_client::WorkerClient<tonic::transport::Channel>,
+    client: &mut pw_wire::net::WorkerClient,
     key: Key,
     bytes: &Bytes,
 ) -> std::result::Result<(), tonic::Status> {

@@ -26,6 +26,10 @@ pub enum Kind {
     Run,
     /// The devices asked for were not free in time.
     Busy,
+    /// The request names a session the client does not own.
+    Denied,
+    /// The request is over a limit of the server (a size, a quota).
+    Limit,
 }
 
 impl Kind {
@@ -38,6 +42,8 @@ impl Kind {
             Kind::Array => "array",
             Kind::Run => "run",
             Kind::Busy => "busy",
+            Kind::Denied => "denied",
+            Kind::Limit => "limit",
         }
     }
 }
@@ -205,6 +211,21 @@ pub enum Error {
     // ----------------------------------------------------------- sessions --
     #[error("there is no session {session} on this server (it closed, or the server restarted)")]
     NoSession { session: u64 },
+
+    #[error("session {session} is not this client's: a request naming a session must present the key the session was granted with (the {key_header} header)")]
+    NotYours {
+        session: u64,
+        key_header: &'static str,
+    },
+
+    #[error("{what}: {asked} is over the limit of {limit} ({flag})")]
+    OverLimit {
+        what: String,
+        asked: u64,
+        limit: u64,
+        /// The server's flag that sets the limit.
+        flag: &'static str,
+    },
 
     #[error("session {session} is closed: {why}")]
     SessionClosed { session: u64, why: String },
@@ -416,7 +437,10 @@ impl Error {
             | NoLineage { .. }
             | CannotRecompute { .. }
             | LineageBroken { .. } => Kind::Array,
-            Refused { .. } | Busy { .. } => Kind::Busy,
+            Busy { .. } => Kind::Busy,
+            Refused { .. } => Kind::Argument,
+            NotYours { .. } => Kind::Denied,
+            OverLimit { .. } => Kind::Limit,
             NotReady { kind, .. } => *kind,
             _ => Kind::Run,
         }
@@ -445,6 +469,8 @@ impl From<Error> for Status {
             Kind::Array => Status::failed_precondition(message),
             Kind::Run => Status::aborted(message),
             Kind::Busy => Status::deadline_exceeded(message),
+            Kind::Denied => Status::permission_denied(message),
+            Kind::Limit => Status::resource_exhausted(message),
         };
         if let Ok(v) = kind.name().parse() {
             status.metadata_mut().insert("pw-error", v);

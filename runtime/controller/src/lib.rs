@@ -95,6 +95,39 @@ pub struct Config {
     /// Where a Chrome trace of each session goes when it closes (None:
     /// sessions are not traced).
     pub trace_sessions: Option<PathBuf>,
+    /// What one client may ask of the server.
+    pub limits: Limits,
+}
+
+/// What one client may ask of the server; a request over a limit is
+/// refused (`RESOURCE_EXHAUSTED`) naming it and the flag that sets it,
+/// before anything of it is allocated.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Bytes one request may upload (`--max-request-mb`).
+    pub request_bytes: u64,
+    /// Bytes a session's transfers through the server (uploads, fetches,
+    /// host buffers of the IFRT proxy) may have in flight at once (`--session-transfer-mb`).
+    pub session_transfer_bytes: u64,
+    /// Device bytes a session's arrays may hold, every shard counted
+    /// (`--session-device-mb`; 0: no limit but the devices').
+    pub session_device_bytes: u64,
+    /// Arrays a session may hold (`--session-arrays`).
+    pub session_arrays: usize,
+    /// Clients that may wait in line for devices (`--max-waiting`).
+    pub waiting: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            request_bytes: 16 << 30,
+            session_transfer_bytes: 32 << 30,
+            session_device_bytes: 0,
+            session_arrays: 1 << 20,
+            waiting: 1024,
+        }
+    }
 }
 
 impl Default for Config {
@@ -111,6 +144,7 @@ impl Default for Config {
             capacity_wait: Duration::from_secs(10),
             lineage_budget: 1 << 30,
             trace_sessions: None,
+            limits: Limits::default(),
         }
     }
 }

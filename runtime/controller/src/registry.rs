@@ -19,7 +19,7 @@ use pw_core::{
     topology::{Island, Topology},
 };
 use pw_exec::{cache::Key, resources::device_kind};
-use pw_wire::proto::{self, worker_client::WorkerClient};
+use pw_wire::{net::WorkerClient, proto};
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
     sync::{atomic::Ordering, Mutex, MutexGuard},
@@ -43,7 +43,7 @@ pub struct WorkerEntry {
     /// (global id, local id, kind), in registration order.
     pub devices: Vec<(i64, u32, String)>,
     /// A channel to its `Worker` service.
-    pub client: WorkerClient<Channel>,
+    pub client: WorkerClient,
     pub last_heartbeat: Instant,
     pub counters: proto::WorkerCounters,
     /// Per active run: the part's steps known complete.
@@ -178,7 +178,7 @@ impl Registry {
 /// its `Worker` service, and the executables it has loaded.
 pub struct Handle {
     pub plugin: String,
-    pub client: WorkerClient<Channel>,
+    pub client: WorkerClient,
     pub loaded: HashSet<Key>,
 }
 
@@ -384,9 +384,7 @@ pub async fn register(
                 register.address
             ))
         })?;
-    let client = WorkerClient::new(channel)
-        .max_encoding_message_size(pw_wire::MAX_MESSAGE_BYTES)
-        .max_decoding_message_size(pw_wire::MAX_MESSAGE_BYTES);
+    let client = pw_wire::net::worker_client(channel);
     let registered = workers
         .admit(register, |id, globals| WorkerEntry {
             id,

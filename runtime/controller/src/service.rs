@@ -6,11 +6,9 @@ use pw_exec::HostArray;
 use pw_wire::{self as wire, proto, Arrays, Collect};
 use std::pin::Pin;
 use tokio::sync::mpsc;
-use tokio_stream::{wrappers::UnboundedReceiverStream, Stream};
+use tokio_stream::{wrappers::UnboundedReceiverStream, Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
-/// The largest input a client may send.
-const MAX_INPUT_BYTES: u64 = 64 << 30;
 /// The largest program text a client may send.
 const MAX_PROGRAM_BYTES: u64 = 1 << 30;
 
@@ -32,15 +30,43 @@ fn invalid(message: impl std::fmt::Display) -> Status {
     Status::invalid_argument(message.to_string())
 }
 
+/// The session key a request presents (`x-pw-session-key`).
+fn key_of<T>(request: &Request<T>) -> Option<&str> {
+    request
+        .metadata()
+        .get(wire::net::SESSION_KEY)
+        .and_then(|v| v.to_str().ok())
+}
+
+/// The bytes the host arguments of a call declare, each within `limit`.
+fn declared_bytes(begin: &proto::CallBegin, limit: u64) -> Result<u64, Status> {
+    let mut total = 0u64;
+    for a in &begin.arguments {
+        if let Some(proto::call_argument::Argument::Host(t)) = &a.argument {
+            let (_, _, bytes) = t.read(limit).map_err(|e| {
+                Status::from(crate::Error::OverLimit {
+                    what: format!("an argument of a call ({e})"),
+                    asked: limit.saturating_add(1),
+                    limit,
+                    flag: "--max-request-mb",
+                })
+            })?;
+            total = total.saturating_add(bytes);
+        }
+    }
+    Ok(total)
+}
+
 /// Reads `count` host arrays sent as `RunInput` chunks, in order, each
 /// checked as it arrives; returns them and their bytes.
 async fn read_inputs<M>(
     stream: &mut Streaming<M>,
     count: usize,
+    limit: u64,
     input_of: impl Fn(M) -> Option<proto::RunInput>,
 ) -> Result<(Vec<HostArray>, u64), Status> {
     let mut inputs: Vec<HostArray> = Vec::with_capacity(count.min(1 << 16));
-    let mut arrays = Arrays::new("input", MAX_INPUT_BYTES);
+    let mut arrays = Arrays::new("input", limit);
     let mut received = 0u64;
     while inputs.len() < count {
         let message = stream.message().await?.ok_or_else(|| {
@@ -182,8 +208,9 @@ impl api::controller_server::Controller for ControllerService {
         }
         let text = String::from_utf8(text.unwrap_or_default())
             .map_err(|_| invalid("the program is not UTF-8 text"))?;
+        let limit = self.controller.config().limits.request_bytes;
         let (inputs, received) =
-            read_inputs(&mut stream, begin.inputs as usize, |m| match m.request {
+            read_inputs(&mut stream, begin.inputs as usize, limit, |m| match m.request {
                 Some(proto::run_request::Request::Input(i)) => Some(i),
                 _ => None,
             })
@@ -280,6 +307,9 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::CompileProgramRequest>,
     ) -> Result<Response<Self::CompileProgramStream>, Status> {
+        self.controller
+            .sessions()
+            .authorize(request.get_ref().session, key_of(&request))?;
         let request = request.into_inner();
         if request.text.len() as u64 > MAX_PROGRAM_BYTES {
             return Err(invalid("the program is larger than 1 GiB"));
@@ -312,6 +342,7 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<Streaming<proto::CallRequest>>,
     ) -> Result<Response<proto::CallReply>, Status> {
+        let key = key_of(&request).map(str::to_owned);
         let mut stream = request.into_inner();
         let begin = match stream.message().await? {
             Some(proto::CallRequest {
@@ -319,12 +350,19 @@ impl api::controller_server::Controller for ControllerService {
             }) => b,
             _ => return Err(invalid("a call must start with `begin`")),
         };
+        // Who asks, and whether the session may take what it says it will
+        // send, before a byte of it is read.
+        let sessions = self.controller.sessions();
+        sessions.authorize(begin.session, key.as_deref())?;
+        let limit = self.controller.config().limits.request_bytes;
+        let declared = declared_bytes(&begin, limit)?;
+        let _transfer = sessions.start_transfer(begin.session, declared)?;
         let hosts = begin
             .arguments
             .iter()
             .filter(|a| matches!(a.argument, Some(proto::call_argument::Argument::Host(_))))
             .count();
-        let (inputs, received) = read_inputs(&mut stream, hosts, |m| match m.request {
+        let (inputs, received) = read_inputs(&mut stream, hosts, declared, |m| match m.request {
             Some(proto::call_request::Request::Input(i)) => Some(i),
             _ => None,
         })
@@ -344,27 +382,35 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::ArrayRef>,
     ) -> Result<Response<Self::FetchArrayStream>, Status> {
-        Ok(Response::new(
-            match self.controller.sessions().fetch(request.get_ref()).await? {
-                Fetched::Forwarded(stream, bytes) => {
-                    self.controller.status().count_client_bytes(0, bytes);
-                    Box::pin(stream)
-                }
-                Fetched::Assembled(host) => {
-                    self.controller
-                        .status()
-                        .count_client_bytes(0, host.bytes().len() as u64);
-                    host_stream(host)
-                }
-            },
-        ))
+        let sessions = self.controller.sessions();
+        let session = request.get_ref().session;
+        sessions.authorize(session, key_of(&request))?;
+        Ok(Response::new(match sessions.fetch(request.get_ref()).await? {
+            Fetched::Forwarded(stream, bytes) => {
+                self.controller.status().count_client_bytes(0, bytes);
+                Box::pin(stream)
+            }
+            Fetched::Assembled(host) => {
+                let bytes = host.bytes().len() as u64;
+                self.controller.status().count_client_bytes(0, bytes);
+                // The bytes count against the session until the client has
+                // read them (or gone).
+                let transfer = sessions.start_transfer(session, bytes)?;
+                Box::pin(host_stream(host).map(move |reply| {
+                    let _held = &transfer;
+                    reply
+                }))
+            }
+        }))
     }
 
     async fn await_arrays(
         &self,
         request: Request<proto::ArrayRefs>,
     ) -> Result<Response<proto::AwaitReply>, Status> {
-        self.controller.sessions().wait(request.get_ref()).await?;
+        let sessions = self.controller.sessions();
+        sessions.authorize(request.get_ref().session, key_of(&request))?;
+        sessions.wait(request.get_ref()).await?;
         Ok(Response::new(proto::AwaitReply {}))
     }
 
@@ -372,7 +418,9 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::ArrayRefs>,
     ) -> Result<Response<proto::DeleteReply>, Status> {
-        self.controller.sessions().delete(request.get_ref()).await?;
+        let sessions = self.controller.sessions();
+        sessions.authorize(request.get_ref().session, key_of(&request))?;
+        sessions.delete(request.get_ref()).await?;
         Ok(Response::new(proto::DeleteReply {}))
     }
 
@@ -380,6 +428,9 @@ impl api::controller_server::Controller for ControllerService {
         &self,
         request: Request<proto::SessionStatsRequest>,
     ) -> Result<Response<proto::SessionCounters>, Status> {
+        self.controller
+            .sessions()
+            .authorize(request.get_ref().session, key_of(&request))?;
         Ok(Response::new(
             self.controller
                 .sessions()

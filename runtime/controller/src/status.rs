@@ -307,8 +307,20 @@ impl Status<'_> {
             },
             "sessions": sessions,
             "waiting": waiting,
+            "limits": limits_json(&self.c.inner.config.limits),
         })
     }
+}
+
+/// What one client may ask, as the status shows it (0: no limit).
+fn limits_json(l: &crate::Limits) -> Value {
+    json!({
+        "request_bytes": l.request_bytes,
+        "session_transfer_bytes": l.session_transfer_bytes,
+        "session_device_bytes": l.session_device_bytes,
+        "session_arrays": l.session_arrays,
+        "waiting": l.waiting,
+    })
 }
 
 /// Plan steps every part that has them completed, and the plan's steps.

@@ -19,7 +19,7 @@ use std::{
 };
 use tonic::transport::Channel;
 
-type WorkerClient = proto::worker_client::WorkerClient<Channel>;
+use pw_wire::net::WorkerClient;
 
 /// Uploads host arrays as values of owner `run`, each shard to the worker
 /// of its device; returns the bytes sent to each worker.

@@ -19,6 +19,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error("the data port of the worker at {address} refused this worker: {source}")]
+    Handshake {
+        address: String,
+        #[source]
+        source: pw_wire::auth::HandshakeError,
+    },
     #[error("{address} resolves to no address")]
     Unresolved { address: String },
     #[error("cannot reach the worker at {address}: {source}")]

@@ -36,9 +36,7 @@ impl GrpcLink {
                 address: address.to_owned(),
                 source,
             })?;
-        let mut client = proto::worker_client::WorkerClient::new(channel)
-            .max_encoding_message_size(wire::MAX_MESSAGE_BYTES)
-            .max_decoding_message_size(wire::MAX_MESSAGE_BYTES);
+        let mut client = pw_wire::net::worker_client(channel);
         let (tx, rx) = tokio::sync::mpsc::channel(LINK_QUEUE);
         let ended = Arc::new(Mutex::new(None));
         let done = ended.clone();

@@ -82,6 +82,9 @@ enum Slot {
     Failed(String),
 }
 
+/// The most bytes of a peer's reason for a failed piece that are kept.
+const MAX_REASON: usize = 1024;
+
 /// Counts of what a receiver took in.
 #[derive(Debug, Default)]
 pub struct ReceiveCounters {
@@ -358,6 +361,8 @@ impl Receiver {
         if self.is_over(key.run) {
             return;
         }
+        // What is kept of a reason is bounded, whoever sent it.
+        let why = why.get(..MAX_REASON).unwrap_or(why);
         let why = format!(
             "piece {}/{} of run {} will not come from worker {from}: {why}",
             key.step, key.piece, key.run

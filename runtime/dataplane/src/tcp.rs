@@ -5,16 +5,23 @@
 use crate::{Error, Link, Receiver, Result};
 use bytes::Bytes;
 use pw_exec::PieceKey;
-use pw_wire::{self as wire, proto};
+use pw_wire::{self as wire, auth, proto};
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
-    sync::Arc,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
     time::Duration,
 };
 
-/// The first bytes of a data connection, then the sender's worker id.
-const TCP_MAGIC: &[u8; 8] = b"PWDATA01";
+/// How long a new connection has to complete its handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most data connections a worker reads at once (each is a thread; a
+/// peer needs one per lane).
+pub const MAX_DATA_CONNECTIONS: usize = 1024;
 /// A frame header: run u64, step u32, piece u32, offset u64, total u64,
 /// length u32, flags u32 (bit 0: a CRC follows; bit 1: the piece failed,
 /// the payload says why), crc u32; little-endian.
@@ -64,9 +71,16 @@ impl TcpLink {
             })?;
         let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(failed)?;
         stream.set_nodelay(true).map_err(failed)?;
-        let mut hello = TCP_MAGIC.to_vec();
-        hello.extend_from_slice(&from.to_le_bytes());
-        stream.write_all(&hello).map_err(failed)?;
+        stream
+            .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+            .map_err(failed)?;
+        auth::introduce(&mut stream, from, auth::cluster_secret()).map_err(|source| {
+            Error::Handshake {
+                address: address.to_owned(),
+                source,
+            }
+        })?;
+        stream.set_read_timeout(None).map_err(failed)?;
         Ok(TcpLink {
             stream,
             address: address.to_owned(),
@@ -121,50 +135,74 @@ impl TcpLink {
 /// Chunks up to this size are written with their header in one call.
 const SMALL_FRAME: usize = 64 << 10;
 
-/// Accepts data connections on `listener` (a thread per peer) and delivers
-/// their chunks to `receiver`. Runs until the listener fails.
+/// Accepts data connections on `listener` (a thread per peer, at most
+/// [`MAX_DATA_CONNECTIONS`] at once) and delivers their chunks to
+/// `receiver`. Runs until the listener fails.
 pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>) {
+    let open = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
-        let receiver = receiver.clone();
-        let _ = std::thread::Builder::new()
+        if open.fetch_add(1, Ordering::SeqCst) >= MAX_DATA_CONNECTIONS {
+            open.fetch_sub(1, Ordering::SeqCst);
+            tracing::warn!("{MAX_DATA_CONNECTIONS} data connections are open: refused one more");
+            continue;
+        }
+        let (receiver, count) = (receiver.clone(), open.clone());
+        let spawned = std::thread::Builder::new()
             .name("pw-data-in".into())
-            .spawn(move || read_tcp(stream, &receiver));
+            .spawn(move || {
+                read_tcp(stream, &receiver);
+                count.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            open.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
-/// Reads one peer's connection until it ends.
-fn read_tcp(stream: TcpStream, receiver: &Receiver) {
+/// Reads one peer's connection until it ends: the handshake (the peer's
+/// id comes from it), then frames.
+fn read_tcp(mut stream: TcpStream, receiver: &Receiver) {
     let _ = stream.set_nodelay(true);
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let from = match auth::admit(&mut stream, auth::cluster_secret()) {
+        Ok(from) => from,
+        Err(e) => {
+            tracing::warn!(%peer, "a data connection was refused: {e}");
+            return;
+        }
+    };
+    let _ = stream.set_read_timeout(None);
     // Buffered: a small frame (header and payload) is one system call.
-    let mut stream = std::io::BufReader::with_capacity(256 << 10, stream);
-    let mut hello = [0u8; 12];
-    if stream.read_exact(&mut hello).is_err() || &hello[..8] != TCP_MAGIC {
-        tracing::warn!("a data connection did not introduce itself; closed");
-        return;
-    }
-    let from = u32::from_le_bytes([hello[8], hello[9], hello[10], hello[11]]);
-    let why = loop {
+    let why = read_frames(
+        std::io::BufReader::with_capacity(256 << 10, stream),
+        from,
+        receiver,
+    );
+    receiver.stream_ended(from, &why);
+}
+
+/// Reads the frames of worker `from` on `stream` and delivers them to
+/// `receiver`, until the stream ends or breaks a rule (every size is
+/// checked before it is read); says why it stopped.
+pub fn read_frames(mut stream: impl Read, from: u32, receiver: &Receiver) -> String {
+    loop {
         let mut h = [0u8; FRAME_HEADER];
         match stream.read_exact(&mut h) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                break "the peer closed it".to_owned()
+                return "the peer closed it".to_owned()
             }
-            Err(e) => break e.to_string(),
+            Err(e) => return e.to_string(),
         }
         let u32_at = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
         let u64_at = |i: usize| {
-            u64::from_le_bytes([
-                h[i],
-                h[i + 1],
-                h[i + 2],
-                h[i + 3],
-                h[i + 4],
-                h[i + 5],
-                h[i + 6],
-                h[i + 7],
-            ])
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&h[i..i + 8]);
+            u64::from_le_bytes(b)
         };
         let key = PieceKey {
             run: u64_at(0),
@@ -177,13 +215,13 @@ fn read_tcp(stream: TcpStream, receiver: &Receiver) {
                 len,
                 limit: wire::CHUNK_BYTES,
             };
-            break e.to_string();
+            return e.to_string();
         }
         let mut data = Vec::with_capacity(len);
         match (&mut stream).take(len as u64).read_to_end(&mut data) {
             Ok(n) if n == len => {}
-            Ok(n) => break format!("the connection ended inside a frame ({n} of its {len} bytes)"),
-            Err(e) => break format!("the connection broke inside a frame: {e}"),
+            Ok(n) => return format!("the connection ended inside a frame ({n} of its {len} bytes)"),
+            Err(e) => return format!("the connection broke inside a frame: {e}"),
         }
         if u32_at(36) & FRAME_FAILED != 0 {
             receiver.piece_failed(from, key, &String::from_utf8_lossy(&data));
@@ -197,8 +235,7 @@ fn read_tcp(stream: TcpStream, receiver: &Receiver) {
         };
         if let Err(e) = receiver.deliver(from, key, chunk) {
             tracing::warn!(error = %e, "refusing a piece");
-            break e.to_string();
+            return e.to_string();
         }
-    };
-    receiver.stream_ended(from, &why);
+    }
 }

@@ -50,6 +50,8 @@ pub enum Error {
 /// `tensorflow.error.Code`s.
 const INVALID_ARGUMENT: i32 = 3;
 const NOT_FOUND: i32 = 5;
+const PERMISSION_DENIED: i32 = 7;
+const RESOURCE_EXHAUSTED: i32 = 8;
 const FAILED_PRECONDITION: i32 = 9;
 const UNIMPLEMENTED: i32 = 12;
 const INTERNAL: i32 = 13;
@@ -69,6 +71,8 @@ impl Error {
                 Kind::Program | Kind::Argument => INVALID_ARGUMENT,
                 Kind::Array => FAILED_PRECONDITION,
                 Kind::Run | Kind::Busy => INTERNAL,
+                Kind::Denied => PERMISSION_DENIED,
+                Kind::Limit => RESOURCE_EXHAUSTED,
             },
         }
     }

@@ -25,27 +25,91 @@ pub const PROTOCOLS: std::ops::RangeInclusive<i32> = 16..=25;
 /// The IFRT serialization version of the messages it reads and writes.
 const SERDES_VERSION: i32 = 3;
 
-/// How many bytes one host buffer may hold.
-const MAX_HOST_BUFFER: u64 = 16 << 30;
-
 /// How long an `IfrtSession` waits for devices when others hold them.
 const DEVICE_WAIT: Duration = Duration::from_secs(60);
 
-/// Host buffers by (session, handle); a request may wait for one the
-/// client has yet to store.
+/// Host buffers by IFRT session and handle; a request may wait for one the
+/// client has yet to store. Only sessions this server opened have a place
+/// here (their ids are random and shown nowhere else), each within its
+/// byte budget; a session's buffers go with it.
 #[derive(Default)]
 pub struct HostBuffers {
-    stored: Mutex<HashMap<(u64, u64), Bytes>>,
+    sessions: Mutex<HashMap<u64, Stored>>,
     arrived: Notify,
 }
 
+/// One session's host buffers.
+struct Stored {
+    buffers: HashMap<u64, Bytes>,
+    /// Bytes held, and bytes announced by stores under way.
+    bytes: u64,
+    /// The most `bytes` may reach.
+    limit: u64,
+}
+
 impl HostBuffers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), Bytes>> {
-        self.stored.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Stored>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn put(&self, session: u64, handle: u64, bytes: Bytes) {
-        self.lock().insert((session, handle), bytes);
+    /// Makes room for IFRT session `session`'s buffers, at most `limit`
+    /// bytes at once.
+    pub fn open(&self, session: u64, limit: u64) {
+        self.lock().insert(
+            session,
+            Stored {
+                buffers: HashMap::new(),
+                bytes: 0,
+                limit,
+            },
+        );
+    }
+
+    /// Drops every buffer of `session`, and its place.
+    pub fn close(&self, session: u64) {
+        self.lock().remove(&session);
+        self.arrived.notify_waiters();
+    }
+
+    /// Takes `size` bytes of `session`'s budget for a buffer on its way.
+    fn reserve(&self, session: u64, handle: u64, size: u64) -> Result<(), Status> {
+        let mut s = self.lock();
+        let stored = s.get_mut(&session).ok_or_else(|| no_session(session))?;
+        let total = stored.bytes.saturating_add(size);
+        if total > stored.limit {
+            return Err(Status::resource_exhausted(format!(
+                "host buffer {handle}: the session's host buffers would hold {total} bytes, over the limit of {} (pw-server --session-transfer-mb)",
+                stored.limit
+            )));
+        }
+        stored.bytes = total;
+        Ok(())
+    }
+
+    /// Gives back `size` bytes of `session`'s budget.
+    fn unreserve(&self, session: u64, size: u64) {
+        if let Some(stored) = self.lock().get_mut(&session) {
+            stored.bytes = stored.bytes.saturating_sub(size);
+        }
+    }
+
+    /// Stores a buffer for the client to look up, within the session's
+    /// budget.
+    pub fn put(&self, session: u64, handle: u64, bytes: Bytes) -> Result<(), Status> {
+        self.reserve(session, handle, bytes.len() as u64)?;
+        self.insert(session, handle, bytes);
+        Ok(())
+    }
+
+    fn insert(&self, session: u64, handle: u64, bytes: Bytes) {
+        let mut s = self.lock();
+        let Some(stored) = s.get_mut(&session) else {
+            return;
+        };
+        if let Some(old) = stored.buffers.insert(handle, bytes) {
+            stored.bytes = stored.bytes.saturating_sub(old.len() as u64);
+        }
+        drop(s);
         self.arrived.notify_waiters();
     }
 
@@ -54,7 +118,7 @@ impl HostBuffers {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let arrived = self.arrived.notified();
-            if let Some(b) = self.lock().remove(&(session, handle)) {
+            if let Some(b) = self.remove(session, handle) {
                 return Ok(b);
             }
             if tokio::time::timeout_at(deadline, arrived).await.is_err() {
@@ -65,18 +129,54 @@ impl HostBuffers {
         }
     }
 
-    fn get(&self, session: u64, handle: u64) -> Option<Bytes> {
-        self.lock().get(&(session, handle)).cloned()
+    fn get(&self, session: u64, handle: u64) -> Result<Option<Bytes>, Status> {
+        let s = self.lock();
+        let stored = s.get(&session).ok_or_else(|| no_session(session))?;
+        Ok(stored.buffers.get(&handle).cloned())
     }
 
-    fn remove(&self, session: u64, handle: u64) {
-        self.lock().remove(&(session, handle));
+    fn remove(&self, session: u64, handle: u64) -> Option<Bytes> {
+        let mut s = self.lock();
+        let stored = s.get_mut(&session)?;
+        let bytes = stored.buffers.remove(&handle)?;
+        stored.bytes = stored.bytes.saturating_sub(bytes.len() as u64);
+        Some(bytes)
     }
+}
 
-    /// Drops every buffer of `session`.
-    pub fn forget(&self, session: u64) {
-        self.lock().retain(|(s, _), _| *s != session);
+/// The refusal for a host buffer request naming no session of this server.
+fn no_session(session: u64) -> Status {
+    Status::not_found(format!(
+        "there is no IFRT session {session} on this pw-server (host buffers live inside the session that stores them)"
+    ))
+}
+
+/// A host buffer's `size` bytes from the client's stream, taken as they
+/// arrive.
+async fn receive(
+    mut incoming: Streaming<protocol::GrpcHostBufferStoreRequest>,
+    handle: u64,
+    size: u64,
+) -> Result<Vec<u8>, Status> {
+    let mut data: Vec<u8> = Vec::new();
+    while let Some(chunk) = incoming.message().await? {
+        if data.len() as u64 + chunk.data.len() as u64 > size {
+            return Err(Status::invalid_argument(format!(
+                "host buffer {handle}: more than the {size} bytes announced"
+            )));
+        }
+        data.try_reserve(chunk.data.len()).map_err(|_| {
+            Status::resource_exhausted(format!("host buffer {handle}: no memory for {size} bytes"))
+        })?;
+        data.extend_from_slice(&chunk.data);
     }
+    if data.len() as u64 != size {
+        return Err(Status::invalid_argument(format!(
+            "host buffer {handle}: {} of the {size} bytes announced came",
+            data.len()
+        )));
+    }
+    Ok(data)
 }
 
 /// See the module doc.
@@ -84,13 +184,17 @@ impl HostBuffers {
 pub struct ProxyService {
     controller: Controller,
     buffers: Arc<HostBuffers>,
+    /// The server's token, which a session's initialization data must
+    /// carry ([`TOKEN_KEY`]) when there is one.
+    token: Option<Arc<str>>,
 }
 
 impl ProxyService {
-    pub fn new(controller: Controller) -> ProxyService {
+    pub fn new(controller: Controller, token: Option<String>) -> ProxyService {
         ProxyService {
             controller,
             buffers: Arc::default(),
+            token: token.map(Arc::from),
         }
     }
 
@@ -121,6 +225,23 @@ fn metadata<T: Message + Default>(
 /// The key of the session's initialization data that asks for a number of
 /// devices (the pw JAX plugin sets it from `PW_PROXY_DEVICES`).
 pub const DEVICES_KEY: &str = "pw.devices";
+
+/// The key of the session's initialization data that carries the server's
+/// token (the pw JAX plugin sets it from `PW_TOKEN`): JAX's proxy client
+/// sends no headers of its own.
+pub const TOKEN_KEY: &str = "pw.token";
+
+/// Whether the initialization data carries `want`.
+fn token_given(data: Option<&protocol::xla::ifrt::AttributeMapProto>, want: &str) -> bool {
+    use protocol::xla::ifrt::attribute_map_proto::value::Value;
+    match data
+        .and_then(|d| d.attributes.get(TOKEN_KEY))
+        .and_then(|v| v.value.as_ref())
+    {
+        Some(Value::StringValue(t)) => pw_wire::auth::same(t.as_bytes(), want.as_bytes()),
+        _ => false,
+    }
+}
 
 /// How many devices the client asks for (0: every free device).
 fn requested_devices(
@@ -201,6 +322,21 @@ impl GrpcIfrtService for ProxyService {
     ) -> Result<Response<Self::IfrtSessionStream>, Status> {
         let m: protocol::GrpcIfrtSessionMetadata =
             metadata(&request, protocol::SESSION_METADATA_HEADER)?;
+        let version = m.version.map_or(0, |v| v.protocol_version);
+        if !PROTOCOLS.contains(&version) {
+            return Err(Status::failed_precondition(format!(
+                "IFRT proxy protocol {version}: pw-server speaks {}..{} (ask GetVersion first)",
+                PROTOCOLS.start(),
+                PROTOCOLS.end()
+            )));
+        }
+        if let Some(want) = &self.token {
+            if !token_given(m.initialization_data.as_ref(), want) {
+                return Err(Status::unauthenticated(format!(
+                    "this pw-server needs its token: set PW_TOKEN for the JAX process (the pw JAX plugin sends it as the session's `{TOKEN_KEY}`)"
+                )));
+            }
+        }
         let devices = requested_devices(m.initialization_data.as_ref())?;
         let name = match request.remote_addr() {
             Some(a) => format!("IFRT proxy client {a}"),
@@ -212,9 +348,12 @@ impl GrpcIfrtService for ProxyService {
             .open(name, devices, DEVICE_WAIT)
             .await
             .map_err(Status::from)?;
+        let ifrt_id = pw_wire::auth::random_id();
+        let limit = self.controller.config().limits.session_transfer_bytes;
+        self.buffers.open(ifrt_id, limit);
         let session = Arc::new(Session::new(
             self.controller.clone(),
-            id,
+            (id, ifrt_id),
             slice,
             self.buffers.clone(),
         ));
@@ -270,35 +409,26 @@ impl GrpcIfrtService for ProxyService {
     ) -> Result<Response<protocol::GrpcHostBufferStoreResponse>, Status> {
         let m: protocol::GrpcHostBufferStoreMetadata =
             metadata(&request, protocol::HOST_BUFFER_STORE_METADATA_HEADER)?;
-        let size = u64::try_from(m.buffer_size)
-            .ok()
-            .filter(|&s| s <= MAX_HOST_BUFFER)
-            .ok_or_else(|| {
-                Status::invalid_argument(format!(
-                    "host buffer {}: {} bytes (at most {MAX_HOST_BUFFER})",
-                    m.handle, m.buffer_size
-                ))
-            })?;
-        let mut data = Vec::with_capacity(size as usize);
-        let mut incoming = request.into_inner();
-        while let Some(chunk) = incoming.message().await? {
-            if data.len() as u64 + chunk.data.len() as u64 > size {
-                return Err(Status::invalid_argument(format!(
-                    "host buffer {}: more than the {size} bytes announced",
-                    m.handle
-                )));
+        let size = u64::try_from(m.buffer_size).map_err(|_| {
+            Status::invalid_argument(format!(
+                "host buffer {}: a size of {} bytes",
+                m.handle, m.buffer_size
+            ))
+        })?;
+        // The session and its budget first; memory only as bytes arrive.
+        self.buffers.reserve(m.session_id, m.handle, size)?;
+        let received = receive(request.into_inner(), m.handle, size).await;
+        match received {
+            Ok(data) => {
+                self.buffers.unreserve(m.session_id, size);
+                self.buffers.put(m.session_id, m.handle, Bytes::from(data))?;
+                Ok(Response::new(protocol::GrpcHostBufferStoreResponse {}))
             }
-            data.extend_from_slice(&chunk.data);
+            Err(e) => {
+                self.buffers.unreserve(m.session_id, size);
+                Err(e)
+            }
         }
-        if data.len() as u64 != size {
-            return Err(Status::invalid_argument(format!(
-                "host buffer {}: {} of the {size} bytes announced came",
-                m.handle,
-                data.len()
-            )));
-        }
-        self.buffers.put(m.session_id, m.handle, Bytes::from(data));
-        Ok(Response::new(protocol::GrpcHostBufferStoreResponse {}))
     }
 
     type HostBufferLookupStream = Stream_<protocol::GrpcHostBufferLookupResponse>;
@@ -308,7 +438,7 @@ impl GrpcIfrtService for ProxyService {
         request: Request<protocol::GrpcHostBufferLookupRequest>,
     ) -> Result<Response<Self::HostBufferLookupStream>, Status> {
         let r = request.into_inner();
-        let bytes = self.buffers.get(r.session_id, r.handle).ok_or_else(|| {
+        let bytes = self.buffers.get(r.session_id, r.handle)?.ok_or_else(|| {
             Status::not_found(format!(
                 "there is no host buffer {} in session {}",
                 r.handle, r.session_id

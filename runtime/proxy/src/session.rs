@@ -93,7 +93,7 @@ struct State {
     arrays: HashMap<u64, Slot>,
     executables: HashMap<u64, Arc<Mutex<Executable>>>,
     futures: HashMap<u64, Future>,
-    /// The pw executable uploading each layout.
+    /// The pw executable in_flight each layout.
     puts: HashMap<String, u64>,
     next: u64,
 }
@@ -103,6 +103,9 @@ pub struct Session {
     pub controller: Controller,
     /// The pw session.
     pub id: u64,
+    /// The session's id for the IFRT client: random, and shown nowhere
+    /// else (host buffers are stored under it).
+    pub ifrt_id: u64,
     /// The pw device of each IFRT device.
     pub devices: Vec<i64>,
     buffers: Arc<HostBuffers>,
@@ -112,13 +115,14 @@ pub struct Session {
 impl Session {
     pub fn new(
         controller: Controller,
-        id: u64,
+        (id, ifrt_id): (u64, u64),
         devices: Vec<i64>,
         buffers: Arc<HostBuffers>,
     ) -> Session {
         Session {
             controller,
             id,
+            ifrt_id,
             devices,
             buffers,
             state: Mutex::new(State {
@@ -301,7 +305,7 @@ impl Session {
         }
         let ids: Vec<i32> = (0..all_devices.len() as i32).collect();
         Ok(protocol::InitResponse {
-            session_id: self.id,
+            session_id: self.ifrt_id,
             platform_name: platform.clone(),
             platform_version: format!("pw {}", env!("CARGO_PKG_VERSION")),
             platform_id: 0,
@@ -430,20 +434,30 @@ impl Session {
             .ok_or_else(|| invalid("the upload made no array"))
     }
 
-    /// The bytes of host buffer `handle`, as a dense row-major array.
+    /// Takes `bytes` of the session's transfer budget (bytes through the
+    /// server) while the returned guard lives; over the request limit or
+    /// the budget, a refusal that names the limit.
+    fn budget(&self, bytes: u64) -> Result<Transfer> {
+        Ok(self.controller.sessions().start_transfer(self.id, bytes)?)
+    }
+
+    /// The bytes of host buffer `handle`, as a dense row-major array (its
+    /// bytes taken from the session's budget, with the guard).
     async fn host_array(
         &self,
         handle: u64,
         dtype: DType,
         shape: &[i64],
         strides: Option<&ifrt::proto::ByteStrides>,
-    ) -> Result<HostArray> {
+    ) -> Result<(HostArray, Transfer)> {
+        let dims = dims_of(shape)?;
+        // What the dense array will take, before anything is made.
+        let budget = self.budget(byte_size(dtype, &dims)?)?;
         let bytes = self
             .buffers
-            .take(self.id, handle, HOST_BUFFER_WAIT)
+            .take(self.ifrt_id, handle, HOST_BUFFER_WAIT)
             .await
             .map_err(invalid)?;
-        let dims = dims_of(shape)?;
         let data = match strides {
             Some(s) if s.strides != dense_strides(dtype, shape) => {
                 dense(&bytes, dtype.size_in_bytes(), &dims, &s.strides)
@@ -451,8 +465,9 @@ impl Session {
             }
             _ => bytes.to_vec(),
         };
-        HostArray::new(dtype, &dims, data)
-            .map_err(|e| invalid(format!("host buffer {handle}: {e}")))
+        let host = HostArray::new(dtype, &dims, data)
+            .map_err(|e| invalid(format!("host buffer {handle}: {e}")))?;
+        Ok((host, budget))
     }
 
     async fn make_array(
@@ -461,7 +476,7 @@ impl Session {
     ) -> Result<protocol::MakeArrayFromHostBufferResponse> {
         let (info, devices) =
             self.layout(r.dtype.as_ref(), r.shape.as_ref(), r.sharding.as_ref())?;
-        let host = self
+        let (host, _budget) = self
             .host_array(
                 r.host_buffer_handle,
                 info.dtype,
@@ -502,8 +517,18 @@ impl Session {
                 array_spec.shape.as_ref(),
                 array_spec.sharding.as_ref(),
             )?;
-            // The whole array, from the shards the buffers hold.
+            // The whole array, from the shards the buffers hold: one buffer
+            // per list of shards, and every shard written.
+            if spec.addressable_shard_indices.len() != spec.host_buffers.len() {
+                return Err(invalid(format!(
+                    "spec #{k}: {} lists of shard indices for {} host buffers",
+                    spec.addressable_shard_indices.len(),
+                    spec.host_buffers.len()
+                )));
+            }
+            let mut written = vec![false; info.devices.len()];
             let dims = dims_of(&info.shape)?;
+            let _budget = self.budget(byte_size(info.dtype, &dims)?)?;
             let mut whole = HostArray::zeros(info.dtype, &dims);
             for (indices, buffer) in spec
                 .addressable_shard_indices
@@ -515,7 +540,7 @@ impl Session {
                     .as_ref()
                     .map(|s| s.dims.clone())
                     .unwrap_or_default();
-                let host = self
+                let (host, _shard_budget) = self
                     .host_array(
                         buffer.host_buffer_handle,
                         info.dtype,
@@ -531,7 +556,14 @@ impl Session {
                     whole
                         .write_slice(&info.region(p), &host)
                         .map_err(|e| invalid(format!("spec #{k}, shard {i}: {e}")))?;
+                    written[p] = true;
                 }
+            }
+            if let Some(p) = written.iter().position(|w| !w) {
+                return Err(invalid(format!(
+                    "spec #{k}: no host buffer holds shard {p} of the array's {}",
+                    written.len()
+                )));
             }
             let pw = self.upload(&info, whole).await?;
             let handle = r
@@ -599,7 +631,9 @@ impl Session {
                 bytes::Bytes::from(done.unwrap_or_default())
             }
         };
-        self.buffers.put(self.id, host_buffer, bytes);
+        self.buffers
+            .put(self.ifrt_id, host_buffer, bytes)
+            .map_err(|status| invalid(status.message()))?;
         Ok(())
     }
 
@@ -1295,7 +1329,7 @@ impl Session {
     /// Ends the session: every array and executable goes.
     pub async fn close(&self, why: &str) {
         self.controller.sessions().end(self.id, why).await;
-        self.buffers.forget(self.id);
+        self.buffers.close(self.ifrt_id);
     }
 }
 
@@ -1348,6 +1382,14 @@ pub fn request_name(request: &Rq) -> String {
     let mut name = Name(String::new());
     let _ = std::fmt::write(&mut name, format_args!("{request:?}"));
     name.0
+}
+
+/// The bytes of a dense `dtype` array of `dims`, or an error when that
+/// overflows.
+fn byte_size(dtype: DType, dims: &[usize]) -> Result<u64> {
+    dims.iter()
+        .try_fold(dtype.size_in_bytes() as u64, |n, &d| n.checked_mul(d as u64))
+        .ok_or_else(|| invalid(format!("{dtype}{dims:?}: the array's size overflows")))
 }
 
 fn dims_of(shape: &[i64]) -> Result<Vec<usize>> {

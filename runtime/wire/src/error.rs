@@ -59,6 +59,8 @@ pub enum Error {
         received: u64,
         total: u64,
     },
+    #[error("{what}: no memory for {bytes} bytes")]
+    OutOfMemory { what: String, bytes: u64 },
     #[error("unknown dtype {0:?}")]
     UnknownDType(String),
     #[error("{dtype}{dims:?} is larger than the limit of {limit} bytes")]

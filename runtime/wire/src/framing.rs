@@ -188,8 +188,9 @@ pub struct Collect {
 }
 
 impl Collect {
-    /// See [`ChunkCheck::new`]; allocates `total` bytes once it is within
-    /// `limit`.
+    /// See [`ChunkCheck::new`]. Memory is taken as bytes arrive, never
+    /// on the word of the first chunk alone: a request that declares a
+    /// huge payload and sends little costs little.
     pub fn new(
         first: &Chunk,
         limit: u64,
@@ -197,22 +198,31 @@ impl Collect {
         what: impl Into<String>,
     ) -> Result<Collect, Error> {
         let check = ChunkCheck::new(first, limit, expected, what)?;
-        let capacity = usize::try_from(check.total()).map_err(|_| Error::TooLarge {
-            what: check.what.clone(),
-            declared: check.total(),
-            limit: usize::MAX as u64,
-        })?;
         Ok(Collect {
             check,
-            data: Vec::with_capacity(capacity),
+            data: Vec::new(),
         })
     }
 
     /// Adds the next chunk; the payload once complete.
     pub fn push(&mut self, chunk: &Chunk) -> Result<Option<Vec<u8>>, Error> {
         let last = self.check.check(chunk)?;
+        if self.data.is_empty() && !last {
+            // The first of several chunks: room for a few more at once.
+            let room = self.check.total().min(4 * CHUNK_BYTES as u64) as usize;
+            self.reserve(room)?;
+        }
+        self.reserve(chunk.data.len())?;
         self.data.extend_from_slice(&chunk.data);
         Ok(last.then(|| std::mem::take(&mut self.data)))
+    }
+
+    /// Room for `more` bytes, or an error when memory is short.
+    fn reserve(&mut self, more: usize) -> Result<(), Error> {
+        self.data.try_reserve(more).map_err(|_| Error::OutOfMemory {
+            what: self.check.what.clone(),
+            bytes: self.data.len() as u64 + more as u64,
+        })
     }
 
     pub fn truncated(&self) -> Error {
@@ -225,11 +235,13 @@ pub type Received = (DType, Vec<usize>, Vec<u8>);
 
 /// Arrays sent one after another as numbered, typed chunks (`RunInput`,
 /// `RunOutput`): each array's chunks in order, the first of them carrying
-/// its type, each array checked against `limit` bytes before anything of
-/// it is allocated.
+/// its type; each array's declared size is checked against what is left
+/// of `limit` bytes (for all of them together) before anything of it is
+/// allocated.
 pub struct Arrays {
     what: &'static str,
     limit: u64,
+    used: u64,
     done: usize,
     current: Option<(DType, Vec<usize>, Collect)>,
 }
@@ -240,6 +252,7 @@ impl Arrays {
         Arrays {
             what,
             limit,
+            used: 0,
             done: 0,
             current: None,
         }
@@ -280,7 +293,8 @@ impl Arrays {
                     index,
                     lacks: "a type",
                 })?;
-                let (dtype, dims, bytes) = ty.read(self.limit)?;
+                let (dtype, dims, bytes) = ty.read(self.limit - self.used)?;
+                self.used += bytes;
                 let collect = Collect::new(chunk, bytes, Some(bytes), format!("{what} #{index}"))?;
                 self.current.insert((dtype, dims, collect))
             }

@@ -8,7 +8,9 @@
 //! * [`framing`] (re-exported here): bulk bytes as checked [`proto::Chunk`]s,
 //!   the message and window limits every channel uses.
 //! * [`net`]: gRPC channels and servers with those settings, listening
-//!   addresses, and the token a client presents and a server checks.
+//!   addresses, and the credentials a client presents and a server checks.
+//! * [`auth`]: the cluster secret, the data plane's handshake, unguessable
+//!   ids and keys.
 //! * [`process`]: what pw's binaries share at start and stop.
 //!
 //! This crate knows no PJRT, no executor and no MLIR: both the controller
@@ -19,6 +21,7 @@ pub mod proto {
     tonic::include_proto!("pw.v1");
 }
 
+pub mod auth;
 pub mod error;
 pub mod framing;
 pub mod net;

@@ -2,7 +2,7 @@
 //! tuned HTTP/2 settings of [`crate::framing`], listening addresses, and
 //! the token a client presents and a server checks.
 
-use crate::{framing as wire, Error};
+use crate::{auth, framing as wire, Error};
 use std::{net::SocketAddr, time::Duration};
 use tonic::transport::{Channel, Endpoint};
 
@@ -59,18 +59,88 @@ pub fn server() -> tonic::transport::Server {
         .http2_keepalive_timeout(Some(wire::KEEPALIVE_TIMEOUT))
 }
 
-/// The connections `listener` accepts, with TCP_NODELAY set (a server
-/// given its own listener does not set it: small messages would wait for
-/// Nagle's algorithm and delayed ACKs, ~40 ms each).
+/// How long a new connection may stay silent before it is closed.
+pub const SILENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most connections a listener keeps that have not said anything yet;
+/// past it, the oldest silent one is closed.
+pub const MAX_SILENT: usize = 256;
+
+/// The connections `listener` accepts that speak, with TCP_NODELAY set (a
+/// server given its own listener does not set it: small messages would
+/// wait for Nagle's algorithm and delayed ACKs, ~40 ms each).
+///
+/// A connection is handed on once its first bytes arrive. One that says
+/// nothing for [`SILENT_TIMEOUT`] is closed, and at most [`MAX_SILENT`]
+/// silent ones are kept (a new one closes the oldest), so idle
+/// connections cannot use up the process's file descriptors and keep
+/// real clients out. When accepting fails (no descriptor left), the
+/// listener pauses briefly instead of spinning.
 pub fn incoming(
     listener: tokio::net::TcpListener,
 ) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt;
-    tokio_stream::wrappers::TcpListenerStream::new(listener).map(|conn| {
-        conn.inspect(|stream| {
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        let silent = std::sync::Arc::new(std::sync::Mutex::new(Silent::default()));
+        loop {
+            let stream = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        tracing::warn!("accepting a connection failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = tx.closed() => return,
+            };
             let _ = stream.set_nodelay(true);
-        })
-    })
+            let (tx, list) = (tx.clone(), silent.clone());
+            // Held while the waiter is listed: it cannot leave the list first.
+            let mut s = lock(&silent);
+            let id = s.next_id();
+            let waiter = tokio::spawn(async move {
+                let mut first = [0u8; 1];
+                let spoke = matches!(
+                    tokio::time::timeout(SILENT_TIMEOUT, stream.peek(&mut first)).await,
+                    Ok(Ok(n)) if n > 0
+                );
+                lock(&list).remove(id);
+                if spoke {
+                    let _ = tx.send(Ok(stream)).await;
+                }
+            });
+            s.waiting.push_back((id, waiter.abort_handle()));
+            if s.waiting.len() > MAX_SILENT {
+                if let Some((_, oldest)) = s.waiting.pop_front() {
+                    oldest.abort();
+                }
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// The silent connections of a listener, oldest first.
+#[derive(Default)]
+struct Silent {
+    waiting: std::collections::VecDeque<(u64, tokio::task::AbortHandle)>,
+    next: u64,
+}
+
+impl Silent {
+    fn next_id(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+
+    fn remove(&mut self, id: u64) {
+        self.waiting.retain(|(i, _)| *i != id);
+    }
+}
+
+fn lock(s: &std::sync::Mutex<Silent>) -> std::sync::MutexGuard<'_, Silent> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Binds `address` (`host:port`; port 0 picks a free one), with a clear
@@ -98,76 +168,128 @@ pub async fn bind(address: &str) -> Result<tokio::net::TcpListener, Error> {
         })
 }
 
-/// The metadata key that carries a server's token.
+/// The metadata key that carries a server's token (clients).
 pub const TOKEN_KEY: &str = "x-pw-token";
+/// The metadata key that carries the cluster secret (workers, controller).
+pub const CLUSTER_KEY: &str = "x-pw-cluster";
+/// The metadata key that carries a session's key (see [`crate::auth`]).
+pub const SESSION_KEY: &str = "x-pw-session-key";
 
 /// The token a client presents: `$PW_TOKEN`, if set.
 pub fn client_token() -> Option<String> {
     std::env::var("PW_TOKEN").ok().filter(|t| !t.is_empty())
 }
 
-/// Adds the client's token to every request.
+/// Adds a credential (a header) to every request, when there is one.
 #[derive(Clone)]
-pub struct PresentToken(Option<tonic::metadata::AsciiMetadataValue>);
+pub struct Present(Option<(&'static str, tonic::metadata::AsciiMetadataValue)>);
 
-impl tonic::service::Interceptor for PresentToken {
+impl tonic::service::Interceptor for Present {
     fn call(
         &mut self,
         mut request: tonic::Request<()>,
     ) -> Result<tonic::Request<()>, tonic::Status> {
-        if let Some(t) = &self.0 {
-            request.metadata_mut().insert(TOKEN_KEY, t.clone());
+        if let Some((key, value)) = &self.0 {
+            request.metadata_mut().insert(*key, value.clone());
         }
         Ok(request)
     }
 }
 
 /// The token of `$PW_TOKEN`, ready to present on a channel.
-pub fn present_token() -> PresentToken {
-    PresentToken(client_token().and_then(|t| t.parse().ok()))
+pub fn present_token() -> Present {
+    Present(client_token().and_then(|t| Some((TOKEN_KEY, t.parse().ok()?))))
 }
 
+/// This process's cluster secret, ready to present on a channel.
+pub fn present_cluster_secret() -> Present {
+    Present(auth::cluster_secret().and_then(|s| {
+        let value = tonic::metadata::AsciiMetadataValue::try_from(s.as_bytes()).ok()?;
+        Some((CLUSTER_KEY, value))
+    }))
+}
+
+/// A channel presenting the cluster secret.
+pub type ClusterChannel = tonic::service::interceptor::InterceptedService<Channel, Present>;
+
 /// A worker's client of the controller's registry on `channel`, presenting
-/// `$PW_TOKEN`.
-pub type RegistryClient = crate::proto::registry_client::RegistryClient<
-    tonic::service::interceptor::InterceptedService<Channel, PresentToken>,
->;
+/// the cluster secret.
+pub type RegistryClient = crate::proto::registry_client::RegistryClient<ClusterChannel>;
 
 pub fn registry_client(channel: Channel) -> RegistryClient {
-    crate::proto::registry_client::RegistryClient::with_interceptor(channel, present_token())
+    crate::proto::registry_client::RegistryClient::with_interceptor(
+        channel,
+        present_cluster_secret(),
+    )
+    .max_decoding_message_size(wire::MAX_MESSAGE_BYTES)
+    .max_encoding_message_size(wire::MAX_MESSAGE_BYTES)
+}
+
+/// A client of a worker's service (the controller's, or a peer's) on
+/// `channel`, presenting the cluster secret.
+pub type WorkerClient = crate::proto::worker_client::WorkerClient<ClusterChannel>;
+
+pub fn worker_client(channel: Channel) -> WorkerClient {
+    crate::proto::worker_client::WorkerClient::with_interceptor(channel, present_cluster_secret())
         .max_decoding_message_size(wire::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(wire::MAX_MESSAGE_BYTES)
 }
 
-/// Refuses requests that do not present the server's token (when it has
-/// one). The comparison takes the same time wherever the tokens differ.
+/// Refuses requests that do not present `want` under `key` (when there is
+/// one to want). The comparison takes the same time wherever they differ;
+/// the refusal says which credential is missing, never its value.
 #[derive(Clone)]
-pub struct CheckToken(pub Option<Vec<u8>>);
+pub struct Check {
+    key: &'static str,
+    want: Option<Vec<u8>>,
+    hint: &'static str,
+}
 
-impl tonic::service::Interceptor for CheckToken {
+impl tonic::service::Interceptor for Check {
     fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        let Some(want) = &self.0 else {
+        let Some(want) = &self.want else {
             return Ok(request);
         };
         let given = request
             .metadata()
-            .get(TOKEN_KEY)
+            .get(self.key)
             .map(|v| v.as_bytes())
             .unwrap_or_default();
-        let same = given.len() == want.len()
-            && given
-                .iter()
-                .zip(want)
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0;
-        if same {
+        if auth::same(given, want) {
             Ok(request)
         } else {
-            Err(tonic::Status::unauthenticated(
-                "this pw-server needs its token: set PW_TOKEN (or pass token=) to the server's --token",
-            ))
+            Err(tonic::Status::unauthenticated(self.hint))
         }
     }
+}
+
+/// `service`, refusing requests without the client token `token` (when
+/// given).
+pub fn checked<S>(
+    service: S,
+    token: Option<String>,
+) -> tonic::service::interceptor::InterceptedService<S, Check> {
+    tonic::service::interceptor::InterceptedService::new(
+        service,
+        Check {
+            key: TOKEN_KEY,
+            want: token.map(String::into_bytes),
+            hint: "this pw-server needs its token: set PW_TOKEN (or pass token=) to the server's --token",
+        },
+    )
+}
+
+/// `service`, refusing requests without this process's cluster secret
+/// (when it has one): the ports only the cluster's own processes use.
+pub fn cluster_only<S>(service: S) -> tonic::service::interceptor::InterceptedService<S, Check> {
+    tonic::service::interceptor::InterceptedService::new(
+        service,
+        Check {
+            key: CLUSTER_KEY,
+            want: auth::cluster_secret().map(|s| s.as_bytes().to_vec()),
+            hint: "this port serves only pw's own processes: they present the cluster secret (PW_CLUSTER_SECRET)",
+        },
+    )
 }
 
 /// Whether `address` (`host:port`) is a loopback address.
@@ -176,15 +298,4 @@ pub async fn is_loopback(address: &str) -> bool {
         Ok(mut addrs) => addrs.all(|a| a.ip().is_loopback()),
         Err(_) => false,
     }
-}
-
-/// `service`, refusing requests without `token` (when given).
-pub fn checked<S>(
-    service: S,
-    token: Option<String>,
-) -> tonic::service::interceptor::InterceptedService<S, CheckToken> {
-    tonic::service::interceptor::InterceptedService::new(
-        service,
-        CheckToken(token.map(String::into_bytes)),
-    )
 }

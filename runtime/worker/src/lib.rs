@@ -277,6 +277,8 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error("--listen {address}: not a loopback address, so anyone who can reach it could drive this worker; give --cluster-secret (or PW_CLUSTER_SECRET), the secret pw-server and its workers share")]
+    Unprotected { address: String },
     #[error("cannot start the thread that {what}: {source}")]
     Thread {
         what: &'static str,
@@ -321,6 +323,11 @@ pub async fn serve(
         address: config.listen.clone(),
         source,
     })?;
+    if pw_wire::auth::cluster_secret().is_none() && !bound.ip().is_loopback() {
+        return Err(Error::Unprotected {
+            address: bound.to_string(),
+        });
+    }
     let address = config
         .advertise
         .clone()
@@ -386,10 +393,13 @@ pub async fn serve(
         patience: Duration::from_secs(600),
         queues: tracker,
     });
-    let service =
+    // Only the controller and peer workers (holding the cluster secret)
+    // are served.
+    let service = net::cluster_only(
         proto::worker_server::WorkerServer::new(service::WorkerService::new(state.clone()))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+            .max_encoding_message_size(MAX_MESSAGE_BYTES),
+    );
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(
         net::server()
@@ -452,6 +462,12 @@ async fn attach_loop(
             .await
         {
             Ok(r) => r.into_inner(),
+            // Another secret (or none) will not get better with retries.
+            Err(status) if status.code() == tonic::Code::Unauthenticated => {
+                return Err(Error::Refused {
+                    reason: status.message().to_owned(),
+                })
+            }
             Err(status) => {
                 tracing::warn!(error = %status.message(), "registration failed; retrying");
                 tokio::time::sleep(Duration::from_millis(200)).await;

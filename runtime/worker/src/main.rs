@@ -19,7 +19,7 @@ use std::{io::Write, path::PathBuf, time::Duration};
     about = "A pw worker: registers this host's PJRT devices with a pw-server and runs what it sends",
     after_help = "Examples:\n  \
         pw-worker --controller 127.0.0.1:29000 --devices 2\n  \
-        pw-worker --controller head:29000 --listen 0.0.0.0:29100 --advertise $(hostname):29100 --plugin /opt/pjrt/xla_cuda_plugin.so\n  \
+        PW_CLUSTER_SECRET=$(cat /run/secrets/pw-cluster) pw-worker --controller head:29000 --listen 0.0.0.0:29100 --advertise $(hostname):29100 --plugin /opt/pjrt/xla_cuda_plugin.so\n  \
         pw-worker --controller 127.0.0.1:29000 --island pod0   # share an island with other workers\n\n\
         The worker prints `pw-worker: listening on HOST:PORT`, then registers. If the\n\
         server refuses it (incompatible plugin or protocol), it exits with code 2 and\n\
@@ -69,6 +69,12 @@ struct Cli {
     #[arg(long, default_value = "tcp", value_name = "tcp|grpc")]
     data_plane: Transport,
 
+    /// The secret pw-server and its workers share: every call to this
+    /// worker, its registration and every data connection must prove it.
+    /// Needed to listen on anything but loopback.
+    #[arg(long, env = "PW_CLUSTER_SECRET", hide_env_values = true, value_name = "SECRET")]
+    cluster_secret: Option<String>,
+
     /// Give up after this many seconds without reaching the server.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     connect_timeout: u64,
@@ -84,6 +90,15 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Some(text) = cli.cluster_secret.as_deref().filter(|s| !s.is_empty()) {
+        match pw_wire::auth::Secret::new(text, "--cluster-secret") {
+            Ok(secret) => pw_wire::auth::set_cluster_secret(Some(secret)),
+            Err(e) => {
+                eprintln!("pw-worker: error: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     let config = Config {
         controller: cli.controller,
         listen: cli.listen,

@@ -182,6 +182,8 @@ pub struct Place {
     pub listen: Option<String>,
     /// `PW_TOKEN` for the processes started there.
     pub token: Option<String>,
+    /// `PW_CLUSTER_SECRET` for the processes started there.
+    pub cluster_secret: Option<String>,
 }
 
 impl Place {
@@ -197,6 +199,10 @@ impl Place {
         match &self.token {
             Some(t) => c.env("PW_TOKEN", t),
             None => c.env_remove("PW_TOKEN"),
+        };
+        match &self.cluster_secret {
+            Some(s) => c.env("PW_CLUSTER_SECRET", s),
+            None => c.env_remove("PW_CLUSTER_SECRET"),
         };
         c
     }

@@ -57,8 +57,10 @@ impl Hosts {
         Place {
             netns: Some(self.names[host].clone()),
             listen: Some(format!("{address}:0")),
-            // Anything but loopback needs the server's token.
+            // Anything but loopback needs the server's token, and the
+            // secret server and workers share.
             token: Some("netns-test-token".into()),
+            cluster_secret: Some("netns-test-cluster-secret".into()),
         }
     }
 }
@@ -81,6 +83,7 @@ fn a_run_across_two_network_namespaces() {
     // token.
     let open = Place {
         token: None,
+        cluster_secret: None,
         ..a.clone()
     };
     let mut command = open.command(&bin("pw-server"));

@@ -65,7 +65,7 @@ enum Command {
 }
 
 const K8S_HELP: &str = "Examples:\n  \
-    kubectl create secret generic pw-token --from-literal=token=$(openssl rand -hex 16)\n  \
+    kubectl create secret generic pw-token --from-literal=token=$(openssl rand -hex 16) --from-literal=cluster-secret=$(openssl rand -hex 16)\n  \
     pw-deploy k8s --name pw --workers 4 --devices-per-worker 8 --image pw-server:0.1 --worker-image pw-worker:0.1 | kubectl apply -f -\n  \
     pw-deploy k8s --name gpu --workers 2 --devices-per-worker 8 --platform cuda --image pw-server:0.1 --worker-image pw-worker-cuda:0.1\n  \
     pw-deploy k8s --name tpu --workers 4 --devices-per-worker 4 --platform tpu --node-selector pool=tpu --image pw-server:0.1 --worker-image pw-worker-tpu:0.1 --out tpu.yaml\n\n\
@@ -73,7 +73,8 @@ const K8S_HELP: &str = "Examples:\n  \
     there and advertise their pod IP. Pods restart on failure (restartPolicy\n\
     OnFailure, --backoff-limit); a restarted worker registers again. The JobSet\n\
     controller must be installed, and the Secret (--token-secret, default\n\
-    NAME-token) must hold the token under --token-key. Clients reach the server\n\
+    NAME-token) must hold the token under --token-key and the cluster secret\n\
+    under --cluster-secret-key. Clients reach the server\n\
     through the Service NAME-server (kubectl port-forward service/NAME-server 29000).\n\
     Images: deploy/Dockerfile. See docs/deploy.md.";
 

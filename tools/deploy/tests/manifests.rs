@@ -323,39 +323,49 @@ fn devices_and_plugin_per_platform() {
     );
 }
 
-/// Tests that pw-server and every worker read PW_TOKEN from the one
-/// Secret, and that no token is written in the manifests.
+/// Tests that pw-server reads PW_TOKEN and both containers read
+/// PW_CLUSTER_SECRET from the one Secret, that workers never get the
+/// clients' token, and that no secret is written in the manifests.
 #[test]
-fn the_token_comes_from_one_secret() {
-    for (extra, secret, key) in [
-        (&[][..], "pwtest-token", "token"),
+fn the_secrets_come_from_one_secret() {
+    for (extra, secret, key, cluster_key) in [
+        (&[][..], "pwtest-token", "token", "cluster-secret"),
         (
-            &["--token-secret", "shared.tokens", "--token-key", "pw_token"][..],
+            &[
+                "--token-secret",
+                "shared.tokens",
+                "--token-key",
+                "pw_token",
+                "--cluster-secret-key",
+                "pw_cluster",
+            ][..],
             "shared.tokens",
             "pw_token",
+            "pw_cluster",
         ),
     ] {
         let docs = manifests(extra);
         let js = object(&docs, "JobSet");
-        for name in ["head", "worker"] {
+        for (name, vars) in [
+            ("head", &[("PW_TOKEN", key), ("PW_CLUSTER_SECRET", cluster_key)][..]),
+            ("worker", &[("PW_CLUSTER_SECRET", cluster_key)][..]),
+        ] {
             let c = container(pod(replicated_job(js, name)));
-            let token = env(c, "PW_TOKEN");
-            assert!(
-                try_at(token, "value").is_none(),
-                "{name}: no token in the manifest"
-            );
-            assert_eq!(
-                str_at(token, "valueFrom.secretKeyRef.name"),
-                secret,
-                "{name}"
-            );
-            assert_eq!(str_at(token, "valueFrom.secretKeyRef.key"), key, "{name}");
-            assert_eq!(
-                flag(&command_line(c), "--token"),
-                None,
-                "{name}: not in the arguments"
-            );
+            for &(var, key) in vars {
+                let e = env(c, var);
+                assert!(try_at(e, "value").is_none(), "{name}: {var} in the manifest");
+                assert_eq!(str_at(e, "valueFrom.secretKeyRef.name"), secret, "{name}");
+                assert_eq!(str_at(e, "valueFrom.secretKeyRef.key"), key, "{name}");
+            }
+            for f in ["--token", "--cluster-secret"] {
+                assert_eq!(flag(&command_line(c), f), None, "{name}: {f} in the arguments");
+            }
         }
+        let worker = container(pod(replicated_job(js, "worker")));
+        assert!(
+            seq(worker, "env").iter().all(|e| str_at(e, "name") != "PW_TOKEN"),
+            "a worker does not hold the clients' token"
+        );
     }
 }
 
@@ -498,6 +508,7 @@ fn bad_input_is_refused_clearly() {
         (&["--data-port", "29100"], 1, "two ports"),
         (&["--token-secret", "Bad_Secret"], 1, "--token-secret"),
         (&["--token-key", "a/b"], 1, "--token-key"),
+        (&["--cluster-secret-key", "token"], 1, "--cluster-secret-key"),
         (&["--heartbeat-ms", "2000"], 1, "longer than the heartbeat"),
         (
             &["--lease-ms", "100", "--heartbeat-ms", "100"],

@@ -220,17 +220,24 @@ fn substitute(
 
 /// The pw-server or pw-worker of a container, as `command` would run it
 /// there: its program from `bins`, its arguments substituted, its
-/// environment from the container's `env` (the Secret's token, the pod IP).
+/// environment from the container's `env` (the Secret's token and cluster
+/// secret, the pod IP).
 fn local_command(c: &Value, bins: &Path, args: Vec<String>, token: &str) -> Command {
     let program = strings(c, "command");
     assert_eq!(program.len(), 1);
     let name = Path::new(&program[0]).file_name().expect("a program");
     let mut cmd = Command::new(bins.join(name));
-    cmd.args(args).env_remove("PW_TOKEN");
+    cmd.args(args)
+        .env_remove("PW_TOKEN")
+        .env_remove("PW_CLUSTER_SECRET");
     for e in seq(c, "env") {
         let name = str_at(e, "name");
         let value = if try_at(e, "valueFrom.secretKeyRef").is_some() {
-            token.to_owned()
+            match str_at(e, "valueFrom.secretKeyRef.key") {
+                "token" => token.to_owned(),
+                "cluster-secret" => format!("{token}-cluster"),
+                other => panic!("a key of the Secret the test does not know: {other}"),
+            }
         } else if str_at(e, "valueFrom.fieldRef.fieldPath") == "status.podIP" {
             "127.0.0.1".to_owned()
         } else {
@@ -242,9 +249,9 @@ fn local_command(c: &Value, bins: &Path, args: Vec<String>, token: &str) -> Comm
 }
 
 /// The PIDs of the workers the server lists on its status page
-/// (`GET /api/status` on the manifests' `--http` port, which is on the
-/// pod's loopback and needs no token), or None when it does not answer.
-fn registered(status: &str) -> Option<BTreeSet<u32>> {
+/// (`GET /api/status` on the manifests' `--http` port, on the pod's
+/// loopback, presenting the token), or None when it does not answer.
+fn registered(status: &str, token: &str) -> Option<BTreeSet<u32>> {
     use std::io::Write;
     let mut stream = std::net::TcpStream::connect(status).ok()?;
     stream
@@ -252,7 +259,7 @@ fn registered(status: &str) -> Option<BTreeSet<u32>> {
         .ok()?;
     write!(
         stream,
-        "GET /api/status HTTP/1.1\r\nHost: {status}\r\nConnection: close\r\n\r\n"
+        "GET /api/status HTTP/1.1\r\nHost: {status}\r\nx-pw-token: {token}\r\nConnection: close\r\n\r\n"
     )
     .ok()?;
     let mut response = String::new();
@@ -271,11 +278,11 @@ fn registered(status: &str) -> Option<BTreeSet<u32>> {
 }
 
 /// Waits (at most START_LIMIT) until the registered workers are `procs`.
-fn wait_for_workers(server: &Proc, status: &str, procs: &[&Proc]) {
+fn wait_for_workers(server: &Proc, status: &str, token: &str, procs: &[&Proc]) {
     let want: BTreeSet<u32> = procs.iter().map(|p| p.child.id()).collect();
     let deadline = Instant::now() + START_LIMIT;
     loop {
-        let now = registered(status);
+        let now = registered(status, token);
         if now.as_ref() == Some(&want) {
             return;
         }
@@ -413,7 +420,7 @@ fn the_manifests_command_lines_run_a_cluster() {
     };
     let w0 = start(worker_command(), "pw-worker-0", dir.path());
     let mut w1 = start(worker_command(), "pw-worker-1", dir.path());
-    wait_for_workers(&server, &status, &[&w0, &w1]);
+    wait_for_workers(&server, &status, &token, &[&w0, &w1]);
 
     let report = run_pipeline(&bins, &address, &token);
     assert!(
@@ -439,7 +446,7 @@ fn the_manifests_command_lines_run_a_cluster() {
     w1.kill();
     let w1b = start(worker_command(), "pw-worker-1-restarted", dir.path());
     assert_ne!(w1b.child.id(), old_pid);
-    wait_for_workers(&server, &status, &[&w0, &w1b]);
+    wait_for_workers(&server, &status, &token, &[&w0, &w1b]);
     let report = run_pipeline(&bins, &address, &token);
     assert!(
         report.contains("worker 2"),

@@ -189,6 +189,9 @@ impl Sessions<'_> {
                 }
             }
         }
+        if restoring.is_none() {
+            within_limits(id, session, &exe, &args.donated, &self.c.inner.config.limits)?;
+        }
         for a in &args.donated {
             session.arrays.remove(a);
         }
@@ -533,6 +536,52 @@ fn make_outputs(
         outputs.push((value, handle, state));
     }
     outputs
+}
+
+/// Refuses a call whose outputs would take session `id` over the arrays or
+/// the device bytes it may hold (`donated` arrays go with the call).
+fn within_limits(
+    id: u64,
+    session: &Session,
+    exe: &Executable,
+    donated: &[u64],
+    limits: &crate::Limits,
+) -> Result<()> {
+    let plan = &exe.prepared.plan;
+    let arrays = (session.arrays.len() + plan.outputs.len()).saturating_sub(donated.len());
+    if arrays > limits.session_arrays {
+        return Err(Error::OverLimit {
+            what: format!("session {id}'s arrays"),
+            asked: arrays as u64,
+            limit: limits.session_arrays as u64,
+            flag: "--session-arrays",
+        });
+    }
+    if limits.session_device_bytes > 0 {
+        let held: u64 = session
+            .arrays
+            .iter()
+            .filter(|(a, _)| !donated.contains(a))
+            .map(|(_, a)| a.info().device_bytes())
+            .sum();
+        let made: u64 = plan
+            .outputs
+            .iter()
+            .map(|&v| plan.values[v].device_bytes())
+            .sum();
+        if held + made > limits.session_device_bytes {
+            return Err(Error::OverLimit {
+                what: format!(
+                    "session {id}'s arrays on devices (bytes: {held} held, {made} more for {})",
+                    exe.name
+                ),
+                asked: held + made,
+                limit: limits.session_device_bytes,
+                flag: "--session-device-mb",
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Which worker takes which session array, and keeps which output.

@@ -1,6 +1,11 @@
 //! Opening and closing sessions: the line for devices (strictly first
 //! come, first served), a client's session stream and its lease, and what a
 //! closing session frees.
+//!
+//! A client in line holds a lease too: it must keep sending heartbeats, or
+//! it leaves the line. Leaving is one step under the store's lock, whatever
+//! the moment: a client that goes while the line grants it devices leaves
+//! no session behind (`InLine`); at most `Limits::waiting` clients wait.
 
 use super::{Sessions, Wait, Waiter};
 use crate::{
@@ -26,7 +31,7 @@ impl Sessions<'_> {
         mut incoming: tonic::Streaming<proto::SessionRequest>,
         out: Out,
     ) {
-        let id = self.c.inner.runs.next_id();
+        let id = pw_wire::auth::random_id();
         let name = if open.name.is_empty() {
             format!("session {id}")
         } else {
@@ -49,12 +54,16 @@ impl Sessions<'_> {
             }
         };
         let lease = self.client_lease();
+        let Some(key) = self.lock().live.get(&id).map(|s| s.key.clone()) else {
+            return;
+        };
         send(proto::session_event::Event::Granted(
             proto::SessionGranted {
                 session: id,
                 devices,
                 heartbeat_ms: (lease.as_millis() / 4).max(1) as u32,
                 lease_ms: lease.as_millis() as u32,
+                key,
             },
         ));
         let why = self.keep_alive(id, &mut incoming, &out).await;
@@ -103,7 +112,7 @@ impl Sessions<'_> {
         devices: usize,
         timeout: Duration,
     ) -> Result<(u64, Vec<i64>)> {
-        let id = self.c.inner.runs.next_id();
+        let id = pw_wire::auth::random_id();
         let granted = self
             .queue(id, want(devices), &name, Some(timeout), &|_| {}, None)
             .await?;
@@ -123,7 +132,8 @@ impl Sessions<'_> {
 
     /// Session `id` (named `name`) waits its turn for `want`, telling its
     /// place in line to `send`, for up to `timeout`; None when its
-    /// `client` stream ends first.
+    /// `client` stream ends first or goes silent for longer than a lease.
+    /// Cancelled at any point, it leaves nothing behind.
     async fn queue(
         &self,
         id: u64,
@@ -133,17 +143,27 @@ impl Sessions<'_> {
         send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
         mut client: Option<&mut tonic::Streaming<proto::SessionRequest>>,
     ) -> Result<Option<Vec<i64>>> {
-        let (asked, mut rx) = self.ask(id, want, name);
+        let (asked, mut rx) = self.ask(id, want, name)?;
         let granted = match asked {
             Ask::Granted(d) => d,
             Ask::Refused(why) => return Err(Error::Refused { why }),
             Ask::Queued(position) => {
+                let mut in_line = InLine {
+                    sessions: *self,
+                    id,
+                    waiting: true,
+                };
                 send(proto::session_event::Event::Queued(position as u32));
                 let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+                let lease = self.client_lease();
                 loop {
+                    // Gone: the stream ended, failed, or was silent a lease long.
                     let gone = async {
                         match client.as_mut() {
-                            Some(c) => !matches!(c.message().await, Ok(Some(_))),
+                            Some(c) => !matches!(
+                                tokio::time::timeout(lease, c.message()).await,
+                                Ok(Ok(Some(_)))
+                            ),
                             None => std::future::pending().await,
                         }
                     };
@@ -158,16 +178,15 @@ impl Sessions<'_> {
                             Some(Wait::Position(p)) => {
                                 send(proto::session_event::Event::Queued(p as u32));
                             }
-                            Some(Wait::Granted(d)) => break d,
+                            Some(Wait::Granted(d)) => {
+                                in_line.waiting = false;
+                                break d;
+                            }
                             None => return Ok(None),
                         },
-                        true = gone => {
-                            self.leave_line(id);
-                            return Ok(None);
-                        }
+                        true = gone => return Ok(None),
                         () = expired => {
                             let holders = self.holders();
-                            self.leave_line(id);
                             let wanted = match want {
                                 Want::All => "every device".to_owned(),
                                 Want::Count(n) => format!("{n} devices"),
@@ -188,11 +207,25 @@ impl Sessions<'_> {
 
     /// Session `id` (named `name`) asks the book for `want`: opened when
     /// granted, else in line, hearing its place on the receiver.
-    fn ask(&self, id: u64, want: Want, name: &str) -> (Ask, mpsc::UnboundedReceiver<Wait>) {
+    fn ask(
+        &self,
+        id: u64,
+        want: Want,
+        name: &str,
+    ) -> Result<(Ask, mpsc::UnboundedReceiver<Wait>)> {
         let (tx, rx) = mpsc::unbounded_channel();
         let registered = self.registered();
         let lease = self.client_lease();
+        let most = self.c.inner.config.limits.waiting;
         let mut s = self.lock();
+        if s.waiting.len() >= most {
+            return Err(Error::OverLimit {
+                what: "clients waiting in line for devices".into(),
+                asked: s.waiting.len() as u64 + 1,
+                limit: most as u64,
+                flag: "--max-waiting",
+            });
+        }
         let asked = s.slices.ask(id, want, &registered);
         match &asked {
             Ask::Granted(d) => s.open(id, name.to_owned(), d.clone(), lease),
@@ -206,15 +239,19 @@ impl Sessions<'_> {
             }
             Ask::Refused(_) => {}
         }
-        (asked, rx)
+        Ok((asked, rx))
     }
 
-    /// A client in line gave up (timeout, or it vanished).
+    /// A client in line gave up (timeout, or it vanished, or its wait was
+    /// cancelled): it leaves the line, or, if the line granted it devices
+    /// meanwhile, the session it never took is closed; in one step.
     fn leave_line(&self, id: u64) {
         let devices = self.registered();
         let lease = self.client_lease();
         let mut s = self.lock();
-        s.waiting.remove(&id);
+        if s.waiting.remove(&id).is_none() && s.live.remove(&id).is_none() {
+            return;
+        }
         let granted = s.slices.release(id, &devices);
         s.grant(granted, lease);
     }
@@ -273,6 +310,22 @@ impl Sessions<'_> {
                 });
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// A client's place in line, left when dropped while still `waiting`
+/// (granted devices it did not take are given back too).
+struct InLine<'a> {
+    sessions: Sessions<'a>,
+    id: u64,
+    waiting: bool,
+}
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        if self.waiting {
+            self.sessions.leave_line(self.id);
         }
     }
 }

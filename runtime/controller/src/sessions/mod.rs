@@ -21,6 +21,13 @@
 //!   may take them while the run still executes, since every worker
 //!   enqueues parts in the order they were sent. An array is ready (or
 //!   failed, with the run's error) when its run is done.
+//! * **Owned**: a session's id is random, and it is granted with a key of
+//!   its own (128 random bits) that every request naming the session must
+//!   present ([`Sessions::authorize`]): another client holding the server's
+//!   token still cannot use, read or delete it. Its bytes in flight through
+//!   the server (uploads, fetches, IFRT host buffers), the
+//!   device bytes its arrays hold and their count are bounded
+//!   ([`crate::Limits`]).
 //! * **Arrays** ([`arrays`]) are named by (session, id); another session's
 //!   array is refused. Deleting one, donating it to a call, or closing the
 //!   session frees its buffers on the workers.
@@ -69,6 +76,10 @@ const CLOSED_KEPT: usize = 256;
 /// One client's session.
 pub(crate) struct Session {
     pub name: String,
+    /// What a request must present to use it (see the module doc).
+    pub key: String,
+    /// Bytes of its transfers through the server in flight.
+    pub in_flight: u64,
     pub devices: Vec<i64>,
     /// How many devices it was granted (it is topped up to that many).
     pub size: usize,
@@ -138,6 +149,8 @@ impl State {
             id,
             Session {
                 name,
+                key: pw_wire::auth::random_key(),
+                in_flight: 0,
                 size: devices.len(),
                 devices,
                 opened: now,
@@ -183,6 +196,18 @@ impl State {
         })
     }
 
+    /// Session `id`, if `key` is its key.
+    pub fn owned(&mut self, id: u64, key: Option<&str>) -> Result<&mut Session> {
+        let session = self.get(id)?;
+        match key {
+            Some(k) if pw_wire::auth::same(k.as_bytes(), session.key.as_bytes()) => Ok(session),
+            _ => Err(Error::NotYours {
+                session: id,
+                key_header: pw_wire::net::SESSION_KEY,
+            }),
+        }
+    }
+
     /// Array `array` of session `id`.
     pub fn array(&mut self, id: u64, array: u64) -> Result<SessionArray> {
         self.get(id)?
@@ -197,6 +222,22 @@ impl State {
     }
 }
 
+/// Bytes of a session's transfer budget, given back when dropped.
+pub struct Transfer {
+    c: Controller,
+    id: u64,
+    bytes: u64,
+}
+
+impl Drop for Transfer {
+    fn drop(&mut self) {
+        let bytes = self.bytes;
+        self.c
+            .sessions()
+            .update(self.id, |s| s.in_flight = s.in_flight.saturating_sub(bytes));
+    }
+}
+
 /// What `Sessions::view` shows of one session.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SessionLine {
@@ -208,6 +249,10 @@ pub struct SessionLine {
     pub arrays: usize,
     pub calls: u64,
     pub calls_running: u64,
+    /// Bytes its arrays hold on devices, every shard counted.
+    pub device_bytes: u64,
+    /// Bytes of its transfers through the server in flight.
+    pub in_flight_bytes: u64,
 }
 
 /// A client waiting for devices.
@@ -254,6 +299,45 @@ impl<'a> Sessions<'a> {
         if let Ok(session) = self.lock().get(id) {
             f(session);
         }
+    }
+
+    /// Whether the client presenting `key` owns session `id` (see the
+    /// module doc); every request that names a session asks this first.
+    pub fn authorize(&self, id: u64, key: Option<&str>) -> Result<()> {
+        self.lock().owned(id, key).map(|_| ())
+    }
+
+    /// Takes `bytes` of session `id`'s transfer budget (bytes through the
+    /// server, either way) for as long as the returned guard lives, or
+    /// refuses them (over the request limit, or over what the session may
+    /// have in flight).
+    pub fn start_transfer(&self, id: u64, bytes: u64) -> Result<Transfer> {
+        let limits = &self.c.inner.config.limits;
+        if bytes > limits.request_bytes {
+            return Err(Error::OverLimit {
+                what: format!("a transfer of session {id} (bytes)"),
+                asked: bytes,
+                limit: limits.request_bytes,
+                flag: "--max-request-mb",
+            });
+        }
+        let mut s = self.lock();
+        let session = s.get(id)?;
+        let total = session.in_flight.saturating_add(bytes);
+        if total > limits.session_transfer_bytes {
+            return Err(Error::OverLimit {
+                what: format!("session {id}'s transfers in flight (bytes)"),
+                asked: total,
+                limit: limits.session_transfer_bytes,
+                flag: "--session-transfer-mb",
+            });
+        }
+        session.in_flight = total;
+        Ok(Transfer {
+            c: self.c.clone(),
+            id,
+            bytes,
+        })
     }
 
     /// The devices of session `id`: (device, worker, platform, kind).
@@ -332,6 +416,8 @@ impl<'a> Sessions<'a> {
                 arrays: x.arrays.len(),
                 calls: x.counters.calls,
                 calls_running: x.calls_running,
+                device_bytes: x.arrays.values().map(|a| a.info().device_bytes()).sum(),
+                in_flight_bytes: x.in_flight,
             })
             .collect();
         sessions.sort_by_key(|l| l.session);

@@ -1,0 +1,470 @@
+"""A shared pw-server tried as its tenants and neighbours would: sessions
+usable only by their client, waiters that leave no ghost, bounded lines,
+quotas, a status page behind the token, idle connections that cannot lock
+clients out, and unmodified JAX through the proxy presenting the token.
+
+One pw-server (with --token and a cluster secret) and one pw-worker, real
+processes on 127.0.0.1, ended by PID; a second server where a test needs
+other flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import grpc
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec as P
+
+import pw
+from pw._local import _env, _stop
+from pw._proto import pb
+from pw.tools import find_tool
+
+TOKEN = f"security-token-{os.getpid()}"
+SECRET = f"security-cluster-secret-{os.getpid()}"
+DEVICES = 4
+LEASE_MS = 2000
+WAIT_S = 30
+
+
+def _announced(proc, log, timeout=60.0):
+    """The status page's and the server's addresses, from the lines
+    pw-server prints when it serves (bounded)."""
+    found = {}
+    deadline = time.monotonic() + timeout
+    for line in proc.stdout:
+        for key, prefix in (("http", "pw-server: status page on http://"), ("grpc", "pw-server: listening on ")):
+            if line.startswith(prefix):
+                found[key] = line[len(prefix) :].strip().rstrip("/")
+        if len(found) == 2 or time.monotonic() > deadline:
+            break
+    assert len(found) == 2, f"pw-server did not start: {open(log).read()[-3000:]}"
+    # The rest of its output is not read: let it go nowhere.
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+    return found["http"], found["grpc"]
+
+
+class Cluster:
+    """pw-server (`server_args` more) and one pw-worker, with the token and
+    the cluster secret; `limits` is the server's resource limit on open
+    files, when given."""
+
+    def __init__(self, tmp, server_args=(), nofile=None):
+        env = _env()
+        env["PW_CLUSTER_SECRET"] = SECRET
+        self.env = env
+        log = str(tmp / "pw-server.log")
+        self.log = log
+
+        def limit():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+        self.server = subprocess.Popen(
+            [
+                find_tool("pw-server"),
+                "--listen",
+                "127.0.0.1:0",
+                "--http",
+                "127.0.0.1:0",
+                "--token",
+                TOKEN,
+                "--client-lease-ms",
+                str(LEASE_MS),
+                *server_args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=open(log, "w"),
+            text=True,
+            env=env,
+            preexec_fn=limit,
+        )
+        self.workers = []
+        try:
+            self.http, self.address = _announced(self.server, log)
+            self.add_worker(tmp)
+        except BaseException:
+            self.stop()
+            raise
+
+    def add_worker(self, tmp, secret=SECRET):
+        env = dict(self.env)
+        env["PW_CLUSTER_SECRET"] = secret
+        log = str(tmp / f"pw-worker-{len(self.workers)}.log")
+        worker = subprocess.Popen(
+            [
+                find_tool("pw-worker"),
+                "--controller",
+                self.address,
+                "--devices",
+                str(DEVICES),
+                "--connect-timeout",
+                "10",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "w"),
+            env=env,
+        )
+        self.workers.append(worker)
+        deadline = time.monotonic() + WAIT_S
+        while not self.status().workers:
+            assert worker.poll() is None, open(log).read()
+            assert time.monotonic() < deadline, "the worker did not register"
+            time.sleep(0.1)
+        return worker
+
+    def ask(self, method, request, reply_type, metadata=((("x-pw-token", TOKEN)),)):
+        with grpc.insecure_channel(self.address) as channel:
+            call = channel.unary_unary(
+                f"/pw.v1.Controller/{method}",
+                request_serializer=type(request).SerializeToString,
+                response_deserializer=reply_type.FromString,
+            )
+            return call(request, timeout=10, metadata=metadata)
+
+    def status(self):
+        return self.ask("Status", pb.StatusRequest(), pb.StatusReply)
+
+    def overview(self):
+        return json.loads(self.ask("Overview", pb.OverviewRequest(), pb.OverviewReply).json)
+
+    def connect(self, **kw):
+        return pw.connect(self.address, token=TOKEN, **kw)
+
+    def stop(self):
+        for w in self.workers:
+            _stop(w)
+        _stop(self.server)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("secured"))
+    yield c
+    c.stop()
+
+
+def doubler(devices=2):
+    with pw.program("doubler") as p:
+        x = p.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
+        with pw.mesh("m", devices=devices):
+            y = jax.jit(lambda v: v * 2, in_shardings=P("x"), out_shardings=P("x"))(x)
+        p.outputs(y)
+    return p
+
+
+def test_a_session_is_usable_only_by_its_client(cluster):
+    """Another client holding the same token reads the session's id from the
+    status, but cannot fetch, delete, call in or wait on its arrays; the
+    key never shows; the owner's array is untouched."""
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    with cluster.connect(devices=2, name="victim") as victim:
+        exe = doubler().compile(victim)
+        (y,) = exe(x)
+        assert victim.session >= 1 << 32, "session ids are random 63-bit numbers"
+        listed = cluster.overview()
+        assert any(s["session"] == victim.session for s in listed["sessions"])
+        assert victim._metadata[-1][1] not in json.dumps(listed), "the key is not shown"
+        ref = pb.ArrayRef(session=victim.session, array=y._id)
+        with cluster.connect(devices=2, name="neighbour") as neighbour:
+            theirs = (("x-pw-token", TOKEN), neighbour._metadata[-1])
+            for metadata in [(("x-pw-token", TOKEN),), theirs]:
+                for method, request, reply in [
+                    ("AwaitArrays", pb.ArrayRefs(session=victim.session, arrays=[y._id]), pb.AwaitReply),
+                    ("DeleteArrays", pb.ArrayRefs(session=victim.session, arrays=[y._id]), pb.DeleteReply),
+                    ("SessionStats", pb.SessionStatsRequest(session=victim.session), pb.SessionCounters),
+                ]:
+                    with pytest.raises(grpc.RpcError) as e:
+                        cluster.ask(method, request, reply, metadata=metadata)
+                    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED, (method, e.value)
+                    assert "not this client's" in e.value.details()
+                with grpc.insecure_channel(cluster.address) as channel:
+                    fetch = channel.unary_stream(
+                        "/pw.v1.Controller/FetchArray",
+                        request_serializer=pb.ArrayRef.SerializeToString,
+                        response_deserializer=pb.FetchReply.FromString,
+                    )
+                    with pytest.raises(grpc.RpcError) as e:
+                        list(fetch(ref, timeout=10, metadata=metadata))
+                    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            # The neighbour's own client cannot name the victim's array in a
+            # call either.
+            mine = doubler().compile(neighbour)
+            with pytest.raises(pw.ArrayError):
+                mine(y)
+        np.testing.assert_array_equal(np.asarray(y), x * 2)
+
+
+def test_over_limit_uploads_are_refused_naming_the_flag(tmp_path):
+    """--max-request-mb 1: a call uploading 4 MiB is refused before its
+    bytes are read (LimitError naming the flag); the session goes on."""
+    c = Cluster(tmp_path, ["--max-request-mb", "1"])
+    try:
+        with c.connect(devices=1) as client:
+            with pw.program("big") as p:
+                x = p.input(jax.ShapeDtypeStruct((1024, 1024), jnp.float32))
+                with pw.mesh("m", devices=1):
+                    y = jax.jit(lambda v: v + 1)(x)
+                p.outputs(y)
+            exe = p.compile(client)
+            with pytest.raises(pw.LimitError, match=r"--max-request-mb"):
+                exe(np.zeros((1024, 1024), np.float32))
+            (small,) = doubler(1).compile(client)(np.ones((8, 4), np.float32))
+            np.testing.assert_array_equal(np.asarray(small), 2)
+    finally:
+        c.stop()
+
+
+def test_a_session_cannot_hold_more_device_memory_than_its_quota(tmp_path):
+    """--session-device-mb 1: one client parks 128 KiB arrays until the
+    quota refuses the next call (LimitError naming the flag and the
+    bytes); what it holds shows in pw-status; deleting makes room."""
+    c = Cluster(tmp_path, ["--session-device-mb", "1"])
+    try:
+        with c.connect(devices=2) as client:
+            with pw.program("park") as p:
+                x = p.input(jax.ShapeDtypeStruct((128, 128), jnp.float32))
+                with pw.mesh("m", devices=2):
+                    y = jax.jit(lambda v: v * 3, in_shardings=P("x"), out_shardings=P("x"))(x)
+                p.outputs(y)
+            exe = p.compile(client)
+            x = np.ones((128, 128), np.float32)
+            parked = []
+            with pytest.raises(pw.LimitError, match=r"--session-device-mb") as e:
+                for _ in range(12):
+                    parked.extend(exe(x))
+            assert 6 <= len(parked) <= 8, (len(parked), e.value)
+            out = subprocess.run(
+                [find_tool("pw-status"), "--server", c.address],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env=dict(os.environ, PW_TOKEN=TOKEN),
+            )
+            assert out.returncode == 0, out.stderr
+            line = next(l for l in out.stdout.splitlines() if l.startswith("SESSION"))
+            assert f"device bytes {len(parked) * 128 * 128 * 4} of {1 << 20}" in line, line
+            for a in parked:
+                a.delete()
+            (again,) = exe(x)
+            np.testing.assert_array_equal(np.asarray(again), 3)
+    finally:
+        c.stop()
+
+
+def _raw_session(address, devices, heartbeats: bool, stop: threading.Event):
+    """A session stream that opens and then sends heartbeats (or nothing)
+    until `stop`; returns the call (cancel() ends it)."""
+
+    def requests():
+        yield pb.SessionRequest(open=pb.SessionOpen(protocol=1, name="raw", devices=devices))
+        while not stop.wait(0.2):
+            if heartbeats:
+                yield pb.SessionRequest(heartbeat=True)
+
+    channel = grpc.insecure_channel(address)
+    call = channel.stream_stream(
+        "/pw.v1.Controller/Session",
+        request_serializer=pb.SessionRequest.SerializeToString,
+        response_deserializer=pb.SessionEvent.FromString,
+    )(requests(), metadata=(("x-pw-token", TOKEN),))
+    return channel, call
+
+
+def _wait(what, condition, timeout=WAIT_S):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_waiters_hold_leases_and_leave_no_ghost(cluster):
+    """A holder keeps every device. 20 waiters send no heartbeat: they
+    leave the line within a lease. 30 waiters are cancelled the moment the
+    holder closes: afterwards no session is left without a client, and no
+    device is held twice."""
+    holder = cluster.connect(name="holder")
+    stop = threading.Event()
+    silent = [_raw_session(cluster.address, 1, False, stop) for _ in range(20)]
+    try:
+        _wait("20 waiters in line", lambda: len(cluster.overview()["waiting"]) >= 20)
+        _wait("the silent waiters leave the line", lambda: not cluster.overview()["waiting"], timeout=4 * LEASE_MS / 1000)
+    finally:
+        stop.set()
+        for channel, call in silent:
+            call.cancel()
+            channel.close()
+    stop = threading.Event()
+    waiters = [_raw_session(cluster.address, 1, True, stop) for _ in range(30)]
+    try:
+        _wait("30 waiters in line", lambda: len(cluster.overview()["waiting"]) >= 30)
+        holder.close()
+        for channel, call in waiters:
+            call.cancel()
+    finally:
+        stop.set()
+        for channel, call in waiters:
+            channel.close()
+    _wait(
+        "every session closed and no one waiting",
+        lambda: not cluster.overview()["sessions"] and not cluster.overview()["waiting"],
+        timeout=4 * LEASE_MS / 1000 + 5,
+    )
+    # The devices are free: a client gets all of them at once.
+    with cluster.connect(timeout=5) as client:
+        assert len(client.devices) == DEVICES
+
+
+def test_the_line_is_bounded(tmp_path):
+    """--max-waiting 2: a third client waiting for devices is refused with
+    LimitError naming the flag."""
+    c = Cluster(tmp_path, ["--max-waiting", "2"])
+    stop = threading.Event()
+    streams = []
+    try:
+        with c.connect() as holder:
+            streams = [_raw_session(c.address, 1, True, stop) for _ in range(2)]
+            _wait("2 waiters in line", lambda: len(c.overview()["waiting"]) == 2)
+            with pytest.raises(pw.LimitError, match=r"--max-waiting"):
+                c.connect(devices=1, timeout=5)
+            assert len(holder.devices) == DEVICES
+    finally:
+        stop.set()
+        for channel, call in streams:
+            call.cancel()
+            channel.close()
+        c.stop()
+
+
+def _get(url, headers=None):
+    request = urllib.request.Request(url, headers=headers or {})
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def test_the_status_page_asks_for_the_token(cluster, tmp_path):
+    """Without the token: 401. With the x-pw-token header, or the cookie
+    `/?token=` sets: the page and its JSON. A non-loopback --http without a
+    token does not start."""
+    base = f"http://{cluster.http}"
+    status, _, body = _get(base + "/api/status")
+    assert status == 401 and "token" in body, (status, body)
+    status, _, body = _get(base + "/")
+    assert status == 401
+    status, _, body = _get(base + "/api/status", {"x-pw-token": TOKEN})
+    assert status == 200 and "workers" in json.loads(body)
+    status, headers, _ = _get(base + "/?token=" + TOKEN)
+    assert status == 303, status
+    cookie = headers["Set-Cookie"].split(";")[0]
+    assert "HttpOnly" in headers["Set-Cookie"]
+    status, _, body = _get(base + "/api/status", {"Cookie": cookie})
+    assert status == 200
+    status, _, _ = _get(base + "/api/status", {"x-pw-token": "wrong"})
+    assert status == 401
+    out = subprocess.run(
+        [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=_env(),
+    )
+    assert out.returncode == 1 and "not a loopback address" in out.stderr, out.stderr
+
+
+def test_idle_connections_do_not_lock_clients_out(tmp_path):
+    """The server may open 256 files. 600 connections to its gRPC port and
+    its status page that say nothing do not keep a client out: silent
+    connections are bounded and closed."""
+    c = Cluster(tmp_path, nofile=256)
+    sockets = []
+    try:
+        host, port = c.address.rsplit(":", 1)
+        http_host, http_port = c.http.rsplit(":", 1)
+        for i in range(600):
+            s = socket.socket()
+            s.settimeout(5)
+            try:
+                s.connect((host, int(port)) if i % 2 else (http_host, int(http_port)))
+            except OSError:
+                s.close()
+                continue
+            sockets.append(s)
+        t0 = time.monotonic()
+        with c.connect(devices=1, timeout=20) as client:
+            (y,) = doubler(1).compile(client)(np.ones((8, 4), np.float32))
+            np.testing.assert_array_equal(np.asarray(y), 2)
+        assert time.monotonic() - t0 < 20
+        status, _, _ = _get(f"http://{c.http}/api/status", {"x-pw-token": TOKEN})
+        assert status == 200
+        assert c.server.poll() is None
+    finally:
+        for s in sockets:
+            s.close()
+        c.stop()
+
+
+def test_a_worker_without_the_cluster_secret_is_refused(cluster, tmp_path):
+    before = len(cluster.status().workers)
+    env = dict(cluster.env, PW_CLUSTER_SECRET="a-different-cluster-secret")
+    out = subprocess.run(
+        [find_tool("pw-worker"), "--controller", cluster.address, "--devices", "1", "--connect-timeout", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert out.returncode == 2, out.stderr
+    assert "cluster secret" in out.stderr
+    assert len(cluster.status().workers) == before
+
+
+PROXY_PROGRAM = textwrap.dedent(
+    """
+    import jax, numpy as np
+    x = jax.device_put(np.arange(16, dtype=np.float32))
+    print(float(np.asarray(jax.jit(lambda v: v * 2)(x)).sum()))
+    """
+)
+
+
+def _jax_through_proxy(address, token):
+    env = dict(_env())
+    for k in ("JAX_PLATFORMS", "XLA_FLAGS", "PW_TOKEN"):
+        env.pop(k, None)
+    env.update(JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{address}", PW_PROXY_CONNECT_TIMEOUT_S="20")
+    if token:
+        env["PW_TOKEN"] = token
+    return subprocess.run([sys.executable, "-c", PROXY_PROGRAM], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_unmodified_jax_presents_the_token_through_the_proxy(cluster):
+    """Under --token the proxy serves JAX when the process has PW_TOKEN (the
+    plugin sends it as initialization data), and refuses it otherwise."""
+    ok = _jax_through_proxy(cluster.address, TOKEN)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert ok.stdout.strip().splitlines()[-1] == str(float(np.arange(16).sum() * 2))
+    refused = _jax_through_proxy(cluster.address, None)
+    assert refused.returncode != 0
+    assert "needs its token" in refused.stderr, refused.stderr[-3000:]

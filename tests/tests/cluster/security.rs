@@ -1,0 +1,388 @@
+//! A cluster with a token and a cluster secret, tried as an outsider on
+//! the same network would: the workers' ports, the registry and the data
+//! plane refuse whoever lacks the secret (and never echo it); requests
+//! that declare huge sizes are refused before anything is allocated; the
+//! IFRT proxy checks its protocol version, its token and its host
+//! buffers' sessions. After each attack the cluster still runs the
+//! examples and matches JAX.
+
+use crate::harness::{assert_matches, example_args, serial, Cluster, Place};
+use bytes::Bytes;
+use prost::Message;
+use pw_proxy::protocol as ifrt;
+use pw_wire::proto;
+use std::{
+    io::{Read, Write},
+    time::Duration,
+};
+use tonic::{metadata::MetadataValue, Code, Request};
+
+const TOKEN: &str = "security-test-token";
+const SECRET: &str = "security-test-cluster-secret";
+
+fn secured() -> Place {
+    Place {
+        token: Some(TOKEN.into()),
+        cluster_secret: Some(SECRET.into()),
+        ..Place::default()
+    }
+}
+
+/// A free TCP port on loopback (for a worker's data port).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+/// A secured server (`server_args` more) and one worker of 2 devices
+/// whose data port is `data_port`.
+fn cluster(server_args: &[&str], data_port: u16) -> Cluster {
+    let place = secured();
+    let mut c = Cluster::server(server_args, &place);
+    c.add_worker(2, &["--data-port", &data_port.to_string()], &[], &place);
+    c.wait_for_workers(1);
+    c
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// `request` with header `key: value`.
+fn with<T>(mut request: Request<T>, key: &'static str, value: &str) -> Request<T> {
+    let value: MetadataValue<_> = value.parse().expect("ascii");
+    request.metadata_mut().insert(key, value);
+    request
+}
+
+/// The cluster still runs an example across its worker and matches JAX.
+fn still_serves(c: &Cluster) {
+    let out = c.pw_run(&example_args("rl_step"), &secured());
+    assert_matches(&out);
+}
+
+#[test]
+fn workers_and_the_registry_serve_only_the_cluster() {
+    let _serial = serial();
+    let c = cluster(&[], free_port());
+    let worker = c.status().workers[0].address.clone();
+    runtime().block_on(async {
+        let channel = pw_wire::net::channel(&worker, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut w = proto::worker_client::WorkerClient::new(channel);
+        // No secret, the clients' token, or a wrong secret: refused, and the
+        // refusal never names the secret.
+        for (key, value) in [
+            (None, ""),
+            (Some(pw_wire::net::TOKEN_KEY), TOKEN),
+            (Some(pw_wire::net::CLUSTER_KEY), "not-the-cluster-secret"),
+        ] {
+            let ask = |r| match key {
+                Some(k) => with(Request::new(r), k, value),
+                None => Request::new(r),
+            };
+            let fetch = proto::FetchRequest {
+                run: 1,
+                value: 0,
+                position: 0,
+            };
+            let e = w.fetch(ask(fetch)).await.unwrap_err();
+            assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+            assert!(!e.message().contains(SECRET), "{e:?}");
+            let release = proto::ReleaseRequest::default();
+            let e = w.release(ask(release)).await.unwrap_err();
+            assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+            let compile = proto::CompileRequest::default();
+            let e = w.compile(ask(compile)).await.unwrap_err();
+            assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+        }
+        // A registration without the secret is refused before it is read.
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut r = proto::registry_client::RegistryClient::new(channel);
+        let register = proto::WorkerEvent {
+            event: Some(proto::worker_event::Event::Register(Default::default())),
+        };
+        let e = r
+            .attach(with(
+                Request::new(tokio_stream::iter(vec![register])),
+                pw_wire::net::TOKEN_KEY,
+                TOKEN,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    });
+    // A worker without the secret is refused at once (exit code 2).
+    let mut c = c;
+    let outsider = Place {
+        cluster_secret: Some("another-cluster-secret".into()),
+        ..secured()
+    };
+    let i = c.add_worker(1, &[], &[], &outsider);
+    let status = c.workers[i].wait_exit(Duration::from_secs(20));
+    assert_eq!(status.and_then(|s| s.code()), Some(2), "{}", c.logs());
+    assert!(
+        c.workers[i].stderr_text().contains("cluster secret"),
+        "{}",
+        c.workers[i].stderr_text()
+    );
+    assert_eq!(c.status().workers.len(), 1);
+    still_serves(&c);
+}
+
+#[test]
+fn a_data_connection_without_the_secret_is_closed_unheard() {
+    let _serial = serial();
+    let data_port = free_port();
+    let c = cluster(&[], data_port);
+    // The old introduction (magic and a claimed worker id), then a frame
+    // with a valid CRC: the worker closes the connection without taking it.
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", data_port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut forged = b"PWDATA02".to_vec();
+    forged.extend_from_slice(&0u32.to_le_bytes());
+    forged.extend_from_slice(&[7u8; 16]);
+    s.write_all(&forged).unwrap();
+    // The worker proves itself (nonce and MAC), then waits for ours: a
+    // made-up proof ends the connection.
+    let mut answer = [0u8; 48];
+    s.read_exact(&mut answer).unwrap();
+    let _ = s.write_all(&[0u8; 32]);
+    let mut frame = vec![0u8; 44];
+    frame[0] = 1;
+    let _ = s.write_all(&frame);
+    let mut rest = Vec::new();
+    let read = s.read_to_end(&mut rest);
+    assert!(
+        matches!(read, Ok(0)) || read.is_err(),
+        "the connection stays open: {read:?}"
+    );
+    // Silence is not an introduction either: closed within the handshake's
+    // time.
+    let mut silent = std::net::TcpStream::connect(("127.0.0.1", data_port)).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(matches!(silent.read(&mut byte), Ok(0)), "not closed");
+    assert!(c.logs().contains("refused"), "{}", c.logs());
+    still_serves(&c);
+}
+
+#[test]
+fn huge_declared_sizes_are_refused_before_anything_is_allocated() {
+    let _serial = serial();
+    let c = cluster(&["--max-request-mb", "64"], free_port());
+    let huge = proto::ArrayType {
+        dtype: "float32".into(),
+        dims: vec![1 << 34],
+    };
+    let chunk = proto::Chunk {
+        offset: 0,
+        total: 64 << 30,
+        data: Bytes::from_static(&[0; 4]),
+        crc32: None,
+    };
+    runtime().block_on(async {
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut api = pw_controller::api::controller_client::ControllerClient::new(channel);
+        // A call for a session that does not exist, declaring 64 GiB.
+        let begin = proto::CallRequest {
+            request: Some(proto::call_request::Request::Begin(proto::CallBegin {
+                session: 12345,
+                executable: 1,
+                arguments: vec![proto::CallArgument {
+                    argument: Some(proto::call_argument::Argument::Host(huge.clone())),
+                }],
+                release: vec![],
+            })),
+        };
+        let input = proto::CallRequest {
+            request: Some(proto::call_request::Request::Input(proto::RunInput {
+                index: 0,
+                r#type: Some(huge.clone()),
+                chunk: Some(chunk.clone()),
+            })),
+        };
+        let e = api
+            .call(with(
+                Request::new(tokio_stream::iter(vec![begin, input])),
+                pw_wire::net::TOKEN_KEY,
+                TOKEN,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        // A run whose input declares 64 GiB: over --max-request-mb.
+        let run = vec![
+            proto::RunRequest {
+                request: Some(proto::run_request::Request::Begin(proto::RunBegin {
+                    protocol: pw_wire::PROTOCOL as i32,
+                    name: "huge".into(),
+                    inputs: 1,
+                    ..Default::default()
+                })),
+            },
+            proto::RunRequest {
+                request: Some(proto::run_request::Request::Program(
+                    pw_wire::chunks(Bytes::from_static(b"module {}"))[0].clone(),
+                )),
+            },
+            proto::RunRequest {
+                request: Some(proto::run_request::Request::Input(proto::RunInput {
+                    index: 0,
+                    r#type: Some(huge.clone()),
+                    chunk: Some(chunk.clone()),
+                })),
+            },
+        ];
+        let e = api
+            .run(with(
+                Request::new(tokio_stream::iter(run)),
+                pw_wire::net::TOKEN_KEY,
+                TOKEN,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+        assert!(e.message().contains("limit"), "{e:?}");
+        // The same through a worker's Put, as a member of the cluster: the
+        // worker reads 4 bytes of the 64 GiB declared and says so.
+        let worker = c.status().workers[0].address.clone();
+        let channel = pw_wire::net::channel(&worker, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut w = proto::worker_client::WorkerClient::new(channel);
+        let put = proto::PutRequest {
+            run: 77,
+            value: 0,
+            position: 0,
+            local_device: 0,
+            r#type: Some(huge.clone()),
+            chunk: Some(chunk.clone()),
+        };
+        let e = w
+            .put(with(
+                Request::new(tokio_stream::iter(vec![put])),
+                pw_wire::net::CLUSTER_KEY,
+                SECRET,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    });
+    still_serves(&c);
+}
+
+/// An IFRT session's metadata header: protocol `version`, and `data` as
+/// the initialization data.
+fn session_metadata(version: i32, data: &[(&str, ifrt::xla::ifrt::attribute_map_proto::Value)]) -> Vec<u8> {
+    let m = ifrt::GrpcIfrtSessionMetadata {
+        version: Some(ifrt::IfrtProxyVersion {
+            protocol_version: version,
+            ifrt_serdes_version_number: 3,
+        }),
+        initialization_data: Some(ifrt::xla::ifrt::AttributeMapProto {
+            attributes: data
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        }),
+    };
+    m.encode_to_vec()
+}
+
+fn string_value(s: &str) -> ifrt::xla::ifrt::attribute_map_proto::Value {
+    use ifrt::xla::ifrt::attribute_map_proto::value::Value;
+    ifrt::xla::ifrt::attribute_map_proto::Value {
+        value: Some(Value::StringValue(s.into())),
+    }
+}
+
+fn int_value(n: i64) -> ifrt::xla::ifrt::attribute_map_proto::Value {
+    use ifrt::xla::ifrt::attribute_map_proto::value::Value;
+    ifrt::xla::ifrt::attribute_map_proto::Value {
+        value: Some(Value::Int64Value(n)),
+    }
+}
+
+#[test]
+fn the_ifrt_proxy_checks_versions_tokens_sessions_and_sizes() {
+    let _serial = serial();
+    let c = cluster(&["--max-request-mb", "64"], free_port());
+    runtime().block_on(async {
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut proxy = ifrt::grpc_ifrt_service_client::GrpcIfrtServiceClient::new(channel);
+        let open = |version: i32, data: &[(&str, ifrt::xla::ifrt::attribute_map_proto::Value)]| {
+            let mut r = Request::new(tokio_stream::iter(Vec::<ifrt::IfrtRequest>::new()));
+            r.metadata_mut().insert_bin(
+                ifrt::SESSION_METADATA_HEADER,
+                tonic::metadata::MetadataValue::from_bytes(&session_metadata(version, data)),
+            );
+            r
+        };
+        // Versions outside what the server speaks.
+        for version in [0, 9999] {
+            let e = proxy
+                .ifrt_session(open(version, &[("pw.token", string_value(TOKEN))]))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::FailedPrecondition, "{version}: {e:?}");
+        }
+        // No token, a wrong one.
+        for data in [vec![], vec![("pw.token", string_value("wrong"))]] {
+            let e = proxy.ifrt_session(open(25, &data)).await.unwrap_err();
+            assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+        }
+        // More devices than there are, or than fit.
+        for n in [(1i64 << 32) - 1, 1 << 40] {
+            let e = proxy
+                .ifrt_session(open(
+                    25,
+                    &[
+                        ("pw.token", string_value(TOKEN)),
+                        ("pw.devices", int_value(n)),
+                    ],
+                ))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument, "{n}: {e:?}");
+        }
+        // Host buffers for a session the server did not open.
+        let mut store = Request::new(tokio_stream::iter(vec![
+            ifrt::GrpcHostBufferStoreRequest {
+                data: Bytes::from_static(&[0, 0, 0x26, 0x44]),
+            },
+        ]));
+        let m = ifrt::GrpcHostBufferStoreMetadata {
+            session_id: 1,
+            handle: 1,
+            buffer_size: 4,
+        };
+        store.metadata_mut().insert_bin(
+            ifrt::HOST_BUFFER_STORE_METADATA_HEADER,
+            tonic::metadata::MetadataValue::from_bytes(&m.encode_to_vec()),
+        );
+        let e = proxy.host_buffer_store(store).await.unwrap_err();
+        assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        let e = proxy
+            .host_buffer_lookup(ifrt::GrpcHostBufferLookupRequest {
+                session_id: 1,
+                handle: 1,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    });
+    still_serves(&c);
+}
