@@ -159,7 +159,8 @@ def make_client():
         data[DEVICES_KEY] = devices
     token = os.environ.get(TOKEN_ENV)
     if token:
-        data[TOKEN_KEY] = token
+        # The client's attribute map takes bytes, not str.
+        data[TOKEN_KEY] = token.encode()
     if data:
         options.initialization_data = data
     return ifrt_proxy.get_client(target, options)

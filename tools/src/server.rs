@@ -139,7 +139,12 @@ pub struct Cli {
     /// register, the server to every worker, workers to each other); no
     /// client needs it. Needed with --token, and to listen on anything but
     /// loopback.
-    #[arg(long, env = "PW_CLUSTER_SECRET", hide_env_values = true, value_name = "SECRET")]
+    #[arg(
+        long,
+        env = "PW_CLUSTER_SECRET",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
     pub cluster_secret: Option<String>,
 }
 

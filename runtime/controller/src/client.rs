@@ -14,7 +14,7 @@ use std::time::Duration;
 pub type ControllerClient = api::controller_client::ControllerClient<
     tonic::service::interceptor::InterceptedService<
         tonic::transport::Channel,
-        pw_wire::net::PresentToken,
+        pw_wire::net::Present,
     >,
 >;
 

@@ -133,10 +133,7 @@ impl Compiler {
         need: &Need,
         key: Key,
         plugin: &str,
-        worker: (
-            u32,
-            &mut pw_wire::net::WorkerClient,
-        ),
+        worker: (u32, &mut pw_wire::net::WorkerClient),
     ) -> Result<(Bytes, Source)> {
         let failed = |message: String| Error::Compile {
             what: need.what.clone(),

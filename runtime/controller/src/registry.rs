@@ -26,7 +26,6 @@ use std::{
     time::{Duration, Instant},
 };
 use tokio::sync::mpsc;
-use tonic::transport::Channel;
 
 /// One registered worker.
 pub struct WorkerEntry {

@@ -210,9 +210,11 @@ impl api::controller_server::Controller for ControllerService {
             .map_err(|_| invalid("the program is not UTF-8 text"))?;
         let limit = self.controller.config().limits.request_bytes;
         let (inputs, received) =
-            read_inputs(&mut stream, begin.inputs as usize, limit, |m| match m.request {
-                Some(proto::run_request::Request::Input(i)) => Some(i),
-                _ => None,
+            read_inputs(&mut stream, begin.inputs as usize, limit, |m| {
+                match m.request {
+                    Some(proto::run_request::Request::Input(i)) => Some(i),
+                    _ => None,
+                }
             })
             .await?;
         self.controller.status().count_client_bytes(received, 0);
@@ -385,23 +387,25 @@ impl api::controller_server::Controller for ControllerService {
         let sessions = self.controller.sessions();
         let session = request.get_ref().session;
         sessions.authorize(session, key_of(&request))?;
-        Ok(Response::new(match sessions.fetch(request.get_ref()).await? {
-            Fetched::Forwarded(stream, bytes) => {
-                self.controller.status().count_client_bytes(0, bytes);
-                Box::pin(stream)
-            }
-            Fetched::Assembled(host) => {
-                let bytes = host.bytes().len() as u64;
-                self.controller.status().count_client_bytes(0, bytes);
-                // The bytes count against the session until the client has
-                // read them (or gone).
-                let transfer = sessions.start_transfer(session, bytes)?;
-                Box::pin(host_stream(host).map(move |reply| {
-                    let _held = &transfer;
-                    reply
-                }))
-            }
-        }))
+        Ok(Response::new(
+            match sessions.fetch(request.get_ref()).await? {
+                Fetched::Forwarded(stream, bytes) => {
+                    self.controller.status().count_client_bytes(0, bytes);
+                    Box::pin(stream)
+                }
+                Fetched::Assembled(host) => {
+                    let bytes = host.bytes().len() as u64;
+                    self.controller.status().count_client_bytes(0, bytes);
+                    // The bytes count against the session until the client has
+                    // read them (or gone).
+                    let transfer = sessions.start_transfer(session, bytes)?;
+                    Box::pin(host_stream(host).map(move |reply| {
+                        let _held = &transfer;
+                        reply
+                    }))
+                }
+            },
+        ))
     }
 
     async fn await_arrays(

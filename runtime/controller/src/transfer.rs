@@ -17,7 +17,6 @@ use std::{
     sync::Arc,
     time::Duration,
 };
-use tonic::transport::Channel;
 
 use pw_wire::net::WorkerClient;
 

@@ -220,7 +220,9 @@ pub fn read_frames(mut stream: impl Read, from: u32, receiver: &Receiver) -> Str
         let mut data = Vec::with_capacity(len);
         match (&mut stream).take(len as u64).read_to_end(&mut data) {
             Ok(n) if n == len => {}
-            Ok(n) => return format!("the connection ended inside a frame ({n} of its {len} bytes)"),
+            Ok(n) => {
+                return format!("the connection ended inside a frame ({n} of its {len} bytes)")
+            }
             Err(e) => return format!("the connection broke inside a frame: {e}"),
         }
         if u32_at(36) & FRAME_FAILED != 0 {

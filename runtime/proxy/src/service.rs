@@ -238,7 +238,7 @@ fn token_given(data: Option<&protocol::xla::ifrt::AttributeMapProto>, want: &str
         .and_then(|d| d.attributes.get(TOKEN_KEY))
         .and_then(|v| v.value.as_ref())
     {
-        Some(Value::StringValue(t)) => pw_wire::auth::same(t.as_bytes(), want.as_bytes()),
+        Some(Value::StringValue(t)) => pw_wire::auth::same(t, want.as_bytes()),
         _ => false,
     }
 }
@@ -259,6 +259,35 @@ fn requested_devices(
             "{DEVICES_KEY} must be a number of devices above 0, not {other:?}"
         ))),
     }
+}
+
+/// The stream of a session whose client lacks the token: nothing is
+/// opened, and every request (JAX's first is `Init`) is answered with
+/// `UNAUTHENTICATED`, which JAX raises with this message (a refused stream
+/// would reach the user only as "CANCELLED").
+fn refuse_every_request(
+    mut incoming: Streaming<protocol::IfrtRequest>,
+) -> Response<Stream_<protocol::IfrtResponse>> {
+    const UNAUTHENTICATED: i32 = 16;
+    let message = format!(
+        "this pw-server needs its token: set PW_TOKEN for the JAX process (the pw JAX plugin sends it as the session's `{TOKEN_KEY}`)"
+    );
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok(Some(request)) = incoming.message().await {
+            let op_id = request.request_metadata.map_or(0, |m| m.op_id);
+            let failure = Failure {
+                code: UNAUTHENTICATED,
+                message: message.clone(),
+            };
+            if tx.send(Ok(response(op_id, Err(failure)))).is_err() {
+                break;
+            }
+        }
+    });
+    Response::new(Box::pin(
+        tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
+    ))
 }
 
 /// The response to a request: its op id, and its answer or its failure.
@@ -332,9 +361,7 @@ impl GrpcIfrtService for ProxyService {
         }
         if let Some(want) = &self.token {
             if !token_given(m.initialization_data.as_ref(), want) {
-                return Err(Status::unauthenticated(format!(
-                    "this pw-server needs its token: set PW_TOKEN for the JAX process (the pw JAX plugin sends it as the session's `{TOKEN_KEY}`)"
-                )));
+                return Ok(refuse_every_request(request.into_inner()));
             }
         }
         let devices = requested_devices(m.initialization_data.as_ref())?;
@@ -421,7 +448,8 @@ impl GrpcIfrtService for ProxyService {
         match received {
             Ok(data) => {
                 self.buffers.unreserve(m.session_id, size);
-                self.buffers.put(m.session_id, m.handle, Bytes::from(data))?;
+                self.buffers
+                    .put(m.session_id, m.handle, Bytes::from(data))?;
                 Ok(Response::new(protocol::GrpcHostBufferStoreResponse {}))
             }
             Err(e) => {

@@ -21,7 +21,10 @@ use crate::{
     protocol::{self, ifrt_request::Request as Rq, ifrt_response::Response as Rs, xla::ifrt},
     HostBuffers,
 };
-use pw_controller::{sessions::arrays::Fetched, Controller};
+use pw_controller::{
+    sessions::{arrays::Fetched, Transfer},
+    Controller,
+};
 use pw_core::{
     plan::{Module, ValueInfo},
     plans, DType,
@@ -1388,7 +1391,9 @@ pub fn request_name(request: &Rq) -> String {
 /// overflows.
 fn byte_size(dtype: DType, dims: &[usize]) -> Result<u64> {
     dims.iter()
-        .try_fold(dtype.size_in_bytes() as u64, |n, &d| n.checked_mul(d as u64))
+        .try_fold(dtype.size_in_bytes() as u64, |n, &d| {
+            n.checked_mul(d as u64)
+        })
         .ok_or_else(|| invalid(format!("{dtype}{dims:?}: the array's size overflows")))
 }
 

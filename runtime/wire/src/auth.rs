@@ -171,7 +171,10 @@ pub fn introduce<S: Read + Write>(
     let mut answer = [0u8; NONCE + 32];
     stream.read_exact(&mut answer)?;
     let (theirs, their_proof) = answer.split_at(NONCE);
-    if !same(their_proof, &proof(secret, b"listener", from, &ours, theirs)) {
+    if !same(
+        their_proof,
+        &proof(secret, b"listener", from, &ours, theirs),
+    ) {
         return Err(HandshakeError::Refused);
     }
     stream.write_all(&proof(secret, b"sender", from, &ours, theirs))?;
@@ -214,10 +217,7 @@ mod tests {
     fn pair(
         sender: Option<Secret>,
         listener: Option<Secret>,
-    ) -> (
-        Result<(), HandshakeError>,
-        Result<u32, HandshakeError>,
-    ) {
+    ) -> (Result<(), HandshakeError>, Result<u32, HandshakeError>) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let server = std::thread::spawn(move || {
@@ -244,7 +244,11 @@ mod tests {
     fn another_secret_or_none_is_refused_both_ways() {
         let a = Secret::new("0123456789abcdef0123", "t").unwrap();
         let b = Secret::new("0123456789abcdef0124", "t").unwrap();
-        for (x, y) in [(Some(a.clone()), Some(b)), (None, Some(a.clone())), (Some(a), None)] {
+        for (x, y) in [
+            (Some(a.clone()), Some(b)),
+            (None, Some(a.clone())),
+            (Some(a), None),
+        ] {
             let (sent, admitted) = pair(x, y);
             assert!(matches!(sent, Err(HandshakeError::Refused)), "{sent:?}");
             assert!(admitted.is_err());

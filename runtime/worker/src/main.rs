@@ -72,7 +72,12 @@ struct Cli {
     /// The secret pw-server and its workers share: every call to this
     /// worker, its registration and every data connection must prove it.
     /// Needed to listen on anything but loopback.
-    #[arg(long, env = "PW_CLUSTER_SECRET", hide_env_values = true, value_name = "SECRET")]
+    #[arg(
+        long,
+        env = "PW_CLUSTER_SECRET",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
     cluster_secret: Option<String>,
 
     /// Give up after this many seconds without reaching the server.

@@ -28,6 +28,23 @@ fn secured() -> Place {
     }
 }
 
+/// `PW_TOKEN` in this process (the harness's status calls present it)
+/// while it lives; the tests of this binary run one at a time (`serial`).
+struct TokenEnv;
+
+impl TokenEnv {
+    fn set() -> TokenEnv {
+        std::env::set_var("PW_TOKEN", TOKEN);
+        TokenEnv
+    }
+}
+
+impl Drop for TokenEnv {
+    fn drop(&mut self) {
+        std::env::remove_var("PW_TOKEN");
+    }
+}
+
 /// A free TCP port on loopback (for a worker's data port).
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -58,6 +75,14 @@ fn with<T>(mut request: Request<T>, key: &'static str, value: &str) -> Request<T
     request
 }
 
+/// `request`, with header `key: value` when there is a key.
+fn credential<T>(request: T, key: Option<&'static str>, value: &str) -> Request<T> {
+    match key {
+        Some(k) => with(Request::new(request), k, value),
+        None => Request::new(request),
+    }
+}
+
 /// The cluster still runs an example across its worker and matches JAX.
 fn still_serves(c: &Cluster) {
     let out = c.pw_run(&example_args("rl_step"), &secured());
@@ -67,6 +92,7 @@ fn still_serves(c: &Cluster) {
 #[test]
 fn workers_and_the_registry_serve_only_the_cluster() {
     let _serial = serial();
+    let _token = TokenEnv::set();
     let c = cluster(&[], free_port());
     let worker = c.status().workers[0].address.clone();
     runtime().block_on(async {
@@ -81,23 +107,25 @@ fn workers_and_the_registry_serve_only_the_cluster() {
             (Some(pw_wire::net::TOKEN_KEY), TOKEN),
             (Some(pw_wire::net::CLUSTER_KEY), "not-the-cluster-secret"),
         ] {
-            let ask = |r| match key {
-                Some(k) => with(Request::new(r), k, value),
-                None => Request::new(r),
-            };
             let fetch = proto::FetchRequest {
                 run: 1,
                 value: 0,
                 position: 0,
             };
-            let e = w.fetch(ask(fetch)).await.unwrap_err();
+            let e = w.fetch(credential(fetch, key, value)).await.unwrap_err();
             assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
             assert!(!e.message().contains(SECRET), "{e:?}");
             let release = proto::ReleaseRequest::default();
-            let e = w.release(ask(release)).await.unwrap_err();
+            let e = w
+                .release(credential(release, key, value))
+                .await
+                .unwrap_err();
             assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
             let compile = proto::CompileRequest::default();
-            let e = w.compile(ask(compile)).await.unwrap_err();
+            let e = w
+                .compile(credential(compile, key, value))
+                .await
+                .unwrap_err();
             assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
         }
         // A registration without the secret is refused before it is read.
@@ -139,6 +167,7 @@ fn workers_and_the_registry_serve_only_the_cluster() {
 #[test]
 fn a_data_connection_without_the_secret_is_closed_unheard() {
     let _serial = serial();
+    let _token = TokenEnv::set();
     let data_port = free_port();
     let c = cluster(&[], data_port);
     // The old introduction (magic and a claimed worker id), then a frame
@@ -178,7 +207,9 @@ fn a_data_connection_without_the_secret_is_closed_unheard() {
 #[test]
 fn huge_declared_sizes_are_refused_before_anything_is_allocated() {
     let _serial = serial();
+    let _token = TokenEnv::set();
     let c = cluster(&["--max-request-mb", "64"], free_port());
+    let worker = c.status().workers[0].address.clone();
     let huge = proto::ArrayType {
         dtype: "float32".into(),
         dims: vec![1 << 34],
@@ -256,7 +287,6 @@ fn huge_declared_sizes_are_refused_before_anything_is_allocated() {
         assert!(e.message().contains("limit"), "{e:?}");
         // The same through a worker's Put, as a member of the cluster: the
         // worker reads 4 bytes of the 64 GiB declared and says so.
-        let worker = c.status().workers[0].address.clone();
         let channel = pw_wire::net::channel(&worker, Duration::from_secs(5))
             .await
             .unwrap();
@@ -284,7 +314,10 @@ fn huge_declared_sizes_are_refused_before_anything_is_allocated() {
 
 /// An IFRT session's metadata header: protocol `version`, and `data` as
 /// the initialization data.
-fn session_metadata(version: i32, data: &[(&str, ifrt::xla::ifrt::attribute_map_proto::Value)]) -> Vec<u8> {
+fn session_metadata(
+    version: i32,
+    data: &[(&str, ifrt::xla::ifrt::attribute_map_proto::Value)],
+) -> Vec<u8> {
     let m = ifrt::GrpcIfrtSessionMetadata {
         version: Some(ifrt::IfrtProxyVersion {
             protocol_version: version,
@@ -295,6 +328,7 @@ fn session_metadata(version: i32, data: &[(&str, ifrt::xla::ifrt::attribute_map_
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), v.clone()))
                 .collect(),
+            ..Default::default()
         }),
     };
     m.encode_to_vec()
@@ -303,7 +337,7 @@ fn session_metadata(version: i32, data: &[(&str, ifrt::xla::ifrt::attribute_map_
 fn string_value(s: &str) -> ifrt::xla::ifrt::attribute_map_proto::Value {
     use ifrt::xla::ifrt::attribute_map_proto::value::Value;
     ifrt::xla::ifrt::attribute_map_proto::Value {
-        value: Some(Value::StringValue(s.into())),
+        value: Some(Value::StringValue(s.as_bytes().to_vec())),
     }
 }
 
@@ -317,6 +351,7 @@ fn int_value(n: i64) -> ifrt::xla::ifrt::attribute_map_proto::Value {
 #[test]
 fn the_ifrt_proxy_checks_versions_tokens_sessions_and_sizes() {
     let _serial = serial();
+    let _token = TokenEnv::set();
     let c = cluster(&["--max-request-mb", "64"], free_port());
     runtime().block_on(async {
         let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
@@ -339,10 +374,27 @@ fn the_ifrt_proxy_checks_versions_tokens_sessions_and_sizes() {
                 .unwrap_err();
             assert_eq!(e.code(), Code::FailedPrecondition, "{version}: {e:?}");
         }
-        // No token, a wrong one.
+        // No token, a wrong one: every request is answered UNAUTHENTICATED.
         for data in [vec![], vec![("pw.token", string_value("wrong"))]] {
-            let e = proxy.ifrt_session(open(25, &data)).await.unwrap_err();
-            assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+            let init = ifrt::IfrtRequest {
+                request_metadata: Some(ifrt::RequestMetadata {
+                    op_id: 1,
+                    ..Default::default()
+                }),
+                request: Some(ifrt::ifrt_request::Request::InitRequest(
+                    ifrt::InitRequest {},
+                )),
+            };
+            let mut r = open(25, &data);
+            let metadata = r.metadata().clone();
+            r = Request::new(tokio_stream::iter(vec![init]));
+            *r.metadata_mut() = metadata;
+            let mut replies = proxy.ifrt_session(r).await.unwrap().into_inner();
+            let reply = replies.message().await.unwrap().unwrap();
+            let status = reply.response_metadata.and_then(|m| m.status).unwrap();
+            assert_eq!(status.code, 16, "{status:?}");
+            assert!(status.message.contains("needs its token"), "{status:?}");
+            assert!(reply.response.is_none());
         }
         // More devices than there are, or than fit.
         for n in [(1i64 << 32) - 1, 1 << 40] {
@@ -359,11 +411,9 @@ fn the_ifrt_proxy_checks_versions_tokens_sessions_and_sizes() {
             assert_eq!(e.code(), Code::InvalidArgument, "{n}: {e:?}");
         }
         // Host buffers for a session the server did not open.
-        let mut store = Request::new(tokio_stream::iter(vec![
-            ifrt::GrpcHostBufferStoreRequest {
-                data: Bytes::from_static(&[0, 0, 0x26, 0x44]),
-            },
-        ]));
+        let mut store = Request::new(tokio_stream::iter(vec![ifrt::GrpcHostBufferStoreRequest {
+            data: Bytes::from_static(&[0, 0, 0x26, 0x44]),
+        }]));
         let m = ifrt::GrpcHostBufferStoreMetadata {
             session_id: 1,
             handle: 1,
@@ -383,6 +433,116 @@ fn the_ifrt_proxy_checks_versions_tokens_sessions_and_sizes() {
             .await
             .unwrap_err();
         assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        in_a_session(&mut proxy, open(25, &[("pw.token", string_value(TOKEN))])).await;
     });
     still_serves(&c);
+}
+
+type Proxy = ifrt::grpc_ifrt_service_client::GrpcIfrtServiceClient<tonic::transport::Channel>;
+
+/// Inside a real IFRT session: its id is random; host buffers whose shape
+/// and strides would make more than --max-request-mb (a stride of 0 over
+/// 2^28 elements, a shape of 2^40 with no buffers) are refused with
+/// RESOURCE_EXHAUSTED, and a small broadcast still works.
+async fn in_a_session(
+    proxy: &mut Proxy,
+    open: Request<impl tokio_stream::Stream<Item = ifrt::IfrtRequest> + Send + 'static>,
+) {
+    use ifrt::{ifrt_request::Request as Rq, ifrt_response::Response as Rs};
+    use pw_proxy::convert;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<ifrt::IfrtRequest>();
+    let mut request = Request::new(tokio_stream::wrappers::UnboundedReceiverStream::new(rx));
+    *request.metadata_mut() = open.metadata().clone();
+    let mut responses = proxy.ifrt_session(request).await.unwrap().into_inner();
+    let mut op = 0u64;
+    let mut ask = |r: Rq| {
+        op += 1;
+        let _ = tx.send(ifrt::IfrtRequest {
+            request_metadata: Some(ifrt::RequestMetadata {
+                op_id: op,
+                ..Default::default()
+            }),
+            request: Some(r),
+        });
+    };
+    ask(Rq::InitRequest(ifrt::InitRequest {}));
+    let init = responses.message().await.unwrap().unwrap();
+    let Some(Rs::InitResponse(init)) = init.response else {
+        panic!("no init response: {init:?}")
+    };
+    assert!(
+        init.session_id >= 1 << 32,
+        "a random session id: {}",
+        init.session_id
+    );
+    // Four bytes, for each request below (each takes its buffer).
+    let store = |handle: u64| {
+        let mut r = Request::new(tokio_stream::iter(vec![ifrt::GrpcHostBufferStoreRequest {
+            data: Bytes::from_static(&[0, 0, 0x80, 0x3f]),
+        }]));
+        let m = ifrt::GrpcHostBufferStoreMetadata {
+            session_id: init.session_id,
+            handle,
+            buffer_size: 4,
+        };
+        r.metadata_mut().insert_bin(
+            ifrt::HOST_BUFFER_STORE_METADATA_HEADER,
+            tonic::metadata::MetadataValue::from_bytes(&m.encode_to_vec()),
+        );
+        r
+    };
+    let f32 = convert::dtype_proto(pw_core::DType::F32);
+    let make = |handle: u64, n: i64| {
+        Rq::MakeArrayFromHostBufferRequest(ifrt::MakeArrayFromHostBufferRequest {
+            dtype: Some(f32.clone()),
+            shape: Some(ifrt::xla::ifrt::ShapeProto {
+                dims: vec![n],
+                ..Default::default()
+            }),
+            sharding: Some(convert::single_device(0, None)),
+            host_buffer_handle: handle,
+            byte_strides: Some(ifrt::xla::ifrt::proto::ByteStrides { strides: vec![0] }),
+            array_handle: Some(100 + handle),
+            ..Default::default()
+        })
+    };
+    let status = |r: ifrt::IfrtResponse| {
+        r.response_metadata
+            .and_then(|m| m.status)
+            .map_or(0, |s| s.code)
+    };
+    // 2^28 float32 from 4 bytes: 1 GiB, over the 64 MiB limit.
+    proxy.host_buffer_store(store(1)).await.unwrap();
+    ask(make(1, 1 << 28));
+    let r = responses.message().await.unwrap().unwrap();
+    assert_eq!(status(r.clone()), 8, "RESOURCE_EXHAUSTED: {r:?}");
+    // 2^40 elements and no buffer at all.
+    let spec =
+        ifrt::make_arrays_from_host_buffer_shards_request::MakeArraysFromHostBufferShardsSpec {
+            addressable_shard_indices: vec![],
+            host_buffers: vec![],
+            array_spec: Some(ifrt::xla::ifrt::ArraySpecProto {
+                dtype: Some(f32.clone()),
+                shape: Some(ifrt::xla::ifrt::ShapeProto {
+                    dims: vec![1 << 40],
+                    ..Default::default()
+                }),
+                sharding: Some(convert::single_device(0, None)),
+                ..Default::default()
+            }),
+        };
+    ask(Rq::MakeArraysFromHostBufferShardsRequest(
+        ifrt::MakeArraysFromHostBufferShardsRequest {
+            specs: vec![spec],
+            array_handles: vec![200],
+        },
+    ));
+    let r = responses.message().await.unwrap().unwrap();
+    assert_ne!(status(r.clone()), 0, "refused: {r:?}");
+    // A small broadcast (stride 0 over 1024 elements) is what numpy's
+    // broadcast_to sends: it works.
+    proxy.host_buffer_store(store(2)).await.unwrap();
+    ask(make(2, 1024));
+    let r = responses.message().await.unwrap().unwrap();
+    assert_eq!(status(r.clone()), 0, "{r:?}");
 }

@@ -412,7 +412,8 @@ impl Options {
             return Err(flag(
                 "cluster-secret-key",
                 &self.cluster_secret_key,
-                "must differ from --token-key: clients hold the token, never the cluster secret".into(),
+                "must differ from --token-key: clients hold the token, never the cluster secret"
+                    .into(),
             ));
         }
         if self.status_port == self.server_port {

@@ -347,23 +347,35 @@ fn the_secrets_come_from_one_secret() {
         let docs = manifests(extra);
         let js = object(&docs, "JobSet");
         for (name, vars) in [
-            ("head", &[("PW_TOKEN", key), ("PW_CLUSTER_SECRET", cluster_key)][..]),
+            (
+                "head",
+                &[("PW_TOKEN", key), ("PW_CLUSTER_SECRET", cluster_key)][..],
+            ),
             ("worker", &[("PW_CLUSTER_SECRET", cluster_key)][..]),
         ] {
             let c = container(pod(replicated_job(js, name)));
             for &(var, key) in vars {
                 let e = env(c, var);
-                assert!(try_at(e, "value").is_none(), "{name}: {var} in the manifest");
+                assert!(
+                    try_at(e, "value").is_none(),
+                    "{name}: {var} in the manifest"
+                );
                 assert_eq!(str_at(e, "valueFrom.secretKeyRef.name"), secret, "{name}");
                 assert_eq!(str_at(e, "valueFrom.secretKeyRef.key"), key, "{name}");
             }
             for f in ["--token", "--cluster-secret"] {
-                assert_eq!(flag(&command_line(c), f), None, "{name}: {f} in the arguments");
+                assert_eq!(
+                    flag(&command_line(c), f),
+                    None,
+                    "{name}: {f} in the arguments"
+                );
             }
         }
         let worker = container(pod(replicated_job(js, "worker")));
         assert!(
-            seq(worker, "env").iter().all(|e| str_at(e, "name") != "PW_TOKEN"),
+            seq(worker, "env")
+                .iter()
+                .all(|e| str_at(e, "name") != "PW_TOKEN"),
             "a worker does not hold the clients' token"
         );
     }
@@ -508,7 +520,11 @@ fn bad_input_is_refused_clearly() {
         (&["--data-port", "29100"], 1, "two ports"),
         (&["--token-secret", "Bad_Secret"], 1, "--token-secret"),
         (&["--token-key", "a/b"], 1, "--token-key"),
-        (&["--cluster-secret-key", "token"], 1, "--cluster-secret-key"),
+        (
+            &["--cluster-secret-key", "token"],
+            1,
+            "--cluster-secret-key",
+        ),
         (&["--heartbeat-ms", "2000"], 1, "longer than the heartbeat"),
         (
             &["--lease-ms", "100", "--heartbeat-ms", "100"],

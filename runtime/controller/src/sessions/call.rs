@@ -190,7 +190,13 @@ impl Sessions<'_> {
             }
         }
         if restoring.is_none() {
-            within_limits(id, session, &exe, &args.donated, &self.c.inner.config.limits)?;
+            within_limits(
+                id,
+                session,
+                &exe,
+                &args.donated,
+                &self.c.inner.config.limits,
+            )?;
         }
         for a in &args.donated {
             session.arrays.remove(a);

@@ -156,12 +156,15 @@ impl Sessions<'_> {
                 send(proto::session_event::Event::Queued(position as u32));
                 let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
                 let lease = self.client_lease();
+                // The lease runs from the client's last message.
+                let mut heard = tokio::time::Instant::now();
                 loop {
-                    // Gone: the stream ended, failed, or was silent a lease long.
-                    let gone = async {
+                    // Whether the client spoke: false when its stream ended,
+                    // failed, or was silent a lease long.
+                    let spoke = async {
                         match client.as_mut() {
-                            Some(c) => !matches!(
-                                tokio::time::timeout(lease, c.message()).await,
+                            Some(c) => matches!(
+                                tokio::time::timeout_at(heard + lease, c.message()).await,
                                 Ok(Ok(Some(_)))
                             ),
                             None => std::future::pending().await,
@@ -184,7 +187,12 @@ impl Sessions<'_> {
                             }
                             None => return Ok(None),
                         },
-                        true = gone => return Ok(None),
+                        spoke = spoke => {
+                            if !spoke {
+                                return Ok(None);
+                            }
+                            heard = tokio::time::Instant::now();
+                        }
                         () = expired => {
                             let holders = self.holders();
                             let wanted = match want {
@@ -207,12 +215,7 @@ impl Sessions<'_> {
 
     /// Session `id` (named `name`) asks the book for `want`: opened when
     /// granted, else in line, hearing its place on the receiver.
-    fn ask(
-        &self,
-        id: u64,
-        want: Want,
-        name: &str,
-    ) -> Result<(Ask, mpsc::UnboundedReceiver<Wait>)> {
+    fn ask(&self, id: u64, want: Want, name: &str) -> Result<(Ask, mpsc::UnboundedReceiver<Wait>)> {
         let (tx, rx) = mpsc::unbounded_channel();
         let registered = self.registered();
         let lease = self.client_lease();
