@@ -494,7 +494,7 @@ async fn in_a_session(
     let f32 = convert::dtype_proto(pw_core::DType::F32);
     let make = |handle: u64, n: i64| {
         Rq::MakeArrayFromHostBufferRequest(ifrt::MakeArrayFromHostBufferRequest {
-            dtype: Some(f32.clone()),
+            dtype: Some(f32),
             shape: Some(ifrt::xla::ifrt::ShapeProto {
                 dims: vec![n],
                 ..Default::default()
@@ -522,7 +522,7 @@ async fn in_a_session(
             addressable_shard_indices: vec![],
             host_buffers: vec![],
             array_spec: Some(ifrt::xla::ifrt::ArraySpecProto {
-                dtype: Some(f32.clone()),
+                dtype: Some(f32),
                 shape: Some(ifrt::xla::ifrt::ShapeProto {
                     dims: vec![1 << 40],
                     ..Default::default()
