@@ -15,6 +15,12 @@
 //!    done enqueuing.
 //!
 //!     benches/cluster.sh        # builds the release binaries, then this
+//!     PW_BENCH_SECURED=1 benches/cluster.sh   # the same, authenticated
+//!
+//! With `PW_BENCH_SECURED=1` the cluster runs as a shared service must: the
+//! server with `--token`, server and workers with a cluster secret (so
+//! every worker port asks for it, and each data connection starts with its
+//! handshake), and this process's calls presenting the token.
 //!
 //! Uses the release `pw-server`, `pw-worker` of `target/release`, the CPU
 //! plugin the set-up recorded, and the venv's JAX. Compilation is excluded
@@ -87,6 +93,22 @@ fn start(mut command: Command) -> (Child, String) {
     (child, address)
 }
 
+/// The token and cluster secret of a secured run (`PW_BENCH_SECURED=1`).
+const TOKEN: &str = "bench-token-0123456789";
+const CLUSTER_SECRET: &str = "bench-cluster-secret-0123456789";
+
+fn secured() -> bool {
+    std::env::var("PW_BENCH_SECURED").is_ok_and(|v| v == "1")
+}
+
+/// `command` with the cluster secret, or without any, as the run asks.
+fn credentials(command: &mut Command) {
+    command.env_remove("PW_TOKEN").env_remove("PW_CLUSTER_SECRET");
+    if secured() {
+        command.env("PW_CLUSTER_SECRET", CLUSTER_SECRET);
+    }
+}
+
 /// A server with `workers` workers of `devices` devices, sending pieces
 /// over `data_plane` (`tcp` or `grpc`).
 fn cluster(root: &Path, workers: usize, devices: usize, data_plane: &str) -> Cluster {
@@ -95,6 +117,10 @@ fn cluster(root: &Path, workers: usize, devices: usize, data_plane: &str) -> Clu
     server
         .args(["--listen", "127.0.0.1:0", "--compile-cache"])
         .arg(&cache);
+    credentials(&mut server);
+    if secured() {
+        server.args(["--token", TOKEN]);
+    }
     let (child, address) = start(server);
     let mut c = Cluster {
         children: vec![child],
@@ -110,6 +136,7 @@ fn cluster(root: &Path, workers: usize, devices: usize, data_plane: &str) -> Clu
             "--data-plane",
             data_plane,
         ]);
+        credentials(&mut w);
         let (child, _) = start(w);
         c.children.push(child);
     }
@@ -373,6 +400,13 @@ fn hop_in_pjrt() -> (f64, f64) {
 }
 
 fn main() {
+    // This process's calls present the token of a secured run (set before
+    // any thread exists).
+    if secured() {
+        std::env::set_var("PW_TOKEN", TOKEN);
+    } else {
+        std::env::remove_var("PW_TOKEN");
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)
@@ -496,7 +530,12 @@ fn main() {
         }
     }
 
-    println!("pw-server and pw-workers on 127.0.0.1 (release builds; CPU plugin; medians of {RUNS} runs after a warm-up)\n");
+    let how = if secured() {
+        "authenticated: --token, a cluster secret, the data plane's handshake"
+    } else {
+        "no token, no cluster secret"
+    };
+    println!("pw-server and pw-workers on 127.0.0.1 (release builds; CPU plugin; medians of {RUNS} runs after a warm-up; {how})\n");
     println!("| benchmark | pw | peer, same run |");
     println!("| --- | --- | --- |");
     for [a, b, c] in rows {

@@ -124,6 +124,12 @@ pub struct Cli {
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub max_waiting: usize,
 
+    /// Close a session (a client's, or JAX's through the proxy) that made
+    /// no request for this many seconds while others wait for devices (0:
+    /// never).
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    pub idle_timeout_s: u64,
+
     /// Stop when process PID exits (for a server started by one client,
     /// such as `pw.connect()`'s local server).
     #[arg(long, value_name = "PID")]
@@ -238,6 +244,7 @@ fn serve(cli: Cli) -> Result<(), String> {
             session_device_bytes: cli.session_device_mb.saturating_mul(1 << 20),
             session_arrays: cli.session_arrays,
             waiting: cli.max_waiting,
+            idle: (cli.idle_timeout_s > 0).then(|| Duration::from_secs(cli.idle_timeout_s)),
         },
     };
     let token = cli.token.clone().filter(|t| !t.is_empty());
@@ -275,6 +282,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let controller = Controller::new(config, Arc::new(PipelineLowerer));
         tokio::spawn(pw_controller::registry::watch_leases(controller.clone()));
+        tokio::spawn(pw_controller::sessions::line::reclaim_idle(controller.clone()));
         if let Some(http) = http {
             let listener = tokio::net::TcpListener::bind(http)
                 .await

@@ -32,6 +32,8 @@ from pw._local import _env, _stop
 from pw._proto import pb
 from pw.tools import find_tool
 
+from test_session import doubler
+
 TOKEN = f"security-token-{os.getpid()}"
 SECRET = f"security-cluster-secret-{os.getpid()}"
 DEVICES = 4
@@ -152,15 +154,6 @@ def cluster(tmp_path_factory):
     c = Cluster(tmp_path_factory.mktemp("secured"))
     yield c
     c.stop()
-
-
-def doubler(devices=2):
-    with pw.program("doubler") as p:
-        x = p.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
-        with pw.mesh("m", devices=devices):
-            y = jax.jit(lambda v: v * 2, in_shardings=P("x"), out_shardings=P("x"))(x)
-        p.outputs(y)
-    return p
 
 
 def test_a_session_is_usable_only_by_its_client(cluster):
@@ -323,6 +316,23 @@ def test_waiters_hold_leases_and_leave_no_ghost(cluster):
     # The devices are free: a client gets all of them at once.
     with cluster.connect(timeout=5) as client:
         assert len(client.devices) == DEVICES
+
+
+def test_an_idle_session_yields_to_clients_waiting(tmp_path):
+    """--idle-timeout-s 1: a client holding every device and asking nothing
+    loses its session once another client waits; the waiter gets the
+    devices, and the idle client hears why (SessionError naming the flag)."""
+    c = Cluster(tmp_path, ["--idle-timeout-s", "1"])
+    try:
+        idle = c.connect(name="idle")
+        time.sleep(1.5)
+        assert c.overview()["sessions"], "alone, an idle session is kept"
+        with c.connect(timeout=20, name="waiter") as waiter:
+            assert len(waiter.devices) == DEVICES
+        with pytest.raises(pw.SessionError, match=r"--idle-timeout-s"):
+            doubler(1).compile(idle)
+    finally:
+        c.stop()
 
 
 def test_the_line_is_bounded(tmp_path):

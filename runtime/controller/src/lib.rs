@@ -116,6 +116,10 @@ pub struct Limits {
     pub session_arrays: usize,
     /// Clients that may wait in line for devices (`--max-waiting`).
     pub waiting: usize,
+    /// A session that made no request for this long while others wait
+    /// in line is closed, its devices going to them (`--idle-timeout-s`;
+    /// None: never).
+    pub idle: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -126,6 +130,7 @@ impl Default for Limits {
             session_device_bytes: 0,
             session_arrays: 1 << 20,
             waiting: 1024,
+            idle: None,
         }
     }
 }

@@ -320,6 +320,7 @@ fn limits_json(l: &crate::Limits) -> Value {
         "session_device_bytes": l.session_device_bytes,
         "session_arrays": l.session_arrays,
         "waiting": l.waiting,
+        "idle_s": l.idle.map_or(0, |d| d.as_secs()),
     })
 }
 

@@ -151,6 +151,7 @@ impl Session {
     /// Answers `request` (see the module doc); a failure is stored under
     /// the request's result handles, so that later requests see it.
     pub async fn handle(&self, request: Rq) -> std::result::Result<Rs, Failure> {
+        self.controller.sessions().touch(self.id);
         let results = result_handles(&request);
         let answer = self.answer(request).await.map_err(Failure::from);
         if let Err(e) = &answer {

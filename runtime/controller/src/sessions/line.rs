@@ -11,7 +11,7 @@ use super::{Sessions, Wait, Waiter};
 use crate::{
     error::{Error, Result},
     resource_manager::{Ask, Want},
-    transfer,
+    transfer, Controller,
 };
 use pw_wire::proto;
 use std::time::{Duration, Instant};
@@ -313,6 +313,43 @@ impl Sessions<'_> {
                 });
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Closes, every second, the sessions that made no request for longer than
+/// `Limits::idle` while clients wait in line (and run no call), so that an
+/// idle client cannot hold devices others wait for; runs until the
+/// controller is dropped. Does nothing without an idle limit.
+pub async fn reclaim_idle(c: Controller) {
+    let Some(idle) = c.inner.config.limits.idle else {
+        return;
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs(1).min(idle));
+    loop {
+        tick.tick().await;
+        if c.is_last() {
+            return;
+        }
+        let sessions = c.sessions();
+        let (idle_ones, waiting) = {
+            let s = sessions.lock();
+            let ids: Vec<u64> = if s.waiting.is_empty() {
+                Vec::new()
+            } else {
+                s.live
+                    .iter()
+                    .filter(|(_, x)| x.calls_running == 0 && x.used.elapsed() > idle)
+                    .map(|(id, _)| *id)
+                    .collect()
+            };
+            (ids, s.waiting.len())
+        };
+        for id in idle_ones {
+            let why = format!(
+                "it made no request for {idle:?} while {waiting} client(s) waited for devices (pw-server --idle-timeout-s)"
+            );
+            sessions.close(id, &why).await;
         }
     }
 }

@@ -80,6 +80,8 @@ pub(crate) struct Session {
     pub key: String,
     /// Bytes of its transfers through the server in flight.
     pub in_flight: u64,
+    /// When its client last asked something of it.
+    pub used: Instant,
     pub devices: Vec<i64>,
     /// How many devices it was granted (it is topped up to that many).
     pub size: usize,
@@ -151,6 +153,7 @@ impl State {
                 name,
                 key: pw_wire::auth::random_key(),
                 in_flight: 0,
+                used: now,
                 size: devices.len(),
                 devices,
                 opened: now,
@@ -200,7 +203,10 @@ impl State {
     pub fn owned(&mut self, id: u64, key: Option<&str>) -> Result<&mut Session> {
         let session = self.get(id)?;
         match key {
-            Some(k) if pw_wire::auth::same(k.as_bytes(), session.key.as_bytes()) => Ok(session),
+            Some(k) if pw_wire::auth::same(k.as_bytes(), session.key.as_bytes()) => {
+                session.used = Instant::now();
+                Ok(session)
+            }
             _ => Err(Error::NotYours {
                 session: id,
                 key_header: pw_wire::net::SESSION_KEY,
@@ -305,6 +311,13 @@ impl<'a> Sessions<'a> {
     /// module doc); every request that names a session asks this first.
     pub fn authorize(&self, id: u64, key: Option<&str>) -> Result<()> {
         self.lock().owned(id, key).map(|_| ())
+    }
+
+    /// Notes that session `id`'s client asked something of it (a front end
+    /// that keeps its own connection, such as the IFRT proxy, says so on
+    /// every request).
+    pub fn touch(&self, id: u64) {
+        self.update(id, |s| s.used = Instant::now());
     }
 
     /// Takes `bytes` of session `id`'s transfer budget (bytes through the
