@@ -103,7 +103,9 @@ fn secured() -> bool {
 
 /// `command` with the cluster secret, or without any, as the run asks.
 fn credentials(command: &mut Command) {
-    command.env_remove("PW_TOKEN").env_remove("PW_CLUSTER_SECRET");
+    command
+        .env_remove("PW_TOKEN")
+        .env_remove("PW_CLUSTER_SECRET");
     if secured() {
         command.env("PW_CLUSTER_SECRET", CLUSTER_SECRET);
     }

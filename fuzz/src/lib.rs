@@ -342,9 +342,11 @@ fn call_request(m: pw_wire::proto::CallRequest) {
 fn inputs(inputs: &[pw_wire::proto::RunInput]) {
     let mut arrays = pw_wire::Arrays::new("input", REQUEST_LIMIT);
     for i in inputs {
-        if let Ok(Some((_, dims, data))) = arrays.push(i.index, i.r#type.as_ref(), i.chunk.as_ref()) {
-            assert!(data.len() as u64 <= REQUEST_LIMIT, "an array past the limit");
-            let _ = dims;
+        if let Ok(Some((_, _, data))) = arrays.push(i.index, i.r#type.as_ref(), i.chunk.as_ref()) {
+            assert!(
+                data.len() as u64 <= REQUEST_LIMIT,
+                "an array past the limit"
+            );
         }
     }
     let _ = arrays.finish();

@@ -152,6 +152,20 @@ pub struct Cli {
         value_name = "SECRET"
     )]
     pub cluster_secret: Option<String>,
+
+    /// PEM certificate this process serves its gRPC port with (TLS); with
+    /// --tls-key.
+    #[arg(long, env = "PW_TLS_CERT", value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "PW_TLS_KEY", value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
+
+    /// PEM of the CA that signed the certificates of the pw ports this
+    /// process calls: it then calls them over TLS only.
+    #[arg(long, env = "PW_TLS_CA", value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
 }
 
 /// Lowers with pw's pipeline (the MLIR side of the controller).
@@ -258,6 +272,12 @@ fn serve(cli: Cli) -> Result<(), String> {
         return Err("--token protects the clients' calls, but the workers' ports would stay open to anyone who can reach them: give --cluster-secret (or PW_CLUSTER_SECRET) too, to pw-server and every pw-worker".into());
     }
     let secured = cluster_secret.is_some();
+    pw_wire::tls::init(&pw_wire::tls::Files {
+        cert: cli.tls_cert.clone(),
+        key: cli.tls_key.clone(),
+        ca: cli.tls_ca.clone(),
+    })
+    .map_err(|e| e.to_string())?;
     pw_wire::auth::set_cluster_secret(cluster_secret);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -317,6 +337,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         // transport's keepalive does not drop it sooner.
         let keepalive = wire::KEEPALIVE_TIMEOUT.max(Duration::from_millis(cli.lease_ms));
         net::server()
+            .map_err(|e| e.to_string())?
             .http2_keepalive_timeout(Some(keepalive))
             .add_service(registry)
             .add_service(service)

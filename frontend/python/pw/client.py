@@ -9,7 +9,7 @@ compiled once for it, and arrays that stay on the devices between calls.
 
 See docs/frontend.md ("Sessions") and docs/cluster.md.
 
-May import errors, tools, _local and _proto: not the program (a program is
+May import errors, tools, _channel, _local and _proto: not the program (a program is
 passed in and used through its public API: name, text, unflatten_outputs),
 the tracer or JAX's private API.
 """
@@ -31,7 +31,7 @@ import grpc
 import jax
 import numpy as np
 
-from . import _local
+from . import _channel, _local
 from ._proto import PROTOCOL, pb
 from .tools import check_schedule
 from .errors import (
@@ -290,7 +290,7 @@ class Client:
     def __init__(self, address: str, devices: int | None, timeout: float | None, token: str | None, name: str):
         self.address = address
         self._metadata = (("x-pw-token", token),) if token else ()
-        self._channel = grpc.insecure_channel(address, options=_OPTIONS)
+        self._channel = _channel.channel(address, options=_OPTIONS)
         # Arrays dropped by the program (from __del__, any thread), freed
         # with the next call.
         self._released: collections.deque[int] = collections.deque()

@@ -27,7 +27,7 @@ The pw-worker is also ended if its actor's process dies without stopping it
 actor. Ray is imported only here, when called: ``pip install ray`` where
 this is used. See docs/deploy.md.
 
-May import errors, tools and _proto (and Ray, inside the functions that
+May import errors, tools, _channel and _proto (and Ray, inside the functions that
 need it): not the client, the program or JAX.
 """
 
@@ -71,12 +71,11 @@ def registered_workers(controller: str, token: str | None = None, timeout: float
     """The workers the pw-server at ``controller`` lists now (its
     ``Status`` RPC): each with ``worker`` (id), ``address``, ``host``,
     ``pid`` and ``device_ids``."""
-    import grpc
-
+    from ._channel import channel as open_channel
     from ._proto import pb
 
     metadata = (("x-pw-token", token),) if token else ()
-    with grpc.insecure_channel(controller) as channel:
+    with open_channel(controller) as channel:
         status = channel.unary_unary(
             "/pw.v1.Controller/Status",
             request_serializer=pb.StatusRequest.SerializeToString,

@@ -63,9 +63,10 @@ class Cluster:
     the cluster secret; `nofile` is the server's limit on open files, when
     given."""
 
-    def __init__(self, tmp, server_args=(), nofile=None):
+    def __init__(self, tmp, server_args=(), nofile=None, extra_env=None):
         env = _env()
         env["PW_CLUSTER_SECRET"] = SECRET
+        env.update(extra_env or {})
         self.env = env
         log = str(tmp / "pw-server.log")
         self.log = log
@@ -126,7 +127,13 @@ class Cluster:
         return worker
 
     def ask(self, method, request, reply_type, metadata=((("x-pw-token", TOKEN)),)):
-        with grpc.insecure_channel(self.address) as channel:
+        if "PW_TLS_CA" in self.env:
+            with open(self.env["PW_TLS_CA"], "rb") as f:
+                credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+            channel = grpc.secure_channel(self.address, credentials)
+        else:
+            channel = grpc.insecure_channel(self.address)
+        with channel:
             call = channel.unary_unary(
                 f"/pw.v1.Controller/{method}",
                 request_serializer=type(request).SerializeToString,
@@ -475,3 +482,57 @@ def test_unmodified_jax_presents_the_token_through_the_proxy(cluster):
     refused = _jax_through_proxy(cluster.address, None)
     assert refused.returncode != 0
     assert "needs its token" in refused.stderr, refused.stderr[-3000:]
+
+
+def _certificates(tmp):
+    """A CA, and a certificate for 127.0.0.1 it signed (openssl)."""
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True, timeout=60)
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=pw test CA")
+    openssl("req", *ec, "-keyout", "key.pem", "-out", "cert.csr", "-subj", "/CN=127.0.0.1")
+    (tmp / "ext.cnf").write_text(
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+    )
+    openssl(
+        "x509", "-req", "-in", "cert.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "cert.pem", "-days", "2", "-extfile", "ext.cnf",
+    )
+    return {"PW_TLS_CERT": str(tmp / "cert.pem"), "PW_TLS_KEY": str(tmp / "key.pem"), "PW_TLS_CA": str(tmp / "ca.pem")}
+
+
+def test_grpc_ports_serve_tls(tmp_path, monkeypatch):
+    """With --tls-cert/--tls-key on server and worker and PW_TLS_CA
+    everywhere, a client runs over TLS (the token and the session's key
+    inside it), pw-status too; a client without the CA cannot talk to the
+    server, and a server given half a pair does not start."""
+    tls = _certificates(tmp_path)
+    c = Cluster(tmp_path, extra_env=tls)
+    try:
+        monkeypatch.setenv("PW_TLS_CA", tls["PW_TLS_CA"])
+        with c.connect(devices=1) as client:
+            y = doubler(1).compile(client)(np.ones((8, 4), np.float32))
+            np.testing.assert_array_equal(np.asarray(y), 2)
+        out = subprocess.run(
+            [find_tool("pw-status"), "--server", c.address],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=dict(os.environ, PW_TOKEN=TOKEN, PW_TLS_CA=tls["PW_TLS_CA"]),
+        )
+        assert out.returncode == 0 and "WORKERS (1)" in out.stdout, out.stderr
+        monkeypatch.delenv("PW_TLS_CA")
+        with pytest.raises(pw.ServerError):
+            c.connect(devices=1, timeout=5)
+    finally:
+        c.stop()
+    out = subprocess.run(
+        [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--tls-cert", tls["PW_TLS_CERT"]],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=_env(),
+    )
+    assert out.returncode == 1 and "--tls-key" in out.stderr, out.stderr

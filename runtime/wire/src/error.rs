@@ -83,6 +83,18 @@ pub enum Error {
         lacks: &'static str,
     },
 
+    // ------------------------------------------------------------- TLS --
+    #[error("{flag} {}: {reason}", path.display())]
+    Tls {
+        flag: &'static str,
+        path: std::path::PathBuf,
+        reason: String,
+    },
+    #[error(
+        "--tls-cert and --tls-key (PW_TLS_CERT, PW_TLS_KEY) go together: give both or neither"
+    )]
+    TlsPair,
+
     // ------------------------------------------------------ connections --
     #[error("bad address {address:?}: {reason}")]
     BadAddress { address: String, reason: String },

@@ -9,6 +9,7 @@
 //!   the message and window limits every channel uses.
 //! * [`net`]: gRPC channels and servers with those settings, listening
 //!   addresses, and the credentials a client presents and a server checks.
+//! * [`tls`]: TLS on the gRPC ports (certificate, key, CA).
 //! * [`auth`]: the cluster secret, the data plane's handshake, unguessable
 //!   ids and keys.
 //! * [`process`]: what pw's binaries share at start and stop.
@@ -26,6 +27,7 @@ pub mod error;
 pub mod framing;
 pub mod net;
 pub mod process;
+pub mod tls;
 
 pub use error::Error;
 pub use framing::*;

@@ -9,10 +9,11 @@ use tonic::transport::{Channel, Endpoint};
 /// A channel to `address` (`host:port`, or a `http://` URI), connected
 /// within `timeout`, with large windows, TCP_NODELAY and keepalive.
 pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, Error> {
-    let uri = if address.contains("://") {
-        address.to_owned()
-    } else {
-        format!("http://{address}")
+    let tls = crate::tls::client()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let uri = match address.split_once("://") {
+        Some((_, rest)) => format!("{scheme}://{rest}"),
+        None => format!("{scheme}://{address}"),
     };
     let endpoint = Endpoint::from_shared(uri)
         .map_err(|e| Error::BadAddress {
@@ -26,6 +27,13 @@ pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, Error>
         .http2_keep_alive_interval(wire::KEEPALIVE)
         .keep_alive_timeout(wire::KEEPALIVE_TIMEOUT)
         .keep_alive_while_idle(true);
+    let endpoint = match tls {
+        Some(tls) => endpoint.tls_config(tls).map_err(|e| Error::Connect {
+            address: address.to_owned(),
+            reason: format!("TLS: {e}"),
+        })?,
+        None => endpoint,
+    };
     tokio::time::timeout(timeout, endpoint.connect())
         .await
         .map_err(|_| Error::NoAnswer {
@@ -49,14 +57,23 @@ pub async fn channel(address: &str, timeout: Duration) -> Result<Channel, Error>
         })
 }
 
-/// A gRPC server builder with the same settings.
-pub fn server() -> tonic::transport::Server {
-    tonic::transport::Server::builder()
+/// A gRPC server builder with the same settings, serving TLS when this
+/// process has a certificate ([`crate::tls`]).
+pub fn server() -> Result<tonic::transport::Server, Error> {
+    let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .initial_stream_window_size(wire::STREAM_WINDOW)
         .initial_connection_window_size(wire::CONNECTION_WINDOW)
         .http2_keepalive_interval(Some(wire::KEEPALIVE))
-        .http2_keepalive_timeout(Some(wire::KEEPALIVE_TIMEOUT))
+        .http2_keepalive_timeout(Some(wire::KEEPALIVE_TIMEOUT));
+    match crate::tls::server()? {
+        Some(tls) => server.tls_config(tls).map_err(|e| Error::Tls {
+            flag: "--tls-cert (PW_TLS_CERT)",
+            path: std::path::PathBuf::new(),
+            reason: e.to_string(),
+        }),
+        None => Ok(server),
+    }
 }
 
 /// How long a new connection may stay silent before it is closed.

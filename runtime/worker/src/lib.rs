@@ -402,7 +402,7 @@ pub async fn serve(
     );
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(
-        net::server()
+        net::server()?
             .add_service(service)
             .serve_with_incoming_shutdown(net::incoming(listener), async {
                 let _ = stop_rx.await;

@@ -80,6 +80,20 @@ struct Cli {
     )]
     cluster_secret: Option<String>,
 
+    /// PEM certificate this process serves its gRPC port with (TLS); with
+    /// --tls-key.
+    #[arg(long, env = "PW_TLS_CERT", value_name = "PEM")]
+    tls_cert: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "PW_TLS_KEY", value_name = "PEM")]
+    tls_key: Option<PathBuf>,
+
+    /// PEM of the CA that signed the certificates of the pw ports this
+    /// process calls: it then calls them over TLS only.
+    #[arg(long, env = "PW_TLS_CA", value_name = "PEM")]
+    tls_ca: Option<PathBuf>,
+
     /// Give up after this many seconds without reaching the server.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     connect_timeout: u64,
@@ -103,6 +117,15 @@ fn main() {
                 std::process::exit(2);
             }
         }
+    }
+    let tls = pw_wire::tls::Files {
+        cert: cli.tls_cert.clone(),
+        key: cli.tls_key.clone(),
+        ca: cli.tls_ca.clone(),
+    };
+    if let Err(e) = pw_wire::tls::init(&tls) {
+        eprintln!("pw-worker: error: {e}");
+        std::process::exit(2);
     }
     let config = Config {
         controller: cli.controller,
