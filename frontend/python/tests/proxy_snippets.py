@@ -446,10 +446,13 @@ def pipelined_microbatches():
     stage B of one microbatch can run while stage A works on the next."""
     sa = NamedSharding(_mesh(0), P("x"))
     sb = NamedSharding(_mesh(2), P("x"))
-    w = jnp.asarray(np.linspace(-1.0, 1.0, 256 * 256, dtype=np.float32).reshape(256, 256) / 16.0)
+    # Each stage computes for tens of milliseconds on this machine's CPU
+    # devices, well above what dispatching a microbatch costs, so that
+    # stage B of one microbatch has time to meet stage A of the next.
+    w = jnp.asarray(np.linspace(-1.0, 1.0, 512 * 512, dtype=np.float32).reshape(512, 512) / 32.0)
 
     def heavy(v, w):
-        for _ in range(8):
+        for _ in range(16):
             v = jnp.tanh(v @ w)
         return v
 
@@ -458,7 +461,7 @@ def pipelined_microbatches():
     wa = jax.device_put(w, NamedSharding(_mesh(0), P()))
     wb = jax.device_put(w, NamedSharding(_mesh(2), P()))
     rng = np.random.default_rng(3)
-    batches = [jax.device_put(rng.standard_normal((256, 256), dtype=np.float32), sa) for _ in range(8)]
+    batches = [jax.device_put(rng.standard_normal((512, 512), dtype=np.float32), sa) for _ in range(8)]
     outs = [stage_b(jax.device_put(stage_a(x, wa), sb), wb) for x in batches]
     return {"outs": np.stack([np.asarray(o) for o in outs])}
 
