@@ -27,6 +27,8 @@ pub enum Error {
     },
     #[error("{address} resolves to no address")]
     Unresolved { address: String },
+    #[error("TLS to the data port of the worker at {address}: {reason}")]
+    Tls { address: String, reason: String },
     #[error("cannot reach the worker at {address}: {source}")]
     Channel {
         address: String,

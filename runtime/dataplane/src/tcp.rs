@@ -5,7 +5,7 @@
 use crate::{Error, Link, Receiver, Result};
 use bytes::Bytes;
 use pw_exec::PieceKey;
-use pw_wire::{self as wire, auth, proto};
+use pw_wire::{self as wire, auth, proto, tls};
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
@@ -51,9 +51,14 @@ fn frame_header(
     frame
 }
 
-/// Pieces as frames on one TCP connection.
+/// A byte stream both ways: a TCP connection, or TLS over one.
+trait Duplex: Read + Write + Send {}
+impl<T: Read + Write + Send> Duplex for T {}
+
+/// Pieces as frames on one TCP connection (inside TLS when this worker has
+/// a CA, [`pw_wire::tls::data_plane`]).
 pub struct TcpLink {
-    stream: TcpStream,
+    stream: Box<dyn Duplex>,
     address: String,
 }
 
@@ -69,18 +74,40 @@ impl TcpLink {
             .ok_or_else(|| Error::Unresolved {
                 address: address.to_owned(),
             })?;
-        let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(failed)?;
-        stream.set_nodelay(true).map_err(failed)?;
-        stream
-            .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+        let tcp = TcpStream::connect_timeout(&addr, timeout).map_err(failed)?;
+        tcp.set_nodelay(true).map_err(failed)?;
+        tcp.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
             .map_err(failed)?;
+        let mut stream: Box<dyn Duplex> = match &tls::data_plane()?.client {
+            Some(config) => {
+                let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+                let name = rustls::pki_types::ServerName::try_from(
+                    host.trim_matches(['[', ']']).to_owned(),
+                )
+                .map_err(|e| Error::Tls {
+                    address: address.to_owned(),
+                    reason: e.to_string(),
+                })?;
+                let conn = rustls::ClientConnection::new(config.clone(), name).map_err(|e| {
+                    Error::Tls {
+                        address: address.to_owned(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                Box::new(rustls::StreamOwned::new(
+                    conn,
+                    tcp.try_clone().map_err(failed)?,
+                ))
+            }
+            None => Box::new(tcp.try_clone().map_err(failed)?),
+        };
         auth::introduce(&mut stream, from, auth::cluster_secret()).map_err(|source| {
             Error::Handshake {
                 address: address.to_owned(),
                 source,
             }
         })?;
-        stream.set_read_timeout(None).map_err(failed)?;
+        tcp.set_read_timeout(None).map_err(failed)?;
         Ok(TcpLink {
             stream,
             address: address.to_owned(),
@@ -162,12 +189,30 @@ pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>) {
 
 /// Reads one peer's connection until it ends: the handshake (the peer's
 /// id comes from it), then frames.
-fn read_tcp(mut stream: TcpStream, receiver: &Receiver) {
-    let _ = stream.set_nodelay(true);
-    let peer = stream
+fn read_tcp(tcp: TcpStream, receiver: &Receiver) {
+    let _ = tcp.set_nodelay(true);
+    let peer = tcp
         .peer_addr()
         .map_or_else(|_| "?".to_owned(), |a| a.to_string());
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let _ = tcp.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let tls = match tls::data_plane() {
+        Ok(d) => d.server.clone(),
+        Err(e) => {
+            tracing::warn!(%peer, "a data connection was refused: {e}");
+            return;
+        }
+    };
+    let Ok(plain) = tcp.try_clone() else { return };
+    let mut stream: Box<dyn Duplex> = match tls {
+        Some(config) => match rustls::ServerConnection::new(config) {
+            Ok(conn) => Box::new(rustls::StreamOwned::new(conn, plain)),
+            Err(e) => {
+                tracing::warn!(%peer, "a data connection was refused: {e}");
+                return;
+            }
+        },
+        None => Box::new(plain),
+    };
     let from = match auth::admit(&mut stream, auth::cluster_secret()) {
         Ok(from) => from,
         Err(e) => {
@@ -175,7 +220,7 @@ fn read_tcp(mut stream: TcpStream, receiver: &Receiver) {
             return;
         }
     };
-    let _ = stream.set_read_timeout(None);
+    let _ = tcp.set_read_timeout(None);
     // Buffered: a small frame (header and payload) is one system call.
     let why = read_frames(
         std::io::BufReader::with_capacity(256 << 10, stream),

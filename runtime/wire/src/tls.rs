@@ -8,13 +8,16 @@
 //!   (`https`), checking the certificate against it and the address's host.
 //!
 //! Credentials (token, session keys, cluster secret) travel inside TLS
-//! then. The data plane's TCP port and the status page stay plain (see
-//! `docs/cluster.md`, Security model).
+//! then. The data plane's TCP connections use the same files
+//! ([`data_plane`]): a worker with a certificate takes pieces over TLS
+//! only, and one with a CA sends them over TLS; the data plane's own
+//! handshake (`crate::auth`) then runs inside TLS. The status page stays
+//! plain (see `docs/cluster.md`, Security model).
 
 use crate::Error;
 use std::{
     path::{Path, PathBuf},
-    sync::OnceLock,
+    sync::{Arc, OnceLock},
 };
 use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
@@ -32,6 +35,16 @@ pub struct Files {
 struct Loaded {
     identity: Option<Identity>,
     ca: Option<Certificate>,
+    data: DataPlane,
+}
+
+/// rustls configurations of the data plane's TCP connections.
+#[derive(Default)]
+pub struct DataPlane {
+    /// What a worker's data port serves with (it has a certificate).
+    pub server: Option<Arc<rustls::ServerConfig>>,
+    /// What a worker sends pieces with (it has a CA).
+    pub client: Option<Arc<rustls::ClientConfig>>,
 }
 
 static LOADED: OnceLock<Result<Loaded, Error>> = OnceLock::new();
@@ -69,21 +82,84 @@ fn read(path: &Path, flag: &'static str) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
+const CERT: &str = "--tls-cert (PW_TLS_CERT)";
+const KEY: &str = "--tls-key (PW_TLS_KEY)";
+const CA: &str = "--tls-ca (PW_TLS_CA)";
+
 fn load(files: &Files) -> Result<Loaded, Error> {
-    let identity = match (&files.cert, &files.key) {
-        (Some(cert), Some(key)) => Some(Identity::from_pem(
-            read(cert, "--tls-cert (PW_TLS_CERT)")?,
-            read(key, "--tls-key (PW_TLS_KEY)")?,
-        )),
+    let pair = match (&files.cert, &files.key) {
+        (Some(cert), Some(key)) => Some(((cert, read(cert, CERT)?), (key, read(key, KEY)?))),
         (None, None) => None,
         (Some(_), None) | (None, Some(_)) => return Err(Error::TlsPair),
     };
     let ca = files
         .ca
         .as_deref()
-        .map(|p| read(p, "--tls-ca (PW_TLS_CA)").map(Certificate::from_pem))
+        .map(|p| read(p, CA).map(|pem| (p, pem)))
         .transpose()?;
-    Ok(Loaded { identity, ca })
+    let data = DataPlane {
+        server: pair
+            .as_ref()
+            .map(|(cert, key)| data_server(cert, key))
+            .transpose()?,
+        client: ca
+            .as_ref()
+            .map(|(p, pem)| data_client(p, pem))
+            .transpose()?,
+    };
+    Ok(Loaded {
+        identity: pair.map(|((_, cert), (_, key))| Identity::from_pem(cert, key)),
+        ca: ca.map(|(_, pem)| Certificate::from_pem(pem)),
+        data,
+    })
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn bad(flag: &'static str, path: &Path, reason: impl std::fmt::Display) -> Error {
+    Error::Tls {
+        flag,
+        path: path.to_owned(),
+        reason: reason.to_string(),
+    }
+}
+
+/// The data port's server configuration, from the certificate chain and
+/// key (PEM).
+fn data_server(
+    (cert_path, cert): &(&PathBuf, Vec<u8>),
+    (key_path, key): &(&PathBuf, Vec<u8>),
+) -> Result<Arc<rustls::ServerConfig>, Error> {
+    use rustls_pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_slice_iter(cert)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(CERT, cert_path, e))?;
+    let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| bad(KEY, key_path, e))?;
+    let config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(CERT, cert_path, e))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| bad(KEY, key_path, e))?;
+    Ok(Arc::new(config))
+}
+
+/// The configuration pieces are sent with: servers checked against the CA.
+fn data_client(path: &Path, pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, Error> {
+    use rustls_pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert = cert.map_err(|e| bad(CA, path, e))?;
+        roots.add(cert).map_err(|e| bad(CA, path, e))?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(CA, path, e))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 /// Reads `files` and makes them this process's TLS settings (once, at
@@ -110,6 +186,11 @@ pub fn server() -> Result<Option<ServerTlsConfig>, Error> {
         .identity
         .clone()
         .map(|identity| ServerTlsConfig::new().identity(identity)))
+}
+
+/// The data plane's TLS configurations (none: plain TCP).
+pub fn data_plane() -> Result<&'static DataPlane, Error> {
+    Ok(&loaded()?.data)
 }
 
 /// The TLS a channel of this process calls with, if it has a CA.

@@ -184,6 +184,8 @@ pub struct Place {
     pub token: Option<String>,
     /// `PW_CLUSTER_SECRET` for the processes started there.
     pub cluster_secret: Option<String>,
+    /// More environment for them (e.g. `PW_TLS_*`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Place {
@@ -204,6 +206,10 @@ impl Place {
             Some(s) => c.env("PW_CLUSTER_SECRET", s),
             None => c.env_remove("PW_CLUSTER_SECRET"),
         };
+        for v in ["PW_TLS_CERT", "PW_TLS_KEY", "PW_TLS_CA"] {
+            c.env_remove(v);
+        }
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 }

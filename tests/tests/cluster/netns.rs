@@ -61,6 +61,7 @@ impl Hosts {
             // secret server and workers share.
             token: Some("netns-test-token".into()),
             cluster_secret: Some("netns-test-cluster-secret".into()),
+            env: Vec::new(),
         }
     }
 }

@@ -546,3 +546,162 @@ async fn in_a_session(
     let r = responses.message().await.unwrap().unwrap();
     assert_eq!(status(r.clone()), 0, "{r:?}");
 }
+
+/// A CA and a certificate for 127.0.0.1 it signed, made with openssl in
+/// `dir`; the `PW_TLS_*` variables that name them.
+fn certificates(dir: &std::path::Path) -> Vec<(String, String)> {
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=pw test CA",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "key.pem",
+                "-out",
+                "cert.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("ext.cnf");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "cert.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+    [
+        "PW_TLS_CERT:cert.pem",
+        "PW_TLS_KEY:key.pem",
+        "PW_TLS_CA:ca.pem",
+    ]
+    .iter()
+    .filter_map(|kv| kv.split_once(':'))
+    .map(|(k, f)| (k.to_owned(), dir.join(f).display().to_string()))
+    .collect()
+}
+
+#[test]
+fn grpc_and_the_data_plane_run_inside_tls() {
+    let _serial = serial();
+    let _token = TokenEnv::set();
+    let dir = std::env::temp_dir().join(format!("pw-tls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let place = Place {
+        env: certificates(&dir),
+        ..secured()
+    };
+    let ca = place.env[2].1.clone();
+    let mut c = Cluster::server(&[], &place);
+    let data_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    for port in &data_ports {
+        c.add_worker(2, &["--data-port", &port.to_string()], &[], &place);
+    }
+    // Asked through pw-status, which has the CA (this process has none).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut status = place.command(&crate::harness::bin("pw-status"));
+        status.args(["--server", &c.address]);
+        let out = crate::harness::run_bounded(status, Duration::from_secs(20));
+        if String::from_utf8_lossy(&out.stdout).contains("WORKERS (3)") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", c.logs());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The pipeline example across three workers: pieces go worker to
+    // worker, inside TLS, and the outputs match JAX.
+    let args = example_args("pipeline");
+    let out = c.pw_run(&args, &place);
+    assert_matches(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let traffic = stdout
+        .lines()
+        .find(|l| l.starts_with("traffic"))
+        .unwrap_or_default();
+    assert!(!traffic.contains("worker to worker: 0 bytes"), "{traffic}");
+    // The data port speaks TLS with the certificate the CA signed.
+    for port in [
+        data_ports[0].to_string(),
+        c.address.rsplit_once(':').unwrap().1.to_owned(),
+    ] {
+        let out = std::process::Command::new("openssl")
+            .args([
+                "s_client",
+                "-connect",
+                &format!("127.0.0.1:{port}"),
+                "-CAfile",
+                &ca,
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Verify return code: 0 (ok)"),
+            "port {port}: {text}"
+        );
+    }
+    // Without the CA, a client cannot talk to the server.
+    let plain = Place {
+        env: Vec::new(),
+        ..secured()
+    };
+    let out = c.pw_run(&args, &plain);
+    assert_ne!(out.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
