@@ -101,6 +101,8 @@ impl HostBuffers {
         Ok(())
     }
 
+    /// Stores a buffer whose bytes are already counted in the session's
+    /// budget (a buffer it replaces gives its own back).
     fn insert(&self, session: u64, handle: u64, bytes: Bytes) {
         let mut s = self.lock();
         let Some(stored) = s.get_mut(&session) else {
@@ -447,9 +449,9 @@ impl GrpcIfrtService for ProxyService {
         let received = receive(request.into_inner(), m.handle, size).await;
         match received {
             Ok(data) => {
-                self.buffers.unreserve(m.session_id, size);
+                // Its bytes were reserved before they came: no second check.
                 self.buffers
-                    .put(m.session_id, m.handle, Bytes::from(data))?;
+                    .insert(m.session_id, m.handle, Bytes::from(data));
                 Ok(Response::new(protocol::GrpcHostBufferStoreResponse {}))
             }
             Err(e) => {
