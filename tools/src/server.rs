@@ -37,7 +37,8 @@ pub struct Cli {
     /// Serve the status page (`/`) and its JSON (`/api/status`) here: what
     /// is queued on every device, the runs, stalled ones with their chain
     /// of unmet dependencies. A bare PORT is on loopback; give a host
-    /// (0.0.0.0:PORT) to serve others.
+    /// (0.0.0.0:PORT) to serve others (then --token is needed). With
+    /// --tls-cert it is served over HTTPS.
     #[arg(long, value_name = "HOST:PORT|PORT")]
     pub http: Option<String>,
 
@@ -153,8 +154,8 @@ pub struct Cli {
     )]
     pub cluster_secret: Option<String>,
 
-    /// PEM certificate this process serves its gRPC port with (TLS); with
-    /// --tls-key.
+    /// PEM certificate this process serves its gRPC port and the status
+    /// page (HTTPS) with (TLS); with --tls-key.
     #[arg(long, env = "PW_TLS_CERT", value_name = "PEM")]
     pub tls_cert: Option<PathBuf>,
 
@@ -308,12 +309,15 @@ fn serve(cli: Cli) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("--http {http}: cannot listen there: {e}"))?;
             let bound = listener.local_addr().map_err(|e| e.to_string())?;
+            let tls = pw_wire::tls::http_server().map_err(|e| e.to_string())?;
+            let scheme = if tls.is_some() { "https" } else { "http" };
             tokio::spawn(crate::status::serve_http(
                 listener,
                 controller.clone(),
                 token.clone(),
+                tls,
             ));
-            println!("pw-server: status page on http://{bound}/");
+            println!("pw-server: status page on {scheme}://{bound}/");
         }
         // JAX's proxy client sends no headers of its own: the token comes
         // in the session's initialization data (the pw JAX plugin puts it

@@ -31,8 +31,8 @@ pub fn http_address(asked: &str) -> Result<std::net::SocketAddr, String> {
         .ok_or_else(|| format!("--http {asked}: names no address"))
 }
 
-/// Serves the page and `/api/status` on `listener` until the runtime ends.
-/// With a `token`, each request must present it: the `x-pw-token` header,
+/// Serves the page and `/api/status` on `listener` until the runtime ends,
+/// over TLS with `tls` (HTTPS). With a `token`, each request must present it: the `x-pw-token` header,
 /// `Authorization: Bearer TOKEN`, or the cookie that opening
 /// `/?token=TOKEN` once sets (so a browser needs it in the address only
 /// the first time).
@@ -40,6 +40,7 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     controller: Controller,
     token: Option<String>,
+    tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 ) {
     use axum::{
         extract::{Request, State},
@@ -67,7 +68,12 @@ pub async fn serve_http(
             c.status().overview().await.to_string(),
         )
     }
-    async fn check(token: Arc<Option<String>>, request: Request, next: Next) -> Response {
+    async fn check(
+        token: Arc<Option<String>>,
+        secure: bool,
+        request: Request,
+        next: Next,
+    ) -> Response {
         let Some(want) = token.as_deref() else {
             return next.run(request).await;
         };
@@ -79,7 +85,10 @@ pub async fn serve_http(
                     (header::LOCATION, "/".to_owned()),
                     (
                         header::SET_COOKIE,
-                        format!("{COOKIE}={want}; HttpOnly; SameSite=Strict; Path=/"),
+                        format!(
+                            "{COOKIE}={want}; HttpOnly; SameSite=Strict; Path=/{}",
+                            if secure { "; Secure" } else { "" }
+                        ),
                     ),
                 ],
             )
@@ -93,54 +102,91 @@ pub async fn serve_http(
         }
     }
     let token = Arc::new(token);
+    let secure = tls.is_some();
     let app = Router::new()
         .route("/", get(page))
         .route("/api/status", get(api))
         .with_state(controller)
-        .layer(middleware::from_fn(move |r, n| check(token.clone(), r, n)));
-    let listener = Speaking::new(listener);
+        .layer(middleware::from_fn(move |r, n| {
+            check(token.clone(), secure, r, n)
+        }));
+    let listener = Speaking::new(listener, tls);
     if let Err(e) = axum::serve(listener, app).await {
         eprintln!("pw-server: error: the status page stopped: {e}");
     }
 }
 
 /// The status page's listener: the connections that speak
-/// ([`pw_wire::net::incoming`]: silent ones are closed and bounded).
+/// ([`pw_wire::net::incoming`]: silent ones are closed and bounded), over
+/// TLS when the server has a certificate. Each TLS handshake runs in a
+/// task of its own, within [`HANDSHAKE_TIMEOUT`] and at most
+/// [`MAX_HANDSHAKES`] at once, so a slow client holds up no one else.
 struct Speaking {
     addr: std::net::SocketAddr,
-    incoming: std::pin::Pin<
-        Box<dyn tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> + Send>,
-    >,
+    ready: tokio::sync::mpsc::Receiver<(Box<dyn Connection>, std::net::SocketAddr)>,
 }
 
+/// A connection the page is served on: plain TCP or TLS over it.
+trait Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Connection for T {}
+
+/// How long a client may take to finish its TLS handshake.
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// TLS handshakes under way at once; more connections are closed.
+const MAX_HANDSHAKES: usize = 256;
+
 impl Speaking {
-    fn new(listener: tokio::net::TcpListener) -> Speaking {
+    fn new(
+        listener: tokio::net::TcpListener,
+        tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    ) -> Speaking {
+        use tokio_stream::StreamExt;
         let addr = listener
             .local_addr()
             .unwrap_or_else(|_| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
-        Speaking {
-            addr,
-            incoming: Box::pin(pw_wire::net::incoming(listener)),
-        }
+        let (tx, ready) = tokio::sync::mpsc::channel(64);
+        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+        let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
+        tokio::spawn(async move {
+            let mut incoming = Box::pin(pw_wire::net::incoming(listener));
+            while let Some(stream) = incoming.next().await {
+                let Ok(stream) = stream else { continue };
+                let peer = stream.peer_addr().unwrap_or(addr);
+                let Some(acceptor) = &acceptor else {
+                    let plain: Box<dyn Connection> = Box::new(stream);
+                    if tx.send((plain, peer)).await.is_err() {
+                        return;
+                    }
+                    continue;
+                };
+                let Ok(slot) = handshakes.clone().try_acquire_owned() else {
+                    continue;
+                };
+                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let accepted =
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
+                    drop(slot);
+                    if let Ok(Ok(tls)) = accepted {
+                        let tls: Box<dyn Connection> = Box::new(tls);
+                        let _ = tx.send((tls, peer)).await;
+                    }
+                });
+            }
+        });
+        Speaking { addr, ready }
     }
 }
 
 impl axum::serve::Listener for Speaking {
-    type Io = tokio::net::TcpStream;
+    type Io = Box<dyn Connection>;
     type Addr = std::net::SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        use tokio_stream::StreamExt;
-        loop {
-            match self.incoming.next().await {
-                Some(Ok(stream)) => {
-                    let addr = stream.peer_addr().unwrap_or(self.addr);
-                    return (stream, addr);
-                }
-                Some(Err(_)) => continue,
-                // The accepting task is gone: nothing more will come.
-                None => std::future::pending::<()>().await,
-            }
+        match self.ready.recv().await {
+            Some(connection) => connection,
+            // The accepting task is gone: nothing more will come.
+            None => std::future::pending().await,
         }
     }
 

@@ -9,9 +9,11 @@ other flags."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -42,12 +44,12 @@ WAIT_S = 30
 
 
 def _announced(proc, log, timeout=60.0):
-    """The status page's and the server's addresses, from the lines
-    pw-server prints when it serves (bounded)."""
+    """The status page's address (with its scheme: http or https) and the
+    server's, from the lines pw-server prints when it serves (bounded)."""
     found = {}
     deadline = time.monotonic() + timeout
     for line in proc.stdout:
-        for key, prefix in (("http", "pw-server: status page on http://"), ("grpc", "pw-server: listening on ")):
+        for key, prefix in (("http", "pw-server: status page on "), ("grpc", "pw-server: listening on ")):
             if line.startswith(prefix):
                 found[key] = line[len(prefix) :].strip().rstrip("/")
         if len(found) == 2 or time.monotonic() > deadline:
@@ -94,7 +96,8 @@ class Cluster:
         )
         self.workers = []
         try:
-            self.http, self.address = _announced(self.server, log)
+            self.page, self.address = _announced(self.server, log)
+            self.http = self.page.split("://", 1)[1]
             self.add_worker(tmp)
         except BaseException:
             self.stop()
@@ -363,9 +366,9 @@ def test_the_line_is_bounded(tmp_path):
         c.stop()
 
 
-def _get(url, headers=None):
+def _get(url, headers=None, context=None):
     request = urllib.request.Request(url, headers=headers or {})
-    opener = urllib.request.build_opener(_NoRedirect)
+    opener = urllib.request.build_opener(_NoRedirect, urllib.request.HTTPSHandler(context=context))
     try:
         with opener.open(request, timeout=10) as r:
             return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read().decode()
@@ -512,6 +515,18 @@ def test_grpc_ports_serve_tls(tmp_path, monkeypatch):
     c = Cluster(tmp_path, extra_env=tls)
     try:
         monkeypatch.setenv("PW_TLS_CA", tls["PW_TLS_CA"])
+        # The status page is HTTPS too: the token inside TLS, the cookie
+        # marked Secure; plain HTTP and a client without the CA get nothing.
+        assert c.page == f"https://{c.http}", c.page
+        trusted = ssl.create_default_context(cafile=tls["PW_TLS_CA"])
+        status, _, body = _get(f"https://{c.http}/api/status", {"x-pw-token": TOKEN}, trusted)
+        assert status == 200 and "workers" in json.loads(body), body
+        status, headers, _ = _get(f"https://{c.http}/?token={TOKEN}", context=trusted)
+        assert status == 303 and "Secure" in headers["set-cookie"], headers
+        with pytest.raises(urllib.error.URLError):
+            _get(f"https://{c.http}/api/status", {"x-pw-token": TOKEN}, ssl.create_default_context())
+        with pytest.raises((http.client.HTTPException, ConnectionError, urllib.error.URLError)):
+            _get(f"http://{c.http}/api/status", {"x-pw-token": TOKEN})
         with c.connect(devices=1) as client:
             y = doubler(1).compile(client)(np.ones((8, 4), np.float32))
             np.testing.assert_array_equal(np.asarray(y), 2)

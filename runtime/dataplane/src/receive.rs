@@ -78,12 +78,19 @@ enum Slot {
     },
     /// Every byte landed (or the piece failed): late chunks are errors.
     Closed,
-    /// Its sender said it will not come, before the executor reached it.
-    Failed(String),
+    /// Its sender said it will not come, before the executor reached it
+    /// (`held`: what it counts against the early budget).
+    Failed { why: String, held: u64 },
 }
 
 /// The most bytes of a peer's reason for a failed piece that are kept.
 const MAX_REASON: usize = 1024;
+
+/// What a slot the executor has not asked for yet (early or failed)
+/// counts against the early budget beyond its bytes, so that pieces made
+/// up by a peer (empty chunks, failures of pieces no run has) cannot grow
+/// the receiver without bound.
+const SLOT_BYTES: u64 = 256;
 
 /// Counts of what a receiver took in.
 #[derive(Debug, Default)]
@@ -182,7 +189,7 @@ impl Receiver {
                 check,
                 bytes,
             }) => {
-                self.early.fetch_sub(bytes, Ordering::SeqCst);
+                self.release(bytes + SLOT_BYTES);
                 let outcome = (|| {
                     if sender != from {
                         return Err(Error::CameFrom { key, sender, from });
@@ -231,7 +238,8 @@ impl Receiver {
                 }
                 Ok(())
             }
-            Some(Slot::Failed(why)) => {
+            Some(Slot::Failed { why, held }) => {
+                self.release(held);
                 dest.give_up(&why, &self.spoiled, key.run);
                 slots.insert(key, Slot::Closed);
                 Ok(())
@@ -245,7 +253,10 @@ impl Receiver {
 
     /// Whether piece `key` has not landed yet (for the status page).
     pub fn awaits(&self, key: PieceKey) -> bool {
-        !matches!(self.lock().get(&key), Some(Slot::Closed | Slot::Failed(_)))
+        !matches!(
+            self.lock().get(&key),
+            Some(Slot::Closed | Slot::Failed { .. })
+        )
     }
 
     /// A chunk of piece `key` from worker `from`. An error ends the peer's
@@ -273,7 +284,7 @@ impl Receiver {
         match slots.get_mut(&key) {
             None => {
                 let mut check = ChunkCheck::new(&chunk, self.early_limit, None, what())?;
-                self.hold(len)?;
+                self.hold(len + SLOT_BYTES)?;
                 check.check(&chunk)?;
                 slots.insert(
                     key,
@@ -346,7 +357,7 @@ impl Receiver {
                     }
                 }
             }
-            Some(Slot::Closed | Slot::Failed(_)) => {
+            Some(Slot::Closed | Slot::Failed { .. }) => {
                 return Err(Error::AfterComplete { piece: what() });
             }
         }
@@ -356,10 +367,11 @@ impl Receiver {
 
     /// Worker `from` says piece `key` will not come (its source failed):
     /// the step waiting for it fails with `why`, now or when it expects it.
-    pub fn piece_failed(&self, from: u32, key: PieceKey, why: &str) {
+    /// An error (the early budget is spent) ends the peer's stream.
+    pub fn piece_failed(&self, from: u32, key: PieceKey, why: &str) -> Result<()> {
         let mut slots = self.lock();
         if self.is_over(key.run) {
-            return;
+            return Ok(());
         }
         // What is kept of a reason is bounded, whoever sent it.
         let why = why.get(..MAX_REASON).unwrap_or(why);
@@ -379,16 +391,33 @@ impl Receiver {
                 bytes,
                 ..
             }) if sender == from => {
-                self.early.fetch_sub(bytes, Ordering::SeqCst);
-                slots.insert(key, Slot::Failed(why));
+                self.release(bytes + SLOT_BYTES);
+                self.hold_failed(&mut slots, key, why)?;
             }
-            None => {
-                slots.insert(key, Slot::Failed(why));
-            }
+            None => self.hold_failed(&mut slots, key, why)?,
             Some(other) => {
                 slots.insert(key, other);
             }
         }
+        Ok(())
+    }
+
+    /// Keeps piece `key`'s failure until the executor asks for it, within
+    /// the early budget.
+    fn hold_failed(
+        &self,
+        slots: &mut HashMap<PieceKey, Slot>,
+        key: PieceKey,
+        why: String,
+    ) -> Result<()> {
+        let held = why.len() as u64 + SLOT_BYTES;
+        self.hold(held)?;
+        slots.insert(key, Slot::Failed { why, held });
+        Ok(())
+    }
+
+    fn release(&self, bytes: u64) {
+        self.early.fetch_sub(bytes, Ordering::SeqCst);
     }
 
     fn hold(&self, bytes: u64) -> Result<()> {
@@ -448,7 +477,14 @@ impl Receiver {
                 .insert(run);
         }
         self.close(|key, _| key.run == run, why);
-        self.lock().retain(|key, _| key.run != run);
+        self.lock().retain(|key, slot| {
+            if let Slot::Failed { held, .. } = slot {
+                if key.run == run {
+                    self.release(*held);
+                }
+            }
+            key.run != run
+        });
     }
 
     /// Forgets that run `run` ended.
@@ -466,7 +502,7 @@ impl Receiver {
         for (key, slot) in slots.iter_mut() {
             let from = match slot {
                 Slot::Expecting { from, .. } | Slot::Early { from, .. } => *from,
-                Slot::Closed | Slot::Failed(_) => continue,
+                Slot::Closed | Slot::Failed { .. } => continue,
             };
             if !matches(key, from) {
                 continue;
@@ -481,10 +517,8 @@ impl Receiver {
                     });
                     dest.give_up(&format!("{detail} ({why})"), &self.spoiled, key.run);
                 }
-                Slot::Early { bytes, .. } => {
-                    self.early.fetch_sub(bytes, Ordering::SeqCst);
-                }
-                Slot::Closed | Slot::Failed(_) => {}
+                Slot::Early { bytes, .. } => self.release(bytes + SLOT_BYTES),
+                Slot::Closed | Slot::Failed { .. } => {}
             }
         }
     }

@@ -271,7 +271,10 @@ pub fn read_frames(mut stream: impl Read, from: u32, receiver: &Receiver) -> Str
             Err(e) => return format!("the connection broke inside a frame: {e}"),
         }
         if u32_at(36) & FRAME_FAILED != 0 {
-            receiver.piece_failed(from, key, &String::from_utf8_lossy(&data));
+            if let Err(e) = receiver.piece_failed(from, key, &String::from_utf8_lossy(&data)) {
+                tracing::warn!(error = %e, "refusing a failed piece");
+                return e.to_string();
+            }
             continue;
         }
         let chunk = proto::Chunk {

@@ -11,8 +11,8 @@
 //! then. The data plane's TCP connections use the same files
 //! ([`data_plane`]): a worker with a certificate takes pieces over TLS
 //! only, and one with a CA sends them over TLS; the data plane's own
-//! handshake (`crate::auth`) then runs inside TLS. The status page stays
-//! plain (see `docs/cluster.md`, Security model).
+//! handshake (`crate::auth`) then runs inside TLS. pw-server's status page
+//! (`--http`) serves HTTPS with the same certificate ([`http_server`]).
 
 use crate::Error;
 use std::{
@@ -191,6 +191,16 @@ pub fn server() -> Result<Option<ServerTlsConfig>, Error> {
 /// The data plane's TLS configurations (none: plain TCP).
 pub fn data_plane() -> Result<&'static DataPlane, Error> {
     Ok(&loaded()?.data)
+}
+
+/// What the status page serves HTTPS with, if this process has a
+/// certificate: the data port's configuration, offering HTTP/1.1.
+pub fn http_server() -> Result<Option<Arc<rustls::ServerConfig>>, Error> {
+    Ok(loaded()?.data.server.as_ref().map(|config| {
+        let mut config = rustls::ServerConfig::clone(config);
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Arc::new(config)
+    }))
 }
 
 /// The TLS a channel of this process calls with, if it has a CA.

@@ -431,7 +431,10 @@ impl proto::worker_server::Worker for WorkerService {
                         piece: m.piece,
                     };
                     if !m.failed.is_empty() {
-                        self.state.receiver.piece_failed(sender, key, &m.failed);
+                        if let Err(e) = self.state.receiver.piece_failed(sender, key, &m.failed) {
+                            self.state.receiver.stream_ended(sender, &e.to_string());
+                            return Err(invalid(e));
+                        }
                         continue;
                     }
                     let chunk = m.chunk.ok_or_else(|| invalid("a push without a chunk"))?;

@@ -119,7 +119,9 @@ fn lost_peers_and_failed_pieces(target: Target) {
     );
     // Worker 1 says two pieces will not come: one not expected yet, one
     // expected already.
-    receiver.piece_failed(1, key(3), "its source failed");
+    receiver
+        .piece_failed(1, key(3), "its source failed")
+        .unwrap();
     let (before, before_landed, dest) = destination(&client, &device);
     receiver.expect(key(3), 1, dest).unwrap();
     let why = before_landed.wait(Duration::from_secs(5)).unwrap_err();
@@ -129,7 +131,9 @@ fn lost_peers_and_failed_pieces(target: Target) {
     );
     let (after, after_landed, dest) = destination(&client, &device);
     receiver.expect(key(4), 1, dest).unwrap();
-    receiver.piece_failed(1, key(4), "its source failed");
+    receiver
+        .piece_failed(1, key(4), "its source failed")
+        .unwrap();
     assert!(after_landed.wait(Duration::from_secs(5)).is_err());
     for b in [before, after] {
         b.wait_ready().unwrap();
@@ -138,6 +142,42 @@ fn lost_peers_and_failed_pieces(target: Target) {
     assert!(!spoiled.contains(9));
     drop((early, late));
     assert_no_leaks(&client);
+}
+
+/// Pieces a peer makes up, failures of pieces no step expects and small
+/// early chunks, count against the receiver's early budget (each slot
+/// beyond its bytes): past it the peer's stream is refused, and ending the
+/// run gives the budget back.
+#[test]
+fn made_up_pieces_are_bounded_by_the_early_budget() {
+    let receiver = Receiver::new(64 << 10);
+    let key = |run, piece| PieceKey {
+        run,
+        step: 0,
+        piece,
+    };
+    let refused_after = |run: u64, send: &dyn Fn(PieceKey) -> pw_dataplane::Result<()>| {
+        (0..100_000u32)
+            .position(|piece| send(key(run, piece)).is_err())
+            .expect("the early budget refuses made-up pieces")
+    };
+    let fail = |k| receiver.piece_failed(1, k, "made up");
+    let n = refused_after(5, &fail);
+    assert!(n > 0 && n < 1_000, "{n} made-up failures were kept");
+    let chunk = wire::chunks(Bytes::from(vec![1u8; 16])).remove(0);
+    let deliver = |k| receiver.deliver(1, k, chunk.clone());
+    let err = deliver(key(6, 0)).unwrap_err();
+    assert!(
+        matches!(err, pw_dataplane::Error::EarlyLimit { .. }),
+        "{err}"
+    );
+    receiver.end_run(5, "released");
+    receiver.forget(5);
+    let m = refused_after(6, &deliver);
+    assert!(m > 0 && m < 1_000, "{m} made-up early pieces were kept");
+    receiver.end_run(6, "released");
+    receiver.forget(6);
+    fail(key(7, 0)).expect("the budget is back once the runs ended");
 }
 
 on_both_plugins!(

@@ -68,9 +68,11 @@ const K8S_HELP: &str = "Examples:\n  \
     kubectl create secret generic pw-token --from-literal=token=$(openssl rand -hex 16) --from-literal=cluster-secret=$(openssl rand -hex 16)\n  \
     pw-deploy k8s --name pw --workers 4 --devices-per-worker 8 --image pw-server:0.1 --worker-image pw-worker:0.1 | kubectl apply -f -\n  \
     pw-deploy k8s --name gpu --workers 2 --devices-per-worker 8 --platform cuda --image pw-server:0.1 --worker-image pw-worker-cuda:0.1\n  \
-    pw-deploy k8s --name tpu --workers 4 --devices-per-worker 4 --platform tpu --node-selector pool=tpu --image pw-server:0.1 --worker-image pw-worker-tpu:0.1 --out tpu.yaml\n\n\
+    pw-deploy k8s --name tpu --workers 4 --devices-per-worker 4 --platform tpu --node-selector pool=tpu --image pw-server:0.1 --worker-image pw-worker-tpu:0.1 --out tpu.yaml\n  \
+    pw-deploy k8s --name pw --workers 4 --devices-per-worker 8 --image pw-server:0.1 --tls-secret pw-tls   # TLS on every port (cert-manager's Secret)\n\n\
     The head pod is NAME-head-0-0.NAME (JobSet DNS hostnames); workers register\n\
-    there and advertise their pod IP. Pods restart on failure (restartPolicy\n\
+    there and advertise their pod IP (with --tls-secret, their DNS name\n\
+    NAME-worker-0-I.NAME: the certificate names *.NAME and NAME-server). Pods restart on failure (restartPolicy\n\
     OnFailure, --backoff-limit); a restarted worker registers again. The JobSet\n\
     controller must be installed, and the Secret (--token-secret, default\n\
     NAME-token) must hold the token under --token-key and the cluster secret\n\

@@ -381,6 +381,107 @@ fn the_secrets_come_from_one_secret() {
     }
 }
 
+/// Tests that `--tls-secret` mounts the Secret (cert-manager's keys) in
+/// both pods where `PW_TLS_*` point, readable by the images' user through
+/// the pod's fsGroup; that workers then advertise names one wildcard
+/// certificate of `*.NAME` covers, as the head's name is; and that without
+/// it none of this is there.
+#[test]
+fn tls_comes_from_a_mounted_secret() {
+    let docs = manifests(&["--tls-secret", "pwtest-tls"]);
+    let js = object(&docs, "JobSet");
+    let user_group: u64 = dockerfile()
+        .iter()
+        .filter(|i| i.keyword == "USER")
+        .map(|i| {
+            i.rest
+                .rsplit(':')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .parse()
+                .expect("a numeric USER")
+        })
+        .next_back()
+        .expect("the images run as a user");
+    for name in ["head", "worker"] {
+        let pod = pod(replicated_job(js, name));
+        let c = container(pod);
+        let volume = seq(pod, "spec.volumes")
+            .iter()
+            .find(|v| try_at(v, "secret").is_some())
+            .unwrap_or_else(|| panic!("{name}: no Secret volume"));
+        assert_eq!(str_at(volume, "secret.secretName"), "pwtest-tls", "{name}");
+        let mount = seq(c, "volumeMounts")
+            .iter()
+            .find(|m| str_at(m, "name") == str_at(volume, "name"))
+            .unwrap_or_else(|| panic!("{name}: the Secret is not mounted"));
+        assert_eq!(at(mount, "readOnly"), &Value::Bool(true), "{name}");
+        let dir = str_at(mount, "mountPath");
+        for (var, file) in [
+            ("PW_TLS_CERT", "tls.crt"),
+            ("PW_TLS_KEY", "tls.key"),
+            ("PW_TLS_CA", "ca.crt"),
+        ] {
+            assert_eq!(
+                str_at(env(c, var), "value"),
+                format!("{dir}/{file}"),
+                "{name}: {var}"
+            );
+        }
+        assert_eq!(
+            u64_at(pod, "spec.securityContext.fsGroup"),
+            user_group,
+            "{name}"
+        );
+        let mode = u64_at(volume, "secret.defaultMode");
+        assert!(
+            mode & 0o040 != 0 && mode & 0o007 == 0,
+            "{name}: mode {mode:o}"
+        );
+    }
+    // Every name a process calls is one label under NAME: `*.NAME` holds.
+    let covered = |host: &str| {
+        host.strip_suffix(".pwtest")
+            .is_some_and(|label| !label.is_empty() && !label.contains('.'))
+    };
+    let worker = container(pod(replicated_job(js, "worker")));
+    let args = command_line(worker);
+    let controller = flag(&args, "--controller").expect("--controller");
+    assert!(covered(host_port(&controller).0), "{controller}");
+    let advertised = flag(&args, "--advertise").expect("--advertise");
+    let host = host_port(&advertised).0;
+    assert!(covered(host), "{advertised}");
+    assert_eq!(host, "pwtest-worker-0-$(POD_INDEX).pwtest");
+    assert_eq!(
+        str_at(env(worker, "POD_INDEX"), "valueFrom.fieldRef.fieldPath"),
+        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    );
+    assert!(
+        String::from_utf8(pw_deploy(&with(&["--tls-secret", "pwtest-tls"])).stdout)
+            .expect("UTF-8")
+            .contains("the TLS Secret pwtest-tls")
+    );
+
+    let plain = manifests(&[]);
+    let js = object(&plain, "JobSet");
+    for name in ["head", "worker"] {
+        let pod = pod(replicated_job(js, name));
+        assert!(try_at(pod, "spec.securityContext").is_none(), "{name}");
+        assert!(
+            seq(container(pod), "env")
+                .iter()
+                .all(|e| !str_at(e, "name").starts_with("PW_TLS_")),
+            "{name}"
+        );
+    }
+    let args = command_line(container(pod(replicated_job(js, "worker"))));
+    assert_eq!(
+        flag(&args, "--advertise").as_deref(),
+        Some("$(POD_IP):29100")
+    );
+}
+
 /// Tests that the pass-through flags reach pw-server and pw-worker, and the
 /// scheduling flags the worker pods.
 #[test]
@@ -509,6 +610,7 @@ fn bad_input_is_refused_clearly() {
             "shorten --name",
         ),
         (&["--namespace", "ML"], 1, "--namespace"),
+        (&["--tls-secret", "TLS_secret"], 1, "--tls-secret"),
         (&["--image", ""], 1, "--image"),
         (&["--image", "a b"], 1, "white space"),
         (&["--worker-image", "x$(y)"], 1, "$(VAR)"),

@@ -127,6 +127,16 @@ pub struct PodSpec {
     pub containers: Vec<Container>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<Volume>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub security_context: Option<PodSecurityContext>,
+}
+
+/// The group the pod's volumes belong to (so the image's user reads a
+/// mounted Secret).
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSecurityContext {
+    pub fs_group: u32,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -222,17 +232,32 @@ impl Resources {
 #[serde(rename_all = "camelCase")]
 pub struct Volume {
     pub name: String,
-    pub empty_dir: EmptyDir,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty_dir: Option<EmptyDir>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<SecretVolume>,
 }
 
 #[derive(Serialize, Debug, Clone, Default)]
 pub struct EmptyDir {}
+
+/// A Secret's keys as files.
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretVolume {
+    pub secret_name: String,
+    /// The files' mode (octal 0440: read by their owner and the pod's
+    /// `fsGroup`).
+    pub default_mode: u32,
+}
 
 #[derive(Serialize, Debug, Clone)]
 #[serde(rename_all = "camelCase")]
 pub struct VolumeMount {
     pub name: String,
     pub mount_path: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
 }
 
 #[derive(Serialize, Debug, Clone)]
