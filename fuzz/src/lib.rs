@@ -284,8 +284,8 @@ pub fn requests(data: &[u8]) {
     };
     match which % 6 {
         0 => {
-            if let Ok(m) = proto::CallRequest::decode(bytes) {
-                call_request(m);
+            if let Ok(m) = proto::SessionRequest::decode(bytes) {
+                session_request(m);
             }
         }
         1 => {
@@ -309,6 +309,18 @@ pub fn requests(data: &[u8]) {
         3 => {
             let _ = proto::WorkerEvent::decode(bytes);
             let _ = proto::SessionRequest::decode(bytes);
+            if let Ok(proto::ControllerEvent {
+                event: Some(proto::controller_event::Event::Execute(r)),
+            }) = proto::ControllerEvent::decode(bytes)
+            {
+                if let Ok(part) = pw_wire::part::decode(&r.part) {
+                    let _ = pw_exec::Work::of(&part);
+                }
+            }
+            // A part's bytes as they are.
+            if let Ok(part) = pw_wire::part::decode(bytes) {
+                let _ = pw_exec::Work::of(&part);
+            }
         }
         4 => {
             if let Ok(m) = pw_proxy::protocol::IfrtRequest::decode(bytes) {
@@ -322,19 +334,23 @@ pub fn requests(data: &[u8]) {
     }
 }
 
-/// A call's begin and inputs, as the controller reads them.
-fn call_request(m: pw_wire::proto::CallRequest) {
-    use pw_wire::proto::{call_argument::Argument, call_request::Request};
+/// A session stream's call and inputs, as the controller reads them.
+fn session_request(m: pw_wire::proto::SessionRequest) {
+    use pw_wire::proto::{call_argument::Argument, session_request::Request};
     match m.request {
-        Some(Request::Begin(b)) => {
-            for a in &b.arguments {
+        Some(Request::Call(c)) => {
+            for (a, data) in c.arguments.iter().zip(c.inline.iter().map(Some).chain(std::iter::repeat(None))) {
                 if let Some(Argument::Host(t)) = &a.argument {
-                    let _ = t.read(REQUEST_LIMIT);
+                    if let (Ok((dtype, dims, bytes)), Some(data)) = (t.read(REQUEST_LIMIT), data) {
+                        if data.len() as u64 == bytes {
+                            let _ = pw_exec::HostArray::new(dtype, &dims, data.to_vec());
+                        }
+                    }
                 }
             }
         }
         Some(Request::Input(i)) => inputs(&[i]),
-        None => {}
+        _ => {}
     }
 }
 

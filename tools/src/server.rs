@@ -121,6 +121,11 @@ pub struct Cli {
     #[arg(long, default_value_t = 1 << 20, value_name = "N")]
     pub session_arrays: usize,
 
+    /// The most calls of one session that may run at once: a client that
+    /// sends more is held back until some finish (back-pressure).
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_calls_in_flight: u64,
+
     /// The most clients that may wait in line for devices.
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub max_waiting: usize,
@@ -258,6 +263,7 @@ fn serve(cli: Cli) -> Result<(), String> {
             session_transfer_bytes: cli.session_transfer_mb.saturating_mul(1 << 20),
             session_device_bytes: cli.session_device_mb.saturating_mul(1 << 20),
             session_arrays: cli.session_arrays,
+            calls_in_flight: cli.max_calls_in_flight,
             waiting: cli.max_waiting,
             idle: (cli.idle_timeout_s > 0).then(|| Duration::from_secs(cli.idle_timeout_s)),
         },

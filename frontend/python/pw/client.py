@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import itertools
 import os
 import queue
 import sys
@@ -55,6 +56,16 @@ _OPTIONS = [
     ("grpc.max_receive_message_length", 64 << 20),
     ("grpc.max_send_message_length", 64 << 20),
 ]
+# The first id the client gives an array (the server's own stay below).
+CLIENT_ARRAYS = 1 << 62
+# Host arguments of one call up to this many bytes travel inside its message.
+INLINE_BYTES = 1 << 20
+# Requests queued for the server before a call waits (the server also holds
+# a session back while it has --max-calls-in-flight calls running).
+QUEUED = 1024
+# Ask the server for a CRC-32 of every fetched array (TCP, and TLS when on,
+# already check every segment).
+CHECKSUM_ENV = "PW_CHECKSUM"
 
 
 def _dtype(name: str) -> np.dtype:
@@ -104,14 +115,30 @@ class _Progress:
 
 PROGRESS_BYTES = 64 << 20
 
+_KINDS = {
+    "session": SessionError,
+    "program": ToolError,
+    "argument": ProgramError,
+    "array": ArrayError,
+    "run": RunError,
+    "busy": DevicesBusyError,
+    "denied": AccessDeniedError,
+    "limit": LimitError,
+}
+
+
+def _of_kind(kind: str, message: str) -> PwError:
+    """The exception for an error the server names with `kind`."""
+    if message.startswith("error: "):
+        message = message[len("error: ") :]
+    return _KINDS.get(kind, ServerError)(message)
+
 
 def _error(e: grpc.RpcError, address: str) -> PwError:
     """The exception for a failed request: the server says which kind in
     the `pw-error` metadata."""
     code = e.code()
     message = e.details() or str(code)
-    if message.startswith("error: "):
-        message = message[len("error: ") :]
     kind = ""
     for key, value in e.trailing_metadata() or ():
         if key == "pw-error":
@@ -120,17 +147,7 @@ def _error(e: grpc.RpcError, address: str) -> PwError:
         return ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {message}")
     if code == grpc.StatusCode.UNAUTHENTICATED:
         return ServerError(f"the pw-server at {address} refused the client: {message}")
-    cls = {
-        "session": SessionError,
-        "program": ToolError,
-        "argument": ProgramError,
-        "array": ArrayError,
-        "run": RunError,
-        "busy": DevicesBusyError,
-        "denied": AccessDeniedError,
-        "limit": LimitError,
-    }.get(kind, ServerError)
-    return cls(message)
+    return _of_kind(kind, message)
 
 
 @dataclass(frozen=True)
@@ -146,10 +163,12 @@ class Sharding:
 
 
 class Array:
-    """An array of a session, on its devices. ``np.asarray(a)`` fetches it
-    (waiting for the call that makes it); ``block_until_ready()`` waits
-    without fetching; ``delete()`` frees it on the devices (as does dropping
-    the last reference)."""
+    """An array of a session, on its devices: a handle, usable at once
+    (the call that makes it may still be on its way). ``np.asarray(a)``
+    fetches it (waiting for that call); ``block_until_ready()`` waits
+    without fetching; either raises the call's error if it failed.
+    ``delete()`` frees it on the devices (as does dropping the last
+    reference)."""
 
     def __init__(self, client: "Client", array: int, info):
         self._client = client
@@ -172,11 +191,14 @@ class Array:
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
-    def _ref(self):
+    def _check(self):
         if self._deleted:
             raise ArrayDeletedError(
                 f"{where()}: Array has been deleted (array {self._id} of session {self._client.session})"
             )
+
+    def _ref(self):
+        self._check()
         return pb.ArrayRef(session=self._client.session, array=self._id)
 
     def is_deleted(self) -> bool:
@@ -184,22 +206,22 @@ class Array:
 
     def block_until_ready(self) -> "Array":
         """Waits until the call that makes it is done; raises its error."""
-        ref = self._ref()
-        self._client._unary("AwaitArrays", pb.ArrayRefs(session=ref.session, arrays=[ref.array]), pb.AwaitReply)
+        self._check()
+        self._client._ask(lambda i: pb.SessionRequest(wait=pb.SessionWait(id=i, arrays=[self._id]))).result()
         return self
 
     def delete(self) -> None:
         """Frees the array on its devices; using it afterwards raises."""
         if self._deleted:
             return
-        ref = self._ref()
         self._deleted = True
         self._value = None
-        self._client._unary("DeleteArrays", pb.ArrayRefs(session=ref.session, arrays=[ref.array]), pb.DeleteReply)
+        self._client._send(pb.SessionRequest(delete=pb.SessionDelete(arrays=[self._id])))
 
     def __array__(self, dtype=None, copy=None):
         if self._value is None:
-            self._value = self._client._fetch(self._ref(), self.shape, self.dtype)
+            self._check()
+            self._value = self._client._fetch(self._id, self.shape, self.dtype)
         value = self._value
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
@@ -218,7 +240,10 @@ class Array:
 class Executable:
     """A program compiled for a client's devices: call it with the inputs
     (numpy arrays or pw.Arrays, in the pytrees of ``p.run``); it returns
-    the outputs as pw.Arrays, at once, in the pytree of ``p.outputs``."""
+    the outputs as pw.Arrays, at once, in the pytree of ``p.outputs``,
+    without waiting for the server: the call travels on the session's
+    stream behind the ones before it (see docs/frontend.md, "Asynchronous
+    calls")."""
 
     def __init__(self, client: "Client", program, compiled, donate: tuple[int, ...]):
         self._client = client
@@ -232,7 +257,9 @@ class Executable:
         self._donate = frozenset(donate)
 
     def __call__(self, *args):
+        started = time.perf_counter_ns()
         client = self._client
+        client._check_open()
         leaves = jax.tree.leaves(args, is_leaf=lambda x: isinstance(x, Array))
         if len(leaves) != len(self.inputs):
             raise ProgramError(f"{where()}: the program takes {len(self.inputs)} inputs, got {len(leaves)}")
@@ -241,9 +268,12 @@ class Executable:
             want_shape = tuple(int(d) for d in info.type.dims)
             want_dtype = _dtype(info.type.dtype)
             if isinstance(leaf, Array):
-                # An array of another session is sent as it is: the server
-                # refuses it, naming both sessions.
                 ref = leaf._ref()
+                if leaf._client is not client:
+                    raise ArrayError(
+                        f"{where()}: input #{i} is array {leaf._id} of session {leaf._client.session}, "
+                        f"not of this session ({client.session})"
+                    )
                 shape, dtype = leaf.shape, leaf.dtype
                 arguments.append(pb.CallArgument(array=ref))
             else:
@@ -255,32 +285,96 @@ class Executable:
                 raise ProgramError(
                     f"{where()}: input #{i} is {dtype}{list(shape)}, the program expects {want_dtype}{list(want_shape)}"
                 )
-        begin = pb.CallBegin(
-            session=client.session, executable=self._id, arguments=arguments, release=client._take_released()
-        )
+        outputs = [client._mint() for _ in self.outputs]
+        call = pb.SessionCall(executable=self._id, arguments=arguments, outputs=outputs, release=client._take_released())
+        raws = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in hosts]
+        inline = sum(r.nbytes for r in raws) <= INLINE_BYTES
+        if inline:
+            call.inline.extend(r.tobytes() for r in raws)
 
-        def requests():
-            yield pb.CallRequest(begin=begin)
-            progress = _Progress("uploading the arguments", sum(a.nbytes for a in hosts))
-            for index, a in enumerate(hosts):
+        def messages():
+            yield pb.SessionRequest(call=call)
+            if inline:
+                return
+            progress = _Progress("uploading the arguments", sum(r.nbytes for r in raws))
+            for index, (a, raw) in enumerate(zip(hosts, raws)):
                 t = pb.ArrayType(dtype=a.dtype.name, dims=list(a.shape))
-                raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
                 for k, chunk in enumerate(_chunks(raw.data)):
                     progress.add(len(chunk.data))
-                    yield pb.CallRequest(input=pb.RunInput(index=index, type=t if k == 0 else None, chunk=chunk))
+                    yield pb.SessionRequest(input=pb.RunInput(index=index, type=t if k == 0 else None, chunk=chunk))
 
-        reply = client._stream_unary("Call", requests(), pb.CallReply)
+        client._send_all(messages())
         for i, leaf in enumerate(leaves):
             if i in self._donate and isinstance(leaf, Array):
                 # The call took it over (JAX's donation).
                 leaf._deleted = True
                 leaf._value = None
-        outputs = [Array(client, a, info) for a, info in zip(reply.outputs, self.outputs)]
-        return self._program.unflatten_outputs(outputs)
+        arrays = [Array(client, a, info) for a, info in zip(outputs, self.outputs)]
+        client._submitted(time.perf_counter_ns() - started)
+        return self._program.unflatten_outputs(arrays)
 
     def stats(self) -> dict:
         """The client's counters (see ``Client.stats``)."""
         return self._client.stats()
+
+
+class _Pending:
+    """A request's answer, filled in by the client's reader thread."""
+
+    def __init__(self, client: "Client"):
+        self._client = client
+        self._done = threading.Event()
+        self._error = None
+        self._value = None
+
+    def _set(self, value=None, error: PwError | None = None):
+        self._value, self._error = value, error
+        self._done.set()
+
+    def result(self):
+        while not self._done.wait(1.0):
+            if self._client._ended.is_set() and not self._done.is_set():
+                raise self._client._end_error()
+        if self._error is not None:
+            raise type(self._error)(f"{where()}: {self._error}") from None
+        return self._value
+
+
+class _Fetch(_Pending):
+    """A fetch's answer: the array's bytes, as the chunks arrive."""
+
+    def __init__(self, client, array, nbytes, checksum):
+        super().__init__(client)
+        self.array, self.nbytes, self.checksum = array, nbytes, checksum
+        self.buffer = None
+        self.done_bytes = 0
+        self.crc = 0
+
+    def take(self, reply) -> bool:
+        """Takes one reply; True once the fetch is answered."""
+        if reply.error or reply.error_kind:
+            self._set(error=_of_kind(reply.error_kind, reply.error))
+            return True
+        c = reply.chunk
+        if self.buffer is None:
+            if c.total != self.nbytes:
+                self._set(error=ServerError(f"fetching array {self.array}: the server sent {c.total} bytes for {self.nbytes}"))
+                return True
+            self.buffer = bytearray(c.total)
+        if c.offset != self.done_bytes or c.total != self.nbytes or self.done_bytes + len(c.data) > self.nbytes:
+            self._set(error=ServerError(f"fetching array {self.array}: a chunk out of order"))
+            return True
+        self.buffer[self.done_bytes : self.done_bytes + len(c.data)] = c.data
+        self.done_bytes += len(c.data)
+        if self.checksum:
+            self.crc = zlib.crc32(c.data, self.crc)
+        if self.done_bytes < self.nbytes:
+            return False
+        if self.checksum and (not c.HasField("crc32") or (self.crc & 0xFFFFFFFF) != c.crc32):
+            self._set(error=ServerError(f"fetching array {self.array}: checksum mismatch"))
+        else:
+            self._set(self.buffer)
+        return True
 
 
 class Client:
@@ -297,8 +391,16 @@ class Client:
         self._closed = False
         self._ended = threading.Event()
         self._end_reason = None
-        self._requests: queue.Queue = queue.Queue()
+        self._requests: queue.Queue = queue.Queue(maxsize=QUEUED)
+        # One sender at a time: a call's messages stay together.
+        self._sending = threading.Lock()
         self._heartbeat_s = 1.0
+        self._next = itertools.count(1)
+        self._next_array = itertools.count(CLIENT_ARRAYS)
+        self._pending: dict[int, _Pending] = {}
+        self._pending_lock = threading.Lock()
+        self._calls = 0
+        self._submit_ns = 0
         self._requests.put(
             pb.SessionRequest(
                 open=pb.SessionOpen(
@@ -367,17 +469,43 @@ class Client:
 
     def _read_events(self):
         try:
-            for _ in self._events:
-                pass
+            for event in self._events:
+                if event.WhichOneof("event") == "reply":
+                    self._answer(event.reply)
         except grpc.RpcError as e:
             if not self._closed:
                 self._end_reason = _error(e, self.address)
         finally:
             self._ended.set()
+            with self._pending_lock:
+                pending, self._pending = list(self._pending.values()), {}
+            for p in pending:
+                p._set(error=self._end_error())
+
+    def _answer(self, reply):
+        with self._pending_lock:
+            p = self._pending.get(reply.id)
+        if p is None:
+            return
+        finished = p.take(reply) if isinstance(p, _Fetch) else True
+        if not isinstance(p, _Fetch):
+            p._set(error=_of_kind(reply.error_kind, reply.error) if (reply.error or reply.error_kind) else None)
+        if finished:
+            with self._pending_lock:
+                self._pending.pop(reply.id, None)
+
+    def _end_error(self) -> PwError:
+        if self._end_reason is not None:
+            return self._end_reason
+        if self._closed:
+            return SessionError(f"the client is closed (session {self.session})")
+        return ServerError(f"the pw-server at {self.address} ended session {self.session}")
 
     def _check_open(self):
         if self._closed:
             raise SessionError(f"{where()}: the client is closed (session {self.session})")
+        if self._ended.is_set():
+            raise type(self._end_error())(f"{where()}: {self._end_error()}")
 
     def _take_released(self) -> list[int]:
         taken = []
@@ -387,12 +515,49 @@ class Client:
             except IndexError:
                 return taken
 
+    def _mint(self) -> int:
+        return next(self._next_array)
+
+    def _send(self, request):
+        self._send_all((request,))
+
+    def _send_all(self, requests):
+        """Queues `requests` for the server, together and in order; waits
+        while the queue is full (the server holds the session back)."""
+        self._check_open()
+        with self._sending:
+            for r in requests:
+                while True:
+                    try:
+                        self._requests.put(r, timeout=1.0)
+                        break
+                    except queue.Full:
+                        self._check_open()
+
+    def _ask(self, build, pending=None) -> _Pending:
+        """Sends the request `build(id)` makes; its answer comes later."""
+        i = next(self._next)
+        p = pending if pending is not None else _Pending(self)
+        with self._pending_lock:
+            self._pending[i] = p
+        try:
+            self._send(build(i))
+        except BaseException:
+            with self._pending_lock:
+                self._pending.pop(i, None)
+            raise
+        return p
+
+    def _submitted(self, ns: int):
+        self._calls += 1
+        self._submit_ns += ns
+
     # -- requests --------------------------------------------------------------
 
     def _rpc(self, kind: str, method: str, request, reply_type):
         """Calls `method` of the controller, a `kind` ("unary_unary",
-        "stream_unary", "unary_stream") RPC, with the client's token and the
-        session's key; its errors become pw's exceptions."""
+        "unary_stream") RPC, with the client's token and the session's key;
+        its errors become pw's exceptions."""
         self._check_open()
         call = getattr(self._channel, kind)(
             _SERVICE + method,
@@ -407,9 +572,6 @@ class Client:
     def _unary(self, method, request, reply_type):
         return self._rpc("unary_unary", method, request, reply_type)
 
-    def _stream_unary(self, method, requests, reply_type):
-        return self._rpc("stream_unary", method, requests, reply_type)
-
     def _unary_stream(self, method, request, reply_type):
         replies = self._rpc("unary_stream", method, request, reply_type)
         try:
@@ -417,32 +579,17 @@ class Client:
         except grpc.RpcError as e:
             raise _error(e, self.address) from None
 
-    def _fetch(self, ref, shape, dtype) -> np.ndarray:
-        progress = _Progress(f"fetching array {ref.array}", int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
-        buffer = None
-        total = None
-        done = 0
-        crc = 0
-        for reply in self._unary_stream("FetchArray", ref, pb.FetchReply):
-            c = reply.chunk
-            if buffer is None:
-                total = c.total
-                if total != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
-                    raise ServerError(f"the server sent {total} bytes for a {dtype}{list(shape)} array")
-                buffer = bytearray(total)
-            if c.offset != done or c.total != total or done + len(c.data) > total:
-                raise ServerError(f"fetching array {ref.array}: a chunk out of order")
-            buffer[done : done + len(c.data)] = c.data
-            crc = zlib.crc32(c.data, crc)
-            done += len(c.data)
-            progress.add(len(c.data))
-            if c.HasField("crc32"):
-                if done != total or (crc & 0xFFFFFFFF) != c.crc32:
-                    raise ServerError(f"fetching array {ref.array}: checksum mismatch")
-                break
-        if buffer is None or done != total:
-            raise ServerError(f"fetching array {ref.array}: the stream ended after {done} of {total} bytes")
-        return np.frombuffer(buffer, dtype=dtype).reshape(shape)
+    def _fetch(self, array: int, shape, dtype) -> np.ndarray:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        checksum = os.environ.get(CHECKSUM_ENV, "") not in ("", "0")
+        pending = _Fetch(self, array, nbytes, checksum)
+        self._ask(lambda i: pb.SessionRequest(fetch=pb.SessionFetch(id=i, array=array, checksum=checksum)), pending)
+        return np.frombuffer(pending.result(), dtype=dtype).reshape(shape)
+
+    def sync(self) -> None:
+        """Waits until the server has taken every request sent before (the
+        calls are on their way; they need not have finished)."""
+        self._ask(lambda i: pb.SessionRequest(wait=pb.SessionWait(id=i))).result()
 
     # -- the public API ------------------------------------------------------------
 
@@ -474,11 +621,21 @@ class Client:
     def stats(self) -> dict:
         """What the session has cost: ``lowerings``, ``executables_compiled``,
         ``executables_from_cache``, ``calls``, bytes from and to the client
-        and between the server and its workers, ``arrays_live``, and the
-        arrays lost with a worker that were computed again from their lineage
-        (``arrays_recomputed``, by ``calls_replayed`` calls)."""
+        and between the server and its workers, ``arrays_live``, the arrays
+        lost with a worker that were computed again from their lineage
+        (``arrays_recomputed``, by ``calls_replayed`` calls), and where a
+        call's time goes: ``submit_us`` (in the client, per call),
+        ``dispatch_us`` (on the server, from its message to its parts on
+        their way) and ``run_us`` (from there to its outputs ready), each a
+        mean over the calls so far. Counts every request sent before."""
+        self.sync()
         c = self._unary("SessionStats", pb.SessionStatsRequest(session=self.session), pb.SessionCounters)
-        return {f.name: getattr(c, f.name) for f in c.DESCRIPTOR.fields}
+        out = {f.name: getattr(c, f.name) for f in c.DESCRIPTOR.fields}
+        calls = max(c.calls, 1)
+        out["submit_us"] = self._submit_ns / max(self._calls, 1) / 1e3
+        out["dispatch_us"] = c.dispatch_ns / calls / 1e3
+        out["run_us"] = c.run_ns / calls / 1e3
+        return out
 
     def close(self) -> None:
         """Ends the session: its devices go to the next client in line, and
@@ -487,7 +644,10 @@ class Client:
             return
         self._closed = True
         _OPEN.discard(self)
-        self._stop_outgoing()
+        try:
+            self._requests.put(None, timeout=5.0)
+        except queue.Full:
+            pass
         self._ended.wait(5.0)
         self._channel.close()
 

@@ -168,8 +168,10 @@ def cluster(tmp_path_factory):
 
 def test_a_session_is_usable_only_by_its_client(cluster):
     """Another client holding the same token reads the session's id from the
-    status, but cannot fetch, delete, call in or wait on its arrays; the
-    key never shows; the owner's array is untouched."""
+    status, but cannot read its stats or compile in it; on its own stream
+    it names its own arrays only (a call naming the victim's array is
+    refused, a fetch of the victim's id finds nothing); the key never
+    shows; the owner's array is untouched."""
     x = np.arange(32, dtype=np.float32).reshape(8, 4)
     with cluster.connect(devices=2, name="victim") as victim:
         exe = doubler().compile(victim)
@@ -178,33 +180,35 @@ def test_a_session_is_usable_only_by_its_client(cluster):
         listed = cluster.overview()
         assert any(s["session"] == victim.session for s in listed["sessions"])
         assert victim._metadata[-1][1] not in json.dumps(listed), "the key is not shown"
-        ref = pb.ArrayRef(session=victim.session, array=y._id)
         with cluster.connect(devices=2, name="neighbour") as neighbour:
             theirs = (("x-pw-token", TOKEN), neighbour._metadata[-1])
+            compile_there = pb.CompileProgramRequest(session=victim.session, name="d", text=doubler().text())
             for metadata in [(("x-pw-token", TOKEN),), theirs]:
                 for method, request, reply in [
-                    ("AwaitArrays", pb.ArrayRefs(session=victim.session, arrays=[y._id]), pb.AwaitReply),
-                    ("DeleteArrays", pb.ArrayRefs(session=victim.session, arrays=[y._id]), pb.DeleteReply),
                     ("SessionStats", pb.SessionStatsRequest(session=victim.session), pb.SessionCounters),
+                    ("CompileProgram", compile_there, pb.CompileProgramReply),
                 ]:
                     with pytest.raises(grpc.RpcError) as e:
                         cluster.ask(method, request, reply, metadata=metadata)
                     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED, (method, e.value)
                     assert "not this client's" in e.value.details()
-                with grpc.insecure_channel(cluster.address) as channel:
-                    fetch = channel.unary_stream(
-                        "/pw.v1.Controller/FetchArray",
-                        request_serializer=pb.ArrayRef.SerializeToString,
-                        response_deserializer=pb.FetchReply.FromString,
-                    )
-                    with pytest.raises(grpc.RpcError) as e:
-                        list(fetch(ref, timeout=10, metadata=metadata))
-                    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
-            # The neighbour's own client cannot name the victim's array in a
-            # call either.
+            # The neighbour's own stream: the victim's array id names
+            # nothing there, and a call naming the victim's array (by its
+            # session and id, as a raw request can) is refused.
+            with pytest.raises(pw.ArrayError, match=f"does not exist in session {neighbour.session}"):
+                neighbour._fetch(y._id, y.shape, y.dtype)
             mine = doubler().compile(neighbour)
             with pytest.raises(pw.ArrayError):
                 mine(y)
+            out = neighbour._mint()
+            raw = pb.SessionCall(
+                executable=mine._id,
+                arguments=[pb.CallArgument(array=pb.ArrayRef(session=victim.session, array=y._id))],
+                outputs=[out],
+            )
+            neighbour._send(pb.SessionRequest(call=raw))
+            with pytest.raises(pw.ArrayError, match=f"is array {y._id} of session {victim.session}, not of this session"):
+                neighbour._fetch(out, y.shape, y.dtype)
         np.testing.assert_array_equal(np.asarray(y), x * 2)
 
 
@@ -220,8 +224,10 @@ def test_over_limit_uploads_are_refused_naming_the_flag(tmp_path):
                     y = jax.jit(lambda v: v + 1)(x)
                 p.outputs(y)
             exe = p.compile(client)
+            # Refused before its bytes are read; the call itself returns
+            # at once, its output says why.
             with pytest.raises(pw.LimitError, match=r"--max-request-mb"):
-                exe(np.zeros((1024, 1024), np.float32))
+                np.asarray(exe(np.zeros((1024, 1024), np.float32)))
             small = doubler(1).compile(client)(np.ones((8, 4), np.float32))
             np.testing.assert_array_equal(np.asarray(small), 2)
     finally:
@@ -242,11 +248,16 @@ def test_a_session_cannot_hold_more_device_memory_than_its_quota(tmp_path):
                 p.outputs(y)
             exe = p.compile(client)
             x = np.ones((256, 128), np.float32)
-            parked = []
-            with pytest.raises(pw.LimitError, match=r"--session-device-mb"):
-                for _ in range(12):
-                    parked.append(exe(x))
-            assert len(parked) == 8, len(parked)
+            # The calls return at once; the ninth and later are refused, and
+            # their outputs say so.
+            parked = [exe(x) for _ in range(12)]
+            for a in parked[:8]:
+                a.block_until_ready()
+            for a in parked[8:]:
+                with pytest.raises(pw.LimitError, match=r"--session-device-mb"):
+                    a.block_until_ready()
+                a.delete()
+            parked = parked[:8]
             out = subprocess.run(
                 [find_tool("pw-status"), "--server", c.address],
                 capture_output=True,

@@ -337,6 +337,18 @@ pub enum Error {
         kind: Kind,
     },
 
+    #[error("{name}: the outputs session {session}'s client named: {why}")]
+    OutputHandles {
+        name: String,
+        session: u64,
+        why: String,
+    },
+
+    /// An output of a call that was refused before it made its outputs
+    /// (`kind`: the refusal's).
+    #[error("array {array}: the call that makes it was refused: {why}")]
+    CallRefused { array: u64, why: String, kind: Kind },
+
     #[error("its call did not finish in time")]
     CallTimedOut,
 
@@ -430,6 +442,7 @@ impl Error {
             | ArgumentCount { .. }
             | ArgumentType { .. }
             | Argument { .. }
+            | OutputHandles { .. }
             | DonatedOutOfRange { .. } => Kind::Argument,
             ForeignArray { .. }
             | NoArray { .. }
@@ -441,7 +454,7 @@ impl Error {
             Refused { .. } => Kind::Argument,
             NotYours { .. } => Kind::Denied,
             OverLimit { .. } => Kind::Limit,
-            NotReady { kind, .. } => *kind,
+            NotReady { kind, .. } | CallRefused { kind, .. } => *kind,
             _ => Kind::Run,
         }
     }

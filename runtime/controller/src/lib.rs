@@ -114,6 +114,9 @@ pub struct Limits {
     pub session_device_bytes: u64,
     /// Arrays a session may hold (`--session-arrays`).
     pub session_arrays: usize,
+    /// Calls a session may have running at once; the next waits, holding
+    /// its client back (`--max-calls-in-flight`).
+    pub calls_in_flight: u64,
     /// Clients that may wait in line for devices (`--max-waiting`).
     pub waiting: usize,
     /// A session that made no request for this long while others wait
@@ -129,6 +132,7 @@ impl Default for Limits {
             session_transfer_bytes: 32 << 30,
             session_device_bytes: 0,
             session_arrays: 1 << 20,
+            calls_in_flight: 1024,
             waiting: 1024,
             idle: None,
         }
@@ -166,6 +170,7 @@ pub(crate) struct Inner {
     pub(crate) workers: Workers,
     pub(crate) compiler: tokio::sync::Mutex<Compiler>,
     pub(crate) runs: Runs,
+    pub(crate) reads: transfer::Reads,
     pub(crate) sessions: Store,
     pub(crate) watch: Watch,
     pub(crate) counters: Counters,
@@ -186,6 +191,7 @@ impl Controller {
                 workers: Workers::default(),
                 compiler: tokio::sync::Mutex::new(compiler),
                 runs: Runs::default(),
+                reads: transfer::Reads::default(),
                 watch: Watch::default(),
                 counters: Counters::default(),
             }),

@@ -265,6 +265,16 @@ impl Workers {
         self.lock().workers.is_empty()
     }
 
+    /// Sends `event` on `worker`'s session: commands reach a worker in the
+    /// order they were sent (see `ControllerEvent` in the protocol).
+    pub fn command(&self, worker: u32, event: proto::controller_event::Event) -> Result<()> {
+        let r = self.lock();
+        let e = r.workers.get(&worker).ok_or(Error::WorkerGone { worker })?;
+        e.session
+            .send(Ok(proto::ControllerEvent { event: Some(event) }))
+            .map_err(|_| Error::WorkerGone { worker })
+    }
+
     /// The service of `worker`.
     pub fn handle(&self, worker: u32) -> Result<Handle> {
         let r = self.lock();
@@ -461,6 +471,7 @@ pub fn lost(c: &Controller, worker: u32, why: &str) {
     let devices: Vec<i64> = entry.devices.iter().map(|d| d.0).collect();
     let why = format!("{} was lost: {why}", entry.describe());
     c.sessions().lost_worker(worker, &devices, &why);
+    c.inner.reads.lost(worker, &why);
     c.inner.runs.lost(worker, &why, &entry.progress);
 }
 

@@ -128,7 +128,7 @@ async fn run_rounds(
         Err(e) => format!("the run failed: {e}"),
     };
     for (run, workers) in &r.rounds {
-        transfer::release(c, *run, workers, &why).await;
+        transfer::release(c, *run, workers, &why);
     }
     outcome.map(|outputs| (outputs, r.summary))
 }
@@ -236,7 +236,7 @@ impl Rounds<'_> {
             .iter()
             .filter_map(|v| self.inputs.get(v).map(|h| (*v, *h)))
             .collect();
-        let put_bytes = transfer::upload(c, run, prepared, &uploads).await?;
+        let uploaded = transfer::upload(c, run, prepared, &uploads).await?;
         summary.timings.inputs_sent = t0.elapsed();
         let bindings = kept_bindings(prepared, &self.inputs, &self.kept)?;
         let dispatch = Dispatch {
@@ -245,8 +245,10 @@ impl Rounds<'_> {
             keys: &keys,
             record: self.request.record,
             bindings: &bindings,
+            inline: uploaded.inline,
+            keep: None,
         };
-        let sent = runs::dispatch(c, dispatch, summary, t0).await?;
+        let sent = runs::dispatch(c, dispatch, summary, t0)?;
         summary.timings.parts_sent = t0.elapsed();
         let before = summary.parts.len();
         let waited = runs::wait_parts(prepared, events, patience, summary).await;
@@ -261,7 +263,7 @@ impl Rounds<'_> {
         }
         let reports = waited?;
         summary.timings.parts_done = t0.elapsed();
-        for (w, b) in put_bytes {
+        for (w, b) in uploaded.bytes {
             summary.controller_bytes.push((w, b, 0));
         }
         Ok(reports)

@@ -47,7 +47,7 @@ pub struct Runs {
     active: Mutex<HashMap<u64, Active>>,
     next: AtomicU64,
     /// Held while a run's parts (or a release of single arrays) are sent.
-    order: tokio::sync::Mutex<()>,
+    order: Mutex<()>,
 }
 
 impl Default for Runs {
@@ -58,7 +58,7 @@ impl Default for Runs {
         Runs {
             active: Mutex::default(),
             next: AtomicU64::new(epoch << 32),
-            order: tokio::sync::Mutex::new(()),
+            order: Mutex::new(()),
         }
     }
 }
@@ -106,67 +106,106 @@ impl Runs {
     }
 
     /// Holds gang order while held (see the module doc).
-    pub(crate) async fn in_order(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.order.lock().await
+    pub(crate) fn in_order(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.order.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// What one dispatch sends: the run, its executables per worker, and the
-/// session values each worker binds.
+/// What one dispatch sends: the run, its executables per worker, the
+/// session values each worker binds, the small input shards that travel
+/// with the parts, and where the parts are kept (a session's executable).
 pub(crate) struct Dispatch<'a> {
     pub run: u64,
     pub prepared: &'a Prepared,
     pub keys: &'a BTreeMap<u32, Vec<Key>>,
     pub record: bool,
     pub bindings: &'a Bindings,
+    pub inline: BTreeMap<u32, Vec<proto::InlineShard>>,
+    pub keep: Option<(u64, &'a KeptParts)>,
 }
 
-/// Sends every worker all its steps in one message; the parts of one run
-/// go out together (gang order). Returns when (from `t0`); the first time a
+/// Which workers keep an executable's parts (sent once, with the key),
+/// so that later runs of it send only their bindings.
+pub(crate) struct KeptParts {
+    pub key: u64,
+    on: Mutex<std::collections::HashSet<u32>>,
+}
+
+impl KeptParts {
+    pub fn new(key: u64) -> KeptParts {
+        KeptParts {
+            key,
+            on: Mutex::default(),
+        }
+    }
+
+    fn on(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<u32>> {
+        self.on.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Sends every worker all its steps in one message, on its session, and
+/// returns: the parts of one run go out together, before any part of the
+/// next (gang order), and nothing waits for an answer (completion, or a
+/// refusal, comes as `PartDone`). A part already kept on its worker goes
+/// as its key. Returns when it was sent (from `t0`); the first time a
 /// worker is sent a part goes into `summary.part_sent`.
-pub(crate) async fn dispatch(
+pub(crate) fn dispatch(
     c: &Controller,
-    d: Dispatch<'_>,
+    mut d: Dispatch<'_>,
     summary: &mut RunSummary,
     t0: Instant,
 ) -> Result<Duration> {
-    let peers = c.inner.workers.peers(d.prepared.parts.keys());
-    let mut sends = Vec::new();
+    let kept_on = d.keep.map(|(_, k)| k.on().clone()).unwrap_or_default();
+    let needs_part: Vec<u32> = d
+        .prepared
+        .parts
+        .keys()
+        .copied()
+        .filter(|w| !kept_on.contains(w))
+        .collect();
+    let peers = if needs_part.is_empty() {
+        HashMap::new()
+    } else {
+        c.inner.workers.peers(d.prepared.parts.keys())
+    };
+    let (keep_for, part_key) = d.keep.map_or((0, 0), |(owner, k)| (owner, k.key));
+    let mut requests = Vec::with_capacity(d.prepared.parts.len());
     for (&w, (part, _)) in &d.prepared.parts {
-        let mut client = c.inner.workers.handle(w)?.client;
         let (inputs_from, outputs_to) = d.bindings.get(&w).cloned().unwrap_or_default();
-        let request = proto::ExecuteRequest {
+        let mut request = proto::ExecuteRequest {
             run: d.run,
-            part: postcard::to_allocvec(part).map_err(|e| Error::PartRefused {
-                worker: w,
-                message: format!("its part does not serialize: {e}"),
-            })?,
-            executables: d.keys[&w].iter().map(Key::hex).collect(),
             record: d.record,
-            peers: peers.clone(),
             inputs_from,
             outputs_to,
+            keep_for,
+            part_key,
+            inputs_inline: d.inline.remove(&w).unwrap_or_default(),
+            ..Default::default()
         };
-        sends.push(async move {
-            client
-                .execute(request)
-                .await
-                .map(|_| ())
-                .map_err(|s| Error::PartRefused {
-                    worker: w,
-                    message: s.message().to_owned(),
-                })
-        });
-    }
-    let _order = c.inner.runs.in_order().await;
-    let sent = t0.elapsed();
-    for w in d.prepared.parts.keys() {
-        if !summary.part_sent.iter().any(|(p, _)| p == w) {
-            summary.part_sent.push((*w, sent));
+        if needs_part.contains(&w) {
+            request.part = pw_wire::part::encode(part).map_err(|e| Error::PartRefused {
+                worker: w,
+                message: e.to_string(),
+            })?;
+            request.executables = d.keys[&w].iter().map(Key::hex).collect();
+            request.peers = peers.clone();
         }
+        requests.push((w, request));
     }
-    for outcome in futures::future::join_all(sends).await {
-        outcome?;
+    let _order = c.inner.runs.in_order();
+    let sent = t0.elapsed();
+    for (w, request) in requests {
+        let with_part = !request.part.is_empty();
+        c.inner
+            .workers
+            .command(w, proto::controller_event::Event::Execute(request))?;
+        if let (true, Some((_, k))) = (with_part, d.keep) {
+            k.on().insert(w);
+        }
+        if !summary.part_sent.iter().any(|(p, _)| *p == w) {
+            summary.part_sent.push((w, sent));
+        }
     }
     Ok(sent)
 }

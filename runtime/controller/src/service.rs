@@ -1,12 +1,12 @@
 //! The controller's gRPC service: worker sessions, runs for clients, and
 //! status.
 
-use crate::{api, registry, sessions::arrays::Fetched, Controller, RunRequest};
+use crate::{api, registry, Controller, RunRequest};
 use pw_exec::HostArray;
 use pw_wire::{self as wire, proto, Arrays, Collect};
 use std::pin::Pin;
 use tokio::sync::mpsc;
-use tokio_stream::{wrappers::UnboundedReceiverStream, Stream, StreamExt};
+use tokio_stream::{wrappers::UnboundedReceiverStream, Stream};
 use tonic::{Request, Response, Status, Streaming};
 
 /// The largest program text a client may send.
@@ -38,28 +38,9 @@ fn key_of<T>(request: &Request<T>) -> Option<&str> {
         .and_then(|v| v.to_str().ok())
 }
 
-/// The bytes the host arguments of a call declare, each within `limit`.
-fn declared_bytes(begin: &proto::CallBegin, limit: u64) -> Result<u64, Status> {
-    let mut total = 0u64;
-    for a in &begin.arguments {
-        if let Some(proto::call_argument::Argument::Host(t)) = &a.argument {
-            let (_, _, bytes) = t.read(limit).map_err(|e| {
-                Status::from(crate::Error::OverLimit {
-                    what: format!("an argument of a call ({e})"),
-                    asked: limit.saturating_add(1),
-                    limit,
-                    flag: "--max-request-mb",
-                })
-            })?;
-            total = total.saturating_add(bytes);
-        }
-    }
-    Ok(total)
-}
-
 /// Reads `count` host arrays sent as `RunInput` chunks, in order, each
 /// checked as it arrives; returns them and their bytes.
-async fn read_inputs<M>(
+pub(crate) async fn read_inputs<M>(
     stream: &mut Streaming<M>,
     count: usize,
     limit: u64,
@@ -85,24 +66,6 @@ async fn read_inputs<M>(
         }
     }
     Ok((inputs, received))
-}
-
-/// A server stream of a host array's chunks (`FetchReply`s, the first with
-/// the type).
-fn host_stream(host: HostArray) -> Stream_<proto::FetchReply> {
-    let t = proto::ArrayType::of(host.dtype(), host.shape());
-    let items: Vec<Result<proto::FetchReply, Status>> =
-        wire::chunks(bytes::Bytes::from(host.into_bytes()))
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| {
-                Ok(proto::FetchReply {
-                    r#type: (i == 0).then(|| t.clone()),
-                    chunk: Some(c),
-                })
-            })
-            .collect();
-    Box::pin(tokio_stream::iter(items))
 }
 
 #[tonic::async_trait]
@@ -149,6 +112,7 @@ impl proto::registry_server::Registry for ControllerService {
                             proto::worker_event::Event::PartDone(d) => {
                                 controller.inner.runs.part_done(worker, d)
                             }
+                            proto::worker_event::Event::Read(r) => controller.inner.reads.answer(r),
                             proto::worker_event::Event::Register(_) => {
                                 break "it registered twice on one session".to_owned()
                             }
@@ -338,94 +302,6 @@ impl api::controller_server::Controller for ControllerService {
             let _ = tx.send(reply);
         });
         Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
-    }
-
-    async fn call(
-        &self,
-        request: Request<Streaming<proto::CallRequest>>,
-    ) -> Result<Response<proto::CallReply>, Status> {
-        let key = key_of(&request).map(str::to_owned);
-        let mut stream = request.into_inner();
-        let begin = match stream.message().await? {
-            Some(proto::CallRequest {
-                request: Some(proto::call_request::Request::Begin(b)),
-            }) => b,
-            _ => return Err(invalid("a call must start with `begin`")),
-        };
-        // Who asks, and whether the session may take what it says it will
-        // send, before a byte of it is read.
-        let sessions = self.controller.sessions();
-        sessions.authorize(begin.session, key.as_deref())?;
-        let limit = self.controller.config().limits.request_bytes;
-        let declared = declared_bytes(&begin, limit)?;
-        let _transfer = sessions.start_transfer(begin.session, declared)?;
-        let hosts = begin
-            .arguments
-            .iter()
-            .filter(|a| matches!(a.argument, Some(proto::call_argument::Argument::Host(_))))
-            .count();
-        let (inputs, received) = read_inputs(&mut stream, hosts, declared, |m| match m.request {
-            Some(proto::call_request::Request::Input(i)) => Some(i),
-            _ => None,
-        })
-        .await?;
-        self.controller.status().count_client_bytes(received, 0);
-        self.controller
-            .sessions()
-            .count_bytes(begin.session, received);
-        Ok(Response::new(
-            self.controller.sessions().call(begin, inputs).await?,
-        ))
-    }
-
-    type FetchArrayStream = Stream_<proto::FetchReply>;
-
-    async fn fetch_array(
-        &self,
-        request: Request<proto::ArrayRef>,
-    ) -> Result<Response<Self::FetchArrayStream>, Status> {
-        let sessions = self.controller.sessions();
-        let session = request.get_ref().session;
-        sessions.authorize(session, key_of(&request))?;
-        Ok(Response::new(
-            match sessions.fetch(request.get_ref()).await? {
-                Fetched::Forwarded(stream, bytes) => {
-                    self.controller.status().count_client_bytes(0, bytes);
-                    Box::pin(stream)
-                }
-                Fetched::Assembled(host) => {
-                    let bytes = host.bytes().len() as u64;
-                    self.controller.status().count_client_bytes(0, bytes);
-                    // The bytes count against the session until the client has
-                    // read them (or gone).
-                    let transfer = sessions.start_transfer(session, bytes)?;
-                    Box::pin(host_stream(host).map(move |reply| {
-                        let _held = &transfer;
-                        reply
-                    }))
-                }
-            },
-        ))
-    }
-
-    async fn await_arrays(
-        &self,
-        request: Request<proto::ArrayRefs>,
-    ) -> Result<Response<proto::AwaitReply>, Status> {
-        let sessions = self.controller.sessions();
-        sessions.authorize(request.get_ref().session, key_of(&request))?;
-        sessions.wait(request.get_ref()).await?;
-        Ok(Response::new(proto::AwaitReply {}))
-    }
-
-    async fn delete_arrays(
-        &self,
-        request: Request<proto::ArrayRefs>,
-    ) -> Result<Response<proto::DeleteReply>, Status> {
-        let sessions = self.controller.sessions();
-        sessions.authorize(request.get_ref().session, key_of(&request))?;
-        sessions.delete(request.get_ref()).await?;
-        Ok(Response::new(proto::DeleteReply {}))
     }
 
     async fn session_stats(

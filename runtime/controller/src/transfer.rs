@@ -1,8 +1,10 @@
-//! Bytes between the controller and the workers: input shards up
-//! (`Worker.Put`), values down (`Worker.Fetch`, one replica of each tile),
-//! and releases (`Worker.Release`: a run's buffers, or single arrays of a
-//! session). Pieces between workers never come here: they go worker to
-//! worker (`pw-dataplane`).
+//! Bytes between the controller and the workers: input shards up (small
+//! ones inline in their part's request, the others with `Worker.Put`),
+//! values down (`Worker.Fetch`, one replica of each tile; small shards
+//! with a `ReadRequest` on the worker's session, [`Reads`]), and releases
+//! (a run's buffers, or single arrays of a session: `ReleaseRequest`s on
+//! the workers' sessions). Pieces between workers never come here: they go
+//! worker to worker (`pw-dataplane`).
 
 use crate::{
     error::{Error, Result},
@@ -14,21 +16,35 @@ use pw_exec::HostArray;
 use pw_wire::{self as wire, proto};
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::Arc,
-    time::Duration,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex,
+    },
 };
+use tokio::sync::oneshot;
 
 use pw_wire::net::WorkerClient;
 
+/// What an upload sent: the bytes to each worker, and the shards small
+/// enough to travel inline with each worker's part.
+#[derive(Default)]
+pub(crate) struct Uploaded {
+    pub bytes: BTreeMap<u32, u64>,
+    pub inline: BTreeMap<u32, Vec<proto::InlineShard>>,
+}
+
 /// Uploads host arrays as values of owner `run`, each shard to the worker
-/// of its device; returns the bytes sent to each worker.
+/// of its device: shards of at most [`wire::INLINE_SHARD_BYTES`] are
+/// returned to go inline with the part (at most [`wire::MAX_INLINE_BYTES`]
+/// a worker), the others are put before this returns.
 pub(crate) async fn upload(
     c: &Controller,
     run: u64,
     prepared: &Prepared,
     inputs: &[(usize, &HostArray)],
-) -> Result<BTreeMap<u32, u64>> {
-    let mut put_bytes: BTreeMap<u32, u64> = BTreeMap::new();
+) -> Result<Uploaded> {
+    let mut sent = Uploaded::default();
+    let mut inline_bytes: BTreeMap<u32, u64> = BTreeMap::new();
     let mut puts = Vec::new();
     for &(id, host) in inputs {
         let value = &prepared.plan.values[id];
@@ -36,7 +52,23 @@ pub(crate) async fn upload(
         let shards = pw_exec::host::split(host, &regions)?;
         for (position, (device, shard)) in value.devices.iter().zip(shards).enumerate() {
             let addr = prepared.addrs.get(device).copied().ok_or(Error::Unplaced)?;
-            *put_bytes.entry(addr.worker).or_default() += shard.bytes().len() as u64;
+            let size = shard.bytes().len() as u64;
+            *sent.bytes.entry(addr.worker).or_default() += size;
+            let inline = inline_bytes.entry(addr.worker).or_default();
+            if size <= wire::INLINE_SHARD_BYTES && *inline + size <= wire::MAX_INLINE_BYTES {
+                *inline += size;
+                sent.inline
+                    .entry(addr.worker)
+                    .or_default()
+                    .push(proto::InlineShard {
+                        value: id as u32,
+                        position: position as u32,
+                        local_device: addr.local,
+                        r#type: Some(proto::ArrayType::of(shard.dtype(), shard.shape())),
+                        data: bytes::Bytes::copy_from_slice(shard.bytes()),
+                    });
+                continue;
+            }
             let client = c.inner.workers.handle(addr.worker)?.client;
             puts.push(put(client, (run, id, position), addr, shard));
         }
@@ -44,7 +76,7 @@ pub(crate) async fn upload(
     for outcome in futures::future::join_all(puts).await {
         outcome?;
     }
-    Ok(put_bytes)
+    Ok(sent)
 }
 
 /// Uploads one shard: of value `.1` of owner `.0`, at position `.2`.
@@ -79,7 +111,9 @@ async fn put(
 
 /// Fetches value `key` of owner `owner` (a run's value, a session's
 /// array), laid out as `value`: one replica of each tile, from the worker
-/// holding it. Returns it and the bytes each worker sent.
+/// holding it (a small tile with one message each way on the worker's
+/// session, [`read`]; a larger one in chunks, `Worker.Fetch`). Returns it
+/// and the bytes each worker sent.
 pub(crate) async fn fetch_value(
     c: &Controller,
     (owner, key): (u64, usize),
@@ -87,6 +121,7 @@ pub(crate) async fn fetch_value(
     addrs: &HashMap<i64, DeviceAddr>,
 ) -> Result<(HostArray, BTreeMap<u32, u64>)> {
     let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
+    let small = value.shard_bytes() <= wire::MAX_READ_BYTES;
     let mut wanted = Vec::new();
     for (position, region) in regions.iter().enumerate() {
         if regions[..position].contains(region) {
@@ -96,8 +131,21 @@ pub(crate) async fn fetch_value(
             .get(&value.devices[position])
             .copied()
             .ok_or(Error::Unplaced)?;
+        if small {
+            let worker = addr.worker;
+            let at = (owner, key as u64, position as u32);
+            wanted.push(futures::future::Either::Left(async move {
+                let (_, data) = read(c, worker, at).await?;
+                Ok((position, worker, data.to_vec()))
+            }));
+            continue;
+        }
         let client = c.inner.workers.handle(addr.worker)?.client;
-        wanted.push(fetch(client, (owner, key, position), addr.worker));
+        wanted.push(futures::future::Either::Right(fetch(
+            client,
+            (owner, key, position),
+            addr.worker,
+        )));
     }
     let mut bytes: HashMap<usize, Vec<u8>> = HashMap::new();
     let mut fetched: BTreeMap<u32, u64> = BTreeMap::new();
@@ -163,41 +211,114 @@ async fn fetch(
     Ok((position, worker, done.unwrap_or_default()))
 }
 
-/// Tells every worker of the run (or session) `owner` to drop it (bounded:
-/// a worker that does not answer within 2 s is left to its own clean-up).
-pub(crate) async fn release(c: &Controller, owner: u64, workers: &[u32], why: &str) {
-    release_arrays(c, owner, workers, why, &[]).await
+/// Tells every worker of the run (or session) `owner` to drop it, on
+/// their sessions (a worker gone meanwhile has dropped it already).
+pub(crate) fn release(c: &Controller, owner: u64, workers: &[u32], why: &str) {
+    release_arrays(c, owner, workers, why, &[])
 }
 
 /// Tells `workers` to drop `arrays` of owner `owner`, or all of it when
 /// `arrays` is empty. Single arrays are dropped in gang order (sent in
-/// order with parts, done in each worker's turn order), so that parts sent
-/// earlier still find them.
-pub(crate) async fn release_arrays(
+/// order with parts, done in each worker's command order), so that parts
+/// sent earlier still find them.
+pub(crate) fn release_arrays(
     c: &Controller,
     owner: u64,
     workers: &[u32],
     why: &str,
     arrays: &[u64],
 ) {
-    let _order = if arrays.is_empty() {
-        None
-    } else {
-        Some(c.inner.runs.in_order().await)
-    };
-    let mut calls = Vec::new();
+    let _order = (!arrays.is_empty()).then(|| c.inner.runs.in_order());
     for &w in workers {
-        if let Ok(handle) = c.inner.workers.handle(w) {
-            let mut client = handle.client;
-            let request = proto::ReleaseRequest {
-                run: owner,
-                reason: why.to_owned(),
-                arrays: arrays.to_vec(),
-            };
-            calls.push(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(2), client.release(request)).await;
+        let request = proto::ReleaseRequest {
+            run: owner,
+            reason: why.to_owned(),
+            arrays: arrays.to_vec(),
+        };
+        let _ = c
+            .inner
+            .workers
+            .command(w, proto::controller_event::Event::Release(request));
+    }
+}
+
+/// A value fetched: it, and the bytes each worker sent.
+pub(crate) type Fetched = (HostArray, BTreeMap<u32, u64>);
+
+/// The bytes of a small shard, read from its worker ([`read`]).
+pub(crate) type Read = std::result::Result<(proto::ArrayType, bytes::Bytes), String>;
+
+/// Reads of small shards waiting for their workers' replies, by id.
+#[derive(Default)]
+pub(crate) struct Reads {
+    waiting: Mutex<HashMap<u64, (u32, oneshot::Sender<Read>)>>,
+    next: AtomicU64,
+}
+
+impl Reads {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (u32, oneshot::Sender<Read>)>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A worker's reply.
+    pub fn answer(&self, reply: proto::ReadReply) {
+        if let Some((_, tx)) = self.waiting().remove(&reply.id) {
+            let _ = tx.send(match reply.r#type {
+                Some(t) if reply.error.is_empty() => Ok((t, reply.data)),
+                _ => Err(reply.error),
             });
         }
     }
-    futures::future::join_all(calls).await;
+
+    /// `worker` was lost: its reads fail.
+    pub fn lost(&self, worker: u32, why: &str) {
+        let mut waiting = self.waiting();
+        let gone: Vec<u64> = waiting
+            .iter()
+            .filter(|(_, (w, _))| *w == worker)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            if let Some((_, tx)) = waiting.remove(&id) {
+                let _ = tx.send(Err(why.to_owned()));
+            }
+        }
+    }
+}
+
+/// Reads shard `position` of value `value` of owner `owner` (a run or a
+/// session) from `worker`, once it is ready: one message each way on the
+/// worker's session. For shards of at most [`wire::MAX_READ_BYTES`].
+pub(crate) async fn read(
+    c: &Controller,
+    worker: u32,
+    (owner, value, position): (u64, u64, u32),
+) -> Result<(proto::ArrayType, bytes::Bytes)> {
+    let reads = &c.inner.reads;
+    let id = reads.next.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = oneshot::channel();
+    reads.waiting().insert(id, (worker, tx));
+    let request = proto::ReadRequest {
+        id,
+        owner,
+        value,
+        position,
+    };
+    let failed = |message: String| Error::Fetch {
+        what: format!("value {value}"),
+        worker,
+        message,
+    };
+    if let Err(e) = c
+        .inner
+        .workers
+        .command(worker, proto::controller_event::Event::Read(request))
+    {
+        reads.waiting().remove(&id);
+        return Err(e);
+    }
+    match rx.await {
+        Ok(read) => read.map_err(failed),
+        Err(_) => Err(failed("the read was dropped".into())),
+    }
 }

@@ -1016,14 +1016,10 @@ impl Session {
 
     /// Frees pw arrays.
     async fn drop_pw(&self, arrays: &[u64]) {
-        let _ = self
-            .controller
-            .sessions()
-            .delete(&proto::ArrayRefs {
-                session: self.id,
-                arrays: arrays.to_vec(),
-            })
-            .await;
+        let _ = self.controller.sessions().delete(&proto::ArrayRefs {
+            session: self.id,
+            arrays: arrays.to_vec(),
+        });
     }
 
     /// Deletes arrays (`forget`: the handles too; else a later use says it

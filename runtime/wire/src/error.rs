@@ -83,6 +83,10 @@ pub enum Error {
         lacks: &'static str,
     },
 
+    // ------------------------------------------------------------ parts --
+    #[error("the part {0}")]
+    Part(String),
+
     // ------------------------------------------------------------- TLS --
     #[error("{flag} {}: {reason}", path.display())]
     Tls {

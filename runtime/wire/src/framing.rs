@@ -17,6 +17,17 @@ use std::time::Duration;
 /// Bytes per chunk (also the HTTP/2 frame budget per message).
 pub const CHUNK_BYTES: usize = 1 << 20;
 
+/// A shard this small travels inside the message it belongs to (an input
+/// in its part's `ExecuteRequest`), not in chunks of its own.
+pub const INLINE_SHARD_BYTES: u64 = 64 << 10;
+
+/// The most bytes of shards one `ExecuteRequest` carries inline.
+pub const MAX_INLINE_BYTES: u64 = 1 << 20;
+
+/// The most bytes a `ReadRequest` returns (larger shards are fetched with
+/// `Worker.Fetch`, in chunks).
+pub const MAX_READ_BYTES: u64 = 1 << 20;
+
 /// The largest gRPC message pw sends or accepts: control messages (a part
 /// of a big program, a run's report) may be large; bulk bytes always travel
 /// in chunks of [`CHUNK_BYTES`].

@@ -12,6 +12,7 @@
 //! * [`tls`]: TLS on the gRPC ports (certificate, key, CA).
 //! * [`auth`]: the cluster secret, the data plane's handshake, unguessable
 //!   ids and keys.
+//! * [`part`]: a worker's part of a plan, encoded and checked.
 //! * [`process`]: what pw's binaries share at start and stop.
 //!
 //! This crate knows no PJRT, no executor and no MLIR: both the controller
@@ -26,6 +27,7 @@ pub mod auth;
 pub mod error;
 pub mod framing;
 pub mod net;
+pub mod part;
 pub mod process;
 pub mod tls;
 

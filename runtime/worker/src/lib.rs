@@ -1,12 +1,13 @@
 //! pw-worker: the per-host process that holds one PJRT client.
 //!
 //! A worker registers its devices with the controller ([`serve`]: the
-//! `Controller.Attach` session, with heartbeats), then does what the
-//! controller sends it through its own `Worker` service
-//! ([`service::WorkerService`]): loads serialized executables, takes input
-//! shards, executes its part of a run (every step in one message, enqueued
-//! at once by the [`Executor`]), sends and receives shard pieces directly to
-//! and from its peers ([`pw_dataplane`]), and hands output shards back.
+//! `Registry.Attach` session, with heartbeats), then does what the
+//! controller says: on that session, in order, the parts of runs (every
+//! step in one message, enqueued at once by the [`Executor`]), releases and
+//! reads of small shards ([`commands`]); through its own `Worker` service
+//! ([`service::WorkerService`]), loads of serialized executables, input
+//! shards and fetches of output shards. It sends and receives shard pieces
+//! directly to and from its peers ([`pw_dataplane`]).
 //! Buffers live in an [`ObjectStore`] keyed by (run, value, shard); a run's
 //! are dropped when the controller releases it.
 //!
@@ -19,7 +20,9 @@
 //! compiled executables, and depends on the binding, the executor, the wire
 //! and the data plane only.
 
+pub mod commands;
 pub mod faults;
+pub mod pool;
 pub mod queues;
 pub mod service;
 pub mod store;
@@ -32,6 +35,7 @@ use pw_exec::{
 };
 use pw_pjrt::{Client, ClientOptions, Plugin};
 use pw_wire::{net, proto, MAX_MESSAGE_BYTES};
+use std::sync::mpsc as mpsc_std;
 use std::{
     collections::HashMap,
     path::PathBuf,
@@ -39,7 +43,7 @@ use std::{
         atomic::{AtomicU32, AtomicU64, Ordering},
         Arc, Mutex,
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 use store::ObjectStore;
 use tokio::sync::mpsc;
@@ -101,9 +105,13 @@ pub struct State {
     /// Per active run: what completes with each step of its part, and how
     /// many steps from the first were complete when last looked at.
     pub progress: Mutex<HashMap<u64, (Option<Completions>, usize)>>,
-    /// The parts of concurrent runs are enqueued one after the other, in
-    /// the order they arrived (gang order, see [`GangOrder`]).
-    pub gang: GangOrder,
+    /// The command thread's queue: parts and releases, in the order the
+    /// controller sent them (gang order, see [`commands`]).
+    commands: mpsc_std::Sender<commands::Command>,
+    /// Parts kept for the sessions that run them again.
+    pub kept: commands::Kept,
+    /// Threads that wait for parts to finish.
+    pub pool: Arc<pool::Pool>,
     /// How long a send waits for its piece, and a fetch for its shard.
     pub patience: Duration,
     /// The active parts, for `Worker.Queues` (the status page).
@@ -205,59 +213,48 @@ impl State {
         }
     }
 
+    /// Does what the controller says on the worker's session (see
+    /// [`commands`]), as registration `epoch`.
+    fn command(self: &Arc<Self>, event: proto::controller_event::Event, epoch: u32) {
+        use proto::controller_event::Event;
+        let queue = |c| {
+            let _ = self.commands.send(c);
+        };
+        match event {
+            Event::PeerLost(lost) => self.peer_lost(&lost),
+            Event::Execute(r) => queue(commands::Command::Execute(r, Instant::now(), epoch)),
+            Event::Release(r) if !r.arrays.is_empty() => {
+                let arrays = r.arrays.iter().map(|&a| a as usize).collect();
+                queue(commands::Command::Release(r.run, arrays))
+            }
+            Event::Release(r) => self.release(r.run, &r.reason),
+            Event::Read(r) => queue(commands::Command::Read(r)),
+            Event::Registered(_) | Event::Refused(_) => {}
+        }
+    }
+
+    /// Drops owner `owner` (a run or a session) at once: its buffers, its
+    /// pending pieces (they fail with `why`), its kept parts.
+    fn release(self: &Arc<Self>, owner: u64, why: &str) {
+        let why = if why.is_empty() {
+            "the run was released"
+        } else {
+            why
+        };
+        self.end_run(owner, why);
+        self.kept.forget(owner);
+        let state = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            state.forget(owner);
+        });
+    }
+
     /// Forgets that run `run` ended (long after, once no late request of
     /// it can still arrive).
     pub fn forget(&self, run: u64) {
         self.store.forget(run);
         self.receiver.forget(run);
-    }
-}
-
-/// Parts are enqueued one at a time, in the order they arrived.
-///
-/// The controller sends the parts of one run to all its workers before it
-/// sends any part of the next, so every worker enqueues runs in the same
-/// order: together with each part's steps in schedule order, every device
-/// sees one consistent order of work. A worker can block while it enqueues
-/// (a CPU plugin admits 32 executions in flight per device), so without one
-/// order two workers could each wait for a run the other has not enqueued.
-#[derive(Default)]
-pub struct GangOrder {
-    /// (tickets handed out, tickets served).
-    state: Mutex<(u64, u64)>,
-    turn: std::sync::Condvar,
-}
-
-/// A place in the [`GangOrder`]; serving it (or dropping it unserved) lets
-/// the next one go.
-pub struct Ticket<'g> {
-    gang: &'g GangOrder,
-    number: u64,
-}
-
-impl GangOrder {
-    /// The next place in line.
-    pub fn ticket(&self) -> u64 {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.0 += 1;
-        s.0 - 1
-    }
-
-    /// Waits for ticket `number`'s turn.
-    pub fn wait(&self, number: u64) -> Ticket<'_> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while s.1 != number {
-            s = self.turn.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-        Ticket { gang: self, number }
-    }
-}
-
-impl Drop for Ticket<'_> {
-    fn drop(&mut self) {
-        let mut s = self.gang.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.1 = self.number + 1;
-        self.gang.turn.notify_all();
     }
 }
 
@@ -371,6 +368,7 @@ pub async fn serve(
             what: "accepts data connections",
             source,
         })?;
+    let (commands_tx, commands_rx) = mpsc_std::channel();
     let state = Arc::new(State {
         executables: Mutex::new(Executables::new(&client, None)),
         executor,
@@ -389,10 +387,20 @@ pub async fn serve(
         faults: config.faults.clone(),
         runs: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
-        gang: GangOrder::default(),
+        commands: commands_tx,
+        kept: commands::Kept::default(),
+        pool: Arc::default(),
         patience: Duration::from_secs(600),
         queues: tracker,
     });
+    let (commanded, runtime) = (state.clone(), tokio::runtime::Handle::current());
+    std::thread::Builder::new()
+        .name("pw-commands".into())
+        .spawn(move || commands::serve(commanded, commands_rx, runtime))
+        .map_err(|source| Error::Thread {
+            what: "takes the controller's commands",
+            source,
+        })?;
     // Only the controller and peer workers (holding the cluster secret)
     // are served.
     let service = net::cluster_only(
@@ -520,9 +528,9 @@ async fn attach_loop(
                     }
                 }
                 reply = replies.message() => match reply {
-                    Ok(Some(proto::ControllerEvent {
-                        event: Some(proto::controller_event::Event::PeerLost(lost)),
-                    })) => state.peer_lost(&lost),
+                    Ok(Some(proto::ControllerEvent { event: Some(event) })) => {
+                        state.command(event, registered.worker)
+                    }
                     Ok(Some(_)) => {}
                     Ok(None) => break "the controller ended the session".to_owned(),
                     Err(status) => break format!("the session failed: {}", status.message()),
@@ -540,6 +548,7 @@ async fn attach_loop(
             state.end_run(run, "the worker lost its controller");
         }
         state.store.clear("the worker lost its controller");
+        state.kept.clear();
     }
 }
 
@@ -575,34 +584,4 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::GangOrder;
-    use std::sync::{Arc, Mutex};
-
-    /// Threads that ask in another order are served in ticket order, and a
-    /// ticket dropped unserved lets the next go.
-    #[test]
-    fn tickets_are_served_in_order() {
-        let gang = Arc::new(GangOrder::default());
-        let tickets: Vec<u64> = (0..6).map(|_| gang.ticket()).collect();
-        let served = Arc::new(Mutex::new(Vec::new()));
-        let threads: Vec<_> = tickets
-            .iter()
-            .rev()
-            .map(|&t| {
-                let (gang, served) = (gang.clone(), served.clone());
-                std::thread::spawn(move || {
-                    let _turn = gang.wait(t);
-                    served.lock().unwrap().push(t);
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        assert_eq!(*served.lock().unwrap(), tickets);
-    }
 }

@@ -133,7 +133,12 @@ fn long_pipeline() -> Vec<String> {
         assert!(out.status.success(), "make_pipeline.py: {}", text(&out).1);
         std::fs::rename(dir.join("long.mlir.tmp"), &program).expect("rename");
     }
-    program_args(&program, &dir.join("data"))
+    // JAX's outputs come from jaxlib's own XLA, pw's from the PJRT
+    // plugin's build of it: over 1024-wide float32 sums they differ by a
+    // few units in the last place on some CPUs (seen: 1.6e-6).
+    let mut args = program_args(&program, &dir.join("data"));
+    args.extend(["--atol".to_owned(), "1e-5".to_owned()]);
+    args
 }
 
 #[test]

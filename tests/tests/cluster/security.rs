@@ -115,9 +115,9 @@ fn workers_and_the_registry_serve_only_the_cluster() {
             let e = w.fetch(credential(fetch, key, value)).await.unwrap_err();
             assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
             assert!(!e.message().contains(SECRET), "{e:?}");
-            let release = proto::ReleaseRequest::default();
+            let put = proto::PutRequest::default();
             let e = w
-                .release(credential(release, key, value))
+                .put(credential(tokio_stream::iter(vec![put]), key, value))
                 .await
                 .unwrap_err();
             assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
@@ -225,33 +225,6 @@ fn huge_declared_sizes_are_refused_before_anything_is_allocated() {
             .await
             .unwrap();
         let mut api = pw_controller::api::controller_client::ControllerClient::new(channel);
-        // A call for a session that does not exist, declaring 64 GiB.
-        let begin = proto::CallRequest {
-            request: Some(proto::call_request::Request::Begin(proto::CallBegin {
-                session: 12345,
-                executable: 1,
-                arguments: vec![proto::CallArgument {
-                    argument: Some(proto::call_argument::Argument::Host(huge.clone())),
-                }],
-                release: vec![],
-            })),
-        };
-        let input = proto::CallRequest {
-            request: Some(proto::call_request::Request::Input(proto::RunInput {
-                index: 0,
-                r#type: Some(huge.clone()),
-                chunk: Some(chunk.clone()),
-            })),
-        };
-        let e = api
-            .call(with(
-                Request::new(tokio_stream::iter(vec![begin, input])),
-                pw_wire::net::TOKEN_KEY,
-                TOKEN,
-            ))
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), Code::NotFound, "{e:?}");
         // A run whose input declares 64 GiB: over --max-request-mb.
         let run = vec![
             proto::RunRequest {

@@ -109,23 +109,30 @@ impl Sessions<'_> {
     }
 
     /// Array `r`, once it is ready: the stream of its worker when one
-    /// shard is all of it (forwarded chunk by chunk, its checksum checked by
-    /// the client), else assembled here from its tiles.
+    /// large shard is all of it (forwarded chunk by chunk, its checksum
+    /// checked by the client), else assembled here from its tiles (small
+    /// ones read in one message each way).
     pub async fn fetch(&self, r: &proto::ArrayRef) -> Result<Fetched> {
-        let array = self.ready(r, Kind::Array).await?;
-        let info = array.info();
+        let array = self.early_read(r).await?;
+        let info = array.0.info();
         let whole = pw_core::geometry::Region::full(&info.shape);
-        if info.region(0) == whole {
-            return self.forward(r, &array).await;
+        if info.region(0) == whole && info.shard_bytes() > pw_wire::MAX_READ_BYTES {
+            return self.forward(r, &array.0).await;
         }
-        let (host, bytes) = transfer::fetch_value(
-            self.c,
-            (r.session, r.array as usize),
-            info,
-            &array.exe.prepared.addrs,
-        )
-        .await
-        .map_err(|e| Error::Output {
+        let fetched = match array.1 {
+            Some(Ok(read)) => Ok(read),
+            // Read before it was ready and placed as it is now: again.
+            _ => {
+                transfer::fetch_value(
+                    self.c,
+                    (r.session, r.array as usize),
+                    info,
+                    &array.0.exe.prepared.addrs,
+                )
+                .await
+            }
+        };
+        let (host, bytes) = fetched.map_err(|e| Error::Output {
             what: format!("fetching array {}", r.array),
             source: Box::new(e),
         })?;
@@ -134,6 +141,44 @@ impl Sessions<'_> {
             s.counters.bytes_to_client += host.bytes().len() as u64;
         });
         Ok(Fetched::Assembled(host))
+    }
+
+    /// Array `r` once it is ready ([`Sessions::ready`]) and, when it is
+    /// small, its bytes: asked of its workers at once, beside the wait
+    /// (a worker answers once its shards are ready), so that a fetch of a
+    /// small result costs no round trip after the call that makes it.
+    async fn early_read(
+        &self,
+        r: &proto::ArrayRef,
+    ) -> Result<(SessionArray, Option<Result<transfer::Fetched>>)> {
+        let now = self.lock().array(r.session, r.array)?;
+        let info = now.info().clone();
+        if info.shard_bytes() > pw_wire::MAX_READ_BYTES || now.failure().is_some() {
+            return Ok((self.ready(r, Kind::Array).await?, None));
+        }
+        let addrs = now.exe.prepared.addrs.clone();
+        let reading = transfer::fetch_value(self.c, (r.session, r.array as usize), &info, &addrs);
+        tokio::pin!(reading);
+        let mut read = None;
+        let ready = tokio::select! {
+            biased;
+            ready = self.ready(r, Kind::Array) => ready,
+            got = &mut reading => {
+                read = Some(got);
+                self.ready(r, Kind::Array).await
+            }
+        };
+        let array = ready?;
+        // The bytes read are the array's only if it is still placed as it
+        // was asked for (not computed again elsewhere).
+        if !Arc::ptr_eq(&array.exe, &now.exe) {
+            return Ok((array, None));
+        }
+        let read = match read {
+            Some(got) => got,
+            None => reading.await,
+        };
+        Ok((array, Some(read)))
     }
 
     /// The stream of the worker holding array `r`, whose first shard is
@@ -184,7 +229,7 @@ impl Sessions<'_> {
 
     /// Frees arrays of a session (unknown ones are ignored: deleting twice
     /// is harmless).
-    pub async fn delete(&self, refs: &proto::ArrayRefs) -> Result<()> {
+    pub fn delete(&self, refs: &proto::ArrayRefs) -> Result<()> {
         let gone: Vec<(u64, Vec<u32>)> = {
             let mut s = self.lock();
             let session = s.get(refs.session)?;
@@ -193,13 +238,13 @@ impl Sessions<'_> {
                 .filter_map(|a| session.arrays.remove(a).map(|x| (*a, x.workers())))
                 .collect()
         };
-        self.release(refs.session, gone).await;
+        self.release(refs.session, gone);
         Ok(())
     }
 
     /// Drops `arrays` (with the workers holding them) of session `id` on
     /// their workers, in gang order.
-    pub(crate) async fn release(&self, id: u64, arrays: Vec<(u64, Vec<u32>)>) {
+    pub(crate) fn release(&self, id: u64, arrays: Vec<(u64, Vec<u32>)>) {
         let mut by_worker: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
         for (a, workers) in arrays {
             for w in workers {
@@ -207,7 +252,7 @@ impl Sessions<'_> {
             }
         }
         for (w, arrays) in by_worker {
-            transfer::release_arrays(self.c, id, &[w], "deleted by its client", &arrays).await;
+            transfer::release_arrays(self.c, id, &[w], "deleted by its client", &arrays);
         }
     }
 }

@@ -43,6 +43,12 @@ pub(crate) struct Launch {
     pub outputs: Vec<(ValueId, u64, State)>,
 }
 
+/// A call on its way: the arrays its outputs became, and its run.
+pub struct Called {
+    pub outputs: Vec<u64>,
+    pub run: u64,
+}
+
 /// An argument that is a session array laid out otherwise than the
 /// executable takes it.
 struct Relayout {
@@ -76,11 +82,7 @@ struct Arguments {
 impl Sessions<'_> {
     /// Runs an executable of a session (see the module doc); returns once
     /// every worker has its part, with the output arrays.
-    pub async fn call(
-        &self,
-        begin: proto::CallBegin,
-        hosts: Vec<HostArray>,
-    ) -> Result<proto::CallReply> {
+    pub async fn call(&self, begin: proto::CallBegin, hosts: Vec<HostArray>) -> Result<Called> {
         let hosts = hosts.into_iter().map(Arc::new).collect();
         self.call_as(begin, hosts, None).await
     }
@@ -93,7 +95,7 @@ impl Sessions<'_> {
         begin: proto::CallBegin,
         hosts: Vec<Arc<HostArray>>,
         restoring: Option<&Arc<Lineage>>,
-    ) -> Result<proto::CallReply> {
+    ) -> Result<Called> {
         let id = begin.session;
         let t0 = Instant::now();
         let deadline = t0 + self.c.inner.config.run_timeout;
@@ -112,7 +114,7 @@ impl Sessions<'_> {
             relayouts,
             released,
         } = self.settle(&begin, exe, hosts, restoring)?;
-        self.release(id, released).await;
+        self.release(id, released);
         for r in relayouts {
             let want = &launch.exe.prepared.plan.values[r.value];
             match self.relayout(id, &r, want, (t0, deadline)).await {
@@ -123,12 +125,12 @@ impl Sessions<'_> {
                 }
             }
             if r.donated {
-                self.release(id, vec![(r.array, r.source.workers())]).await;
+                self.release(id, vec![(r.array, r.source.workers())]);
             }
         }
         let outputs = launch.outputs.iter().map(|(_, a, _)| *a).collect();
         let run = self.launch(id, launch, (t0, deadline)).await?;
-        Ok(proto::CallReply { outputs, run })
+        Ok(Called { outputs, run })
     }
 
     /// Settles a call's arguments under the session's lock: checks them,
@@ -201,17 +203,13 @@ impl Sessions<'_> {
         for a in &args.donated {
             session.arrays.remove(a);
         }
+        let handles = output_handles(id, session, &exe, &begin.outputs, restoring)?;
         let lineage = match (restoring, args.origins.take()) {
             (Some(l), _) => Some(l.clone()),
-            (None, Some(arguments)) => {
-                let outputs = (0..plan.outputs.len() as u64)
-                    .map(|k| session.next_id + k)
-                    .collect();
-                Lineage::of(begin.executable, arguments, outputs)
-            }
+            (None, Some(arguments)) => Lineage::of(begin.executable, arguments, handles.clone()),
             (None, None) => None,
         };
-        let outputs = make_outputs(session, &exe, lineage, restoring);
+        let outputs = make_outputs(session, &exe, lineage, handles);
         session.counters.calls += 1;
         Ok(Settled {
             launch: Launch {
@@ -297,9 +295,9 @@ impl Sessions<'_> {
             Err(e) => {
                 self.c.inner.runs.close(run);
                 let why = format!("the call failed: {e}");
-                transfer::release(self.c, run, &prepared.workers, &why).await;
+                transfer::release(self.c, run, &prepared.workers, &why);
                 fail(&launch.outputs, &e.to_string());
-                self.update(id, |s| s.calls_running = s.calls_running.saturating_sub(1));
+                self.update(id, Session::call_done);
                 return Err(e);
             }
         };
@@ -350,7 +348,7 @@ impl Sessions<'_> {
             .iter()
             .map(|(v, h)| (*v, h.as_ref()))
             .collect();
-        let sent = transfer::upload(self.c, run, prepared, &uploads).await?;
+        let uploaded = transfer::upload(self.c, run, prepared, &uploads).await?;
         let bindings = bindings(id, launch);
         let dispatch = Dispatch {
             run,
@@ -358,9 +356,11 @@ impl Sessions<'_> {
             keys: &launch.exe.keys,
             record,
             bindings: &bindings,
+            inline: uploaded.inline,
+            keep: Some((id, &launch.exe.kept)),
         };
-        runs::dispatch(self.c, dispatch, summary, t0).await?;
-        Ok(sent.values().sum())
+        runs::dispatch(self.c, dispatch, summary, t0)?;
+        Ok(uploaded.bytes.values().sum())
     }
 
     /// A session run ended (`outcome`): its outputs are ready or failed,
@@ -381,7 +381,8 @@ impl Sessions<'_> {
             ),
         };
         let prepared = &launch.exe.prepared;
-        transfer::release(self.c, run, &prepared.workers, &why).await;
+        // The outputs first: whoever waits for them is on the critical path;
+        // the release only frees the run's buffers.
         for (_, _, s) in &launch.outputs {
             // A worker lost meanwhile has already failed it.
             s.send_if_modified(|now| {
@@ -392,6 +393,7 @@ impl Sessions<'_> {
                 pending
             });
         }
+        transfer::release(self.c, run, &prepared.workers, &why);
         if self.c.inner.config.trace_sessions.is_some() {
             self.trace_call(id, t0, &prepared.plan, summary);
         }
@@ -401,7 +403,17 @@ impl Sessions<'_> {
             Err(_) => &counters.runs_failed,
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        self.update(id, |s| s.calls_running = s.calls_running.saturating_sub(1));
+        let sent = summary
+            .part_sent
+            .iter()
+            .map(|(_, t)| *t)
+            .min()
+            .unwrap_or_default();
+        let ran = t0.elapsed().saturating_sub(sent).as_nanos() as u64;
+        self.update(id, |s| {
+            s.counters.run_ns += ran;
+            s.call_done();
+        });
     }
 }
 
@@ -513,22 +525,66 @@ fn array_uses(begin: &proto::CallBegin) -> HashMap<u64, usize> {
     uses
 }
 
-/// The arrays a call's outputs become, pending until its run ends. Run
-/// again (`restoring`), an output takes the place of the array it made if
-/// that is still lost.
+/// The arrays a call's outputs become: those the client chose (each at
+/// least [`super::stream::CLIENT_ARRAYS`], distinct, not in use), else
+/// fresh ones. Run again (`restoring`), an output takes the place of the
+/// array it made if that is still lost.
+fn output_handles(
+    id: u64,
+    session: &mut Session,
+    exe: &Executable,
+    chosen: &[u64],
+    restoring: Option<&Arc<Lineage>>,
+) -> Result<Vec<u64>> {
+    let n = exe.prepared.plan.outputs.len();
+    if let Some(l) = restoring {
+        return Ok((0..n)
+            .map(|k| {
+                l.outputs
+                    .get(k)
+                    .copied()
+                    .filter(|h| session.arrays.get(h).is_some_and(SessionArray::lost))
+                    .unwrap_or_else(|| session.mint())
+            })
+            .collect());
+    }
+    if chosen.is_empty() {
+        return Ok((0..n).map(|_| session.mint()).collect());
+    }
+    let bad = |why: String| Error::OutputHandles {
+        name: exe.name.clone(),
+        session: id,
+        why,
+    };
+    if chosen.len() != n {
+        return Err(bad(format!("{} named for its {n} outputs", chosen.len())));
+    }
+    for (k, &h) in chosen.iter().enumerate() {
+        if h < super::stream::CLIENT_ARRAYS {
+            return Err(bad(format!(
+                "{h} is below {}, where the server names arrays",
+                super::stream::CLIENT_ARRAYS
+            )));
+        }
+        if session.arrays.contains_key(&h) || chosen[..k].contains(&h) {
+            return Err(bad(format!("array {h} is in use")));
+        }
+    }
+    Ok(chosen.to_vec())
+}
+
+/// The arrays a call's outputs become (`handles`), pending until its run
+/// ends.
 fn make_outputs(
     session: &mut Session,
     exe: &Arc<Executable>,
     lineage: Option<Arc<Lineage>>,
-    restoring: Option<&Arc<Lineage>>,
+    handles: Vec<u64>,
 ) -> Vec<(ValueId, u64, State)> {
     let plan = &exe.prepared.plan;
     let mut outputs = Vec::with_capacity(plan.outputs.len());
-    for (k, &value) in plan.outputs.iter().enumerate() {
-        let handle = restoring
-            .and_then(|l| l.outputs.get(k).copied())
-            .filter(|h| session.arrays.get(h).is_some_and(SessionArray::lost))
-            .unwrap_or_else(|| session.mint());
+    for ((k, &value), handle) in plan.outputs.iter().enumerate().zip(handles) {
+        session.refused.remove(&handle);
         let state = Arc::new(watch::Sender::new(ArrayState::Pending));
         session.arrays.insert(
             handle,

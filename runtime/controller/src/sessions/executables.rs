@@ -8,6 +8,7 @@ use crate::{
     compile::{self, Inspected, Source},
     error::{Error, Result},
     lowering::{self, Prepared, Program},
+    runs::KeptParts,
     summary::RunSummary,
 };
 use pw_core::plan::{Plan, ValueId};
@@ -23,6 +24,8 @@ pub(crate) struct Executable {
     pub name: String,
     pub prepared: Prepared,
     pub keys: BTreeMap<u32, Vec<Key>>,
+    /// The workers that keep its parts (sent once, then run by key).
+    pub kept: KeptParts,
     /// Inputs whose arrays a call takes over.
     pub donate: BTreeSet<usize>,
     /// What it is built from, onto how many of the slice's devices (to
@@ -187,6 +190,7 @@ impl Sessions<'_> {
             name,
             prepared,
             keys,
+            kept: KeptParts::new(self.c.inner.runs.next_id()),
             donate,
             build,
             devices: slice.len(),

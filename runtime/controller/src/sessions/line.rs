@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tonic::Status;
 
-/// The client's end of a session stream.
-type Out = mpsc::UnboundedSender<std::result::Result<proto::SessionEvent, Status>>;
+use super::stream::{Next, Out};
 
 impl Sessions<'_> {
     /// Serves one client's session stream until it ends: the line, the
@@ -70,8 +69,8 @@ impl Sessions<'_> {
         self.close(id, &why).await;
     }
 
-    /// Renews session `id`'s lease with every message of its stream; says
-    /// why it ended.
+    /// Renews session `id`'s lease with every message of its stream, and
+    /// does its requests ([`super::stream`]); says why it ended.
     async fn keep_alive(
         &self,
         id: u64,
@@ -79,12 +78,32 @@ impl Sessions<'_> {
         out: &Out,
     ) -> String {
         let lease = self.client_lease();
+        // After a call refused before its host arguments were read: their
+        // `input`s are dropped.
+        let mut skipping = false;
         loop {
             let Some(deadline) = self.lock().live.get(&id).map(|s| s.lease.deadline()) else {
                 return "it was closed".to_owned();
             };
             match tokio::time::timeout_at(deadline.into(), incoming.message()).await {
-                Ok(Ok(Some(_))) => self.update(id, |s| s.lease.renew(Instant::now())),
+                Ok(Ok(Some(m))) => {
+                    self.update(id, |s| s.lease.renew(Instant::now()));
+                    let Some(request) = m.request else { continue };
+                    let input = matches!(request, proto::session_request::Request::Input(_));
+                    if skipping && input {
+                        continue;
+                    }
+                    match self.on_request(id, request, incoming, out).await {
+                        Ok(Next::Go) => skipping = false,
+                        Ok(Next::SkipInputs) => skipping = true,
+                        Err(status) => {
+                            let why =
+                                format!("its client broke the protocol: {}", status.message());
+                            let _ = out.send(Err(status));
+                            return why;
+                        }
+                    }
+                }
                 Ok(Ok(None)) => return "its client closed it".to_owned(),
                 Ok(Err(status)) => {
                     return format!("its client's connection failed: {}", status.message())
@@ -286,7 +305,7 @@ impl Sessions<'_> {
             .map(|(w, _)| *w)
             .collect();
         let why = format!("session {id} closed: {why}");
-        transfer::release(self.c, id, &workers, &why).await;
+        transfer::release(self.c, id, &workers, &why);
     }
 
     /// The first `n` devices of session `id`'s slice, waiting (up to the

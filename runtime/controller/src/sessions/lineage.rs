@@ -273,11 +273,9 @@ impl Sessions<'_> {
             .copied()
             .filter(|a| !lineage.outputs.contains(a))
             .collect();
-        let _ = self
-            .delete(&proto::ArrayRefs {
-                session: id,
-                arrays,
-            })
-            .await;
+        let _ = self.delete(&proto::ArrayRefs {
+            session: id,
+            arrays,
+        });
     }
 }

@@ -53,6 +53,7 @@ pub mod call;
 pub mod executables;
 pub mod line;
 pub mod lineage;
+pub mod stream;
 mod trace;
 
 use crate::{
@@ -94,6 +95,12 @@ pub(crate) struct Session {
     pub counters: proto::SessionCounters,
     pub next_id: u64,
     pub calls_running: u64,
+    /// Told when one of its calls ends (a stream waiting for room).
+    pub call_ended: Arc<tokio::sync::Notify>,
+    /// Outputs of calls refused before they made them, and why
+    /// ([`Session::refuse`]), oldest first.
+    pub refused: HashMap<u64, (crate::Kind, String)>,
+    pub refused_order: VecDeque<u64>,
     /// Its calls' timelines, from `opened` (when sessions are traced).
     pub trace: Vec<pw_exec::trace::Span>,
 }
@@ -103,6 +110,12 @@ impl Session {
     pub fn mint(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id - 1
+    }
+
+    /// One of its calls ended.
+    pub fn call_done(&mut self) {
+        self.calls_running = self.calls_running.saturating_sub(1);
+        self.call_ended.notify_waiters();
     }
 }
 
@@ -164,6 +177,9 @@ impl State {
                 counters: proto::SessionCounters::default(),
                 next_id: 1,
                 calls_running: 0,
+                call_ended: Arc::default(),
+                refused: HashMap::new(),
+                refused_order: VecDeque::new(),
                 trace: Vec::new(),
             },
         );
@@ -216,15 +232,15 @@ impl State {
 
     /// Array `array` of session `id`.
     pub fn array(&mut self, id: u64, array: u64) -> Result<SessionArray> {
-        self.get(id)?
-            .arrays
-            .get(&array)
-            .cloned()
-            .ok_or(Error::NoArray {
-                index: None,
-                array,
-                session: id,
-            })
+        let session = self.get(id)?;
+        if let Some(a) = session.arrays.get(&array) {
+            return Ok(a.clone());
+        }
+        Err(session.refusal(array).unwrap_or(Error::NoArray {
+            index: None,
+            array,
+            session: id,
+        }))
     }
 }
 
@@ -365,6 +381,7 @@ impl<'a> Sessions<'a> {
         let session = s.get(id)?;
         Ok(proto::SessionCounters {
             arrays_live: session.arrays.len() as u64,
+            calls_running: session.calls_running,
             ..session.counters
         })
     }

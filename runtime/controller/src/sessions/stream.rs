@@ -1,0 +1,376 @@
+//! A session's own stream: once granted, the client's calls, fetches,
+//! waits and deletes come on it, in order, with no round trip each (the
+//! stream is the session's, so they present no key).
+//!
+//! * A **call** is done as it is read: its arguments settled, its host
+//!   arguments taken (inline in the message when small, else as the
+//!   `input`s that follow it), its parts sent; then the next message is
+//!   read. It is never answered: its outputs become the arrays the client
+//!   named, and a failure is kept on them ([`Session::refuse`] for a call
+//!   refused before its outputs existed) and raised where they are used.
+//!   While the session has [`crate::Limits::calls_in_flight`] calls
+//!   running, the next call waits, and with it the stream: the client is
+//!   held back by the transport (back-pressure), never buffered without
+//!   bound.
+//! * A **fetch** or a **wait** runs beside the stream (it sees the arrays
+//!   of every call read before it) and is answered with a `SessionReply`
+//!   of its id: an error, or the array's type and bytes in chunks.
+//! * A **delete** frees arrays at once, in order with the calls.
+
+use super::{Session, Sessions};
+use crate::{error::Error, sessions::arrays::Fetched};
+use pw_exec::HostArray;
+use pw_wire::proto;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tonic::{Status, Streaming};
+
+/// The client's end of a session stream.
+pub(crate) type Out = mpsc::UnboundedSender<std::result::Result<proto::SessionEvent, Status>>;
+
+/// The most bytes of host arguments one call carries inline.
+pub const MAX_INLINE_ARGUMENTS: u64 = 1 << 20;
+
+/// The first id a client may give an array (the server's stay below).
+pub const CLIENT_ARRAYS: u64 = 1 << 62;
+
+/// What reading the stream does after a request.
+pub(crate) enum Next {
+    Go,
+    /// A call was refused before its host arguments were read: the
+    /// `input`s that follow it are dropped.
+    SkipInputs,
+}
+
+impl Sessions<'_> {
+    /// Does request `r` of session `id`'s stream (see the module doc); an
+    /// error ends the session (the client broke the protocol).
+    pub(crate) async fn on_request(
+        &self,
+        id: u64,
+        r: proto::session_request::Request,
+        incoming: &mut Streaming<proto::SessionRequest>,
+        out: &Out,
+    ) -> std::result::Result<Next, Status> {
+        use proto::session_request::Request as R;
+        // A request counts as use (a heartbeat does not: see
+        // `Limits::idle`).
+        if !matches!(r, R::Heartbeat(_)) {
+            self.touch(id);
+        }
+        match r {
+            R::Open(_) => Err(Status::invalid_argument("a session opens once")),
+            R::Heartbeat(_) | R::Input(_) => Ok(Next::Go),
+            R::Call(call) => self.stream_call(id, call, incoming).await,
+            R::Fetch(f) => {
+                let c = self.c.clone();
+                let out = out.clone();
+                tokio::spawn(async move { c.sessions().reply_fetch(id, f, &out).await });
+                Ok(Next::Go)
+            }
+            R::Wait(a) => {
+                let c = self.c.clone();
+                let out = out.clone();
+                tokio::spawn(async move {
+                    let refs = proto::ArrayRefs {
+                        session: id,
+                        arrays: a.arrays,
+                    };
+                    let waited = c.sessions().wait(&refs).await;
+                    reply(&out, failed(a.id, waited.err()));
+                });
+                Ok(Next::Go)
+            }
+            R::Delete(d) => {
+                let refs = proto::ArrayRefs {
+                    session: id,
+                    arrays: d.arrays,
+                };
+                self.update(id, |s| s.forget_refused(&refs.arrays));
+                self.delete(&refs).map_err(Status::from)?;
+                Ok(Next::Go)
+            }
+        }
+    }
+
+    /// A call read from the stream (see the module doc).
+    async fn stream_call(
+        &self,
+        id: u64,
+        call: proto::SessionCall,
+        incoming: &mut Streaming<proto::SessionRequest>,
+    ) -> std::result::Result<Next, Status> {
+        let received = Instant::now();
+        let outputs = call.outputs.clone();
+        let begin = proto::CallBegin {
+            session: id,
+            executable: call.executable,
+            arguments: call.arguments,
+            release: call.release,
+            outputs: call.outputs,
+        };
+        let hosts = match self.host_arguments(id, &begin, call.inline, incoming).await {
+            Ok(hosts) => hosts,
+            Err(Refusal::Call(e)) => {
+                self.update(id, |s| s.refuse(&outputs, &e));
+                return Ok(Next::SkipInputs);
+            }
+            Err(Refusal::Stream(status)) => return Err(status),
+        };
+        self.room_for_a_call(id).await;
+        if let Err(e) = self.call(begin, hosts).await {
+            self.update(id, |s| s.refuse(&outputs, &e));
+        }
+        let dispatched = received.elapsed().as_nanos() as u64;
+        self.update(id, |s| s.counters.dispatch_ns += dispatched);
+        Ok(Next::Go)
+    }
+
+    /// The host arguments of a call: inline, or read from the stream as
+    /// they arrive, each checked against what it declares and the limits
+    /// first.
+    async fn host_arguments(
+        &self,
+        id: u64,
+        begin: &proto::CallBegin,
+        inline: Vec<bytes::Bytes>,
+        incoming: &mut Streaming<proto::SessionRequest>,
+    ) -> std::result::Result<Vec<HostArray>, Refusal> {
+        let limit = self.c.inner.config.limits.request_bytes;
+        let types: Vec<&proto::ArrayType> = begin
+            .arguments
+            .iter()
+            .filter_map(|a| match &a.argument {
+                Some(proto::call_argument::Argument::Host(t)) => Some(t),
+                _ => None,
+            })
+            .collect();
+        let mut declared = 0u64;
+        for t in &types {
+            let (_, _, bytes) = t.read(limit).map_err(|e| {
+                Refusal::Call(Error::OverLimit {
+                    what: format!("an argument of a call ({e})"),
+                    asked: limit.saturating_add(1),
+                    limit,
+                    flag: "--max-request-mb",
+                })
+            })?;
+            declared = declared.saturating_add(bytes);
+        }
+        if types.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Whether the session may take what the call says it sends, before
+        // a byte of it is read.
+        let _transfer = self.start_transfer(id, declared).map_err(Refusal::Call)?;
+        let hosts = if inline.is_empty() {
+            crate::service::read_inputs(incoming, types.len(), declared, |m| match m.request {
+                Some(proto::session_request::Request::Input(i)) => Some(i),
+                _ => None,
+            })
+            .await
+            .map_err(Refusal::Stream)?
+            .0
+        } else {
+            if inline.len() != types.len() || declared > MAX_INLINE_ARGUMENTS {
+                return Err(Refusal::Stream(Status::invalid_argument(format!(
+                    "a call with {} host arguments ({declared} bytes) carries {} inline (all of them, together at most {MAX_INLINE_ARGUMENTS} bytes, or none)",
+                    types.len(),
+                    inline.len()
+                ))));
+            }
+            let mut hosts = Vec::with_capacity(types.len());
+            for (i, (t, data)) in types.iter().zip(inline).enumerate() {
+                let (dtype, dims, bytes) = t.read(limit).map_err(|e| {
+                    Refusal::Stream(Status::invalid_argument(format!("host argument #{i}: {e}")))
+                })?;
+                if data.len() as u64 != bytes {
+                    return Err(Refusal::Stream(Status::invalid_argument(format!(
+                        "host argument #{i}: {} bytes inline for {dtype}{dims:?} ({bytes} bytes)",
+                        data.len()
+                    ))));
+                }
+                hosts.push(
+                    HostArray::new(dtype, &dims, data.to_vec())
+                        .map_err(|e| Refusal::Stream(Status::invalid_argument(e.to_string())))?,
+                );
+            }
+            hosts
+        };
+        let received: u64 = hosts.iter().map(|h| h.bytes().len() as u64).sum();
+        self.c.status().count_client_bytes(received, 0);
+        self.count_bytes(id, received);
+        Ok(hosts)
+    }
+
+    /// Waits while session `id` has as many calls running as it may.
+    async fn room_for_a_call(&self, id: u64) {
+        let most = self.c.inner.config.limits.calls_in_flight;
+        loop {
+            let room = {
+                let mut s = self.lock();
+                match s.get(id) {
+                    Ok(session) if session.calls_running >= most => {
+                        Some(session.call_ended.clone())
+                    }
+                    _ => None,
+                }
+            };
+            let Some(ended) = room else { return };
+            let notified = ended.notified();
+            // Checked again once registered: a call may have ended between.
+            if self.lock().get(id).is_ok_and(|s| s.calls_running >= most) {
+                notified.await;
+            }
+        }
+    }
+
+    /// Answers a fetch of session `id`: the array's type, then its bytes in
+    /// chunks, each a reply of the fetch's id; or its error.
+    async fn reply_fetch(&self, id: u64, f: proto::SessionFetch, out: &Out) {
+        let r = proto::ArrayRef {
+            session: id,
+            array: f.array,
+        };
+        let host = match self.fetch(&r).await {
+            Ok(Fetched::Assembled(host)) => host,
+            Ok(Fetched::Forwarded(mut stream, bytes)) => {
+                self.c.status().count_client_bytes(0, bytes);
+                loop {
+                    match stream.message().await {
+                        Ok(Some(m)) => {
+                            let chunk = m.chunk.map(|mut c| {
+                                if !f.checksum {
+                                    c.crc32 = None;
+                                }
+                                c
+                            });
+                            let last = chunk
+                                .as_ref()
+                                .is_none_or(|c| c.offset + c.data.len() as u64 >= c.total);
+                            reply(
+                                out,
+                                proto::SessionReply {
+                                    id: f.id,
+                                    r#type: m.r#type,
+                                    chunk,
+                                    ..Default::default()
+                                },
+                            );
+                            if last {
+                                return;
+                            }
+                        }
+                        Ok(None) => return,
+                        Err(s) => {
+                            let e = Error::Fetch {
+                                what: format!("array {}", f.array),
+                                worker: 0,
+                                message: s.message().to_owned(),
+                            };
+                            reply(out, failed(f.id, Some(e)));
+                            return;
+                        }
+                    }
+                }
+            }
+            Err(e) => return reply(out, failed(f.id, Some(e))),
+        };
+        let bytes = host.bytes().len() as u64;
+        self.c.status().count_client_bytes(0, bytes);
+        let t = proto::ArrayType::of(host.dtype(), host.shape());
+        let data = bytes::Bytes::from(host.into_bytes());
+        let chunks = if f.checksum {
+            pw_wire::chunks(data)
+        } else {
+            pw_wire::chunk_ranges(data.len())
+                .map(|r| proto::Chunk {
+                    offset: r.start as u64,
+                    total: data.len() as u64,
+                    data: data.slice(r),
+                    crc32: None,
+                })
+                .collect()
+        };
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            reply(
+                out,
+                proto::SessionReply {
+                    id: f.id,
+                    r#type: (i == 0).then(|| t.clone()),
+                    chunk: Some(chunk),
+                    ..Default::default()
+                },
+            );
+        }
+    }
+}
+
+/// Why a call's host arguments were not taken.
+enum Refusal {
+    /// The call is refused (its outputs say why); the session goes on.
+    Call(Error),
+    /// The client broke the protocol: the session ends.
+    Stream(Status),
+}
+
+impl Session {
+    /// A call naming `outputs` was refused with `e` before it made them:
+    /// each output the call did not make says so where it is used (at
+    /// most [`MAX_REFUSED`] are remembered, the oldest forgotten first).
+    pub(crate) fn refuse(&mut self, outputs: &[u64], e: &Error) {
+        for &array in outputs {
+            if self.arrays.contains_key(&array) {
+                continue;
+            }
+            self.refused.insert(array, (e.kind(), e.to_string()));
+            self.refused_order.push_back(array);
+        }
+        while self.refused_order.len() > MAX_REFUSED {
+            if let Some(old) = self.refused_order.pop_front() {
+                self.refused.remove(&old);
+            }
+        }
+    }
+
+    /// Forgets refused outputs the client deleted.
+    fn forget_refused(&mut self, arrays: &[u64]) {
+        for a in arrays {
+            self.refused.remove(a);
+        }
+        self.refused_order.retain(|a| self.refused.contains_key(a));
+    }
+
+    /// Why array `array` does not exist, when a refused call named it.
+    pub(crate) fn refusal(&self, array: u64) -> Option<Error> {
+        self.refused
+            .get(&array)
+            .map(|(kind, why)| Error::CallRefused {
+                array,
+                why: why.clone(),
+                kind: *kind,
+            })
+    }
+}
+
+/// The most outputs of refused calls a session remembers.
+pub const MAX_REFUSED: usize = 1 << 16;
+
+/// A reply to request `id`: done, or failed with `e`.
+fn failed(id: u64, e: Option<Error>) -> proto::SessionReply {
+    let mut reply = proto::SessionReply {
+        id,
+        ..Default::default()
+    };
+    if let Some(e) = e {
+        reply.error_kind = e.kind().name().to_owned();
+        reply.error = e.render();
+    }
+    reply
+}
+
+fn reply(out: &Out, reply: proto::SessionReply) {
+    let _ = out.send(Ok(proto::SessionEvent {
+        event: Some(proto::session_event::Event::Reply(reply)),
+    }));
+}
