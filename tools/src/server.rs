@@ -211,6 +211,10 @@ impl Lowerer for PipelineLowerer {
     }
 }
 
+/// How long pw-server waits, once asked to stop, for its connections to
+/// close.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
 /// Runs pw-server with `args`; returns the exit code.
 pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
@@ -329,6 +333,19 @@ fn serve(cli: Cli) -> Result<(), String> {
         // in the session's initialization data (the pw JAX plugin puts it
         // there), and the proxy checks it.
         let proxy = pw_proxy::ProxyService::new(controller.clone(), token.clone()).server();
+        // Session links share the port: TLS covers gRPC only, so with a
+        // certificate there are none (clients use the gRPC stream).
+        let (incoming, mut links) = net::split_links(net::incoming(listener));
+        if pw_wire::tls::server().map_err(|e| e.to_string())?.is_some() {
+            drop(links);
+        } else {
+            let (c, token) = (controller.clone(), token.clone().map(std::sync::Arc::<str>::from));
+            tokio::spawn(async move {
+                while let Some(stream) = links.recv().await {
+                    tokio::spawn(pw_controller::sessions::link::serve(c.clone(), stream, token.clone()));
+                }
+            });
+        }
         let service = ControllerService::new(controller);
         let registry = net::cluster_only(
             proto::registry_server::RegistryServer::new(service.clone())
@@ -346,19 +363,26 @@ fn serve(cli: Cli) -> Result<(), String> {
         // A silent worker keeps its session as long as its lease: the
         // transport's keepalive does not drop it sooner.
         let keepalive = wire::KEEPALIVE_TIMEOUT.max(Duration::from_millis(cli.lease_ms));
-        net::server()
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let serving = net::server()
             .map_err(|e| e.to_string())?
             .http2_keepalive_timeout(Some(keepalive))
             .add_service(registry)
             .add_service(service)
             .add_service(proxy)
-            .serve_with_incoming_shutdown(net::incoming(listener), async move {
-                tokio::select! {
-                    _ = pw_wire::process::shutdown_signal() => {}
-                    _ = pw_wire::process::parent_gone(cli.exit_with) => {}
-                }
-            })
-            .await
-            .map_err(|e| e.to_string())
+            .serve_with_incoming_shutdown(incoming, async move {
+                let _ = stop_rx.await;
+            });
+        tokio::pin!(serving);
+        tokio::select! {
+            served = &mut serving => return served.map_err(|e| e.to_string()),
+            _ = pw_wire::process::shutdown_signal() => {}
+            _ = pw_wire::process::parent_gone(cli.exit_with) => {}
+        }
+        // Workers' sessions and clients' streams never end by themselves:
+        // they get a moment to go, then the process does.
+        let _ = stop_tx.send(());
+        let _ = tokio::time::timeout(STOP_GRACE, serving).await;
+        Ok(())
     })
 }

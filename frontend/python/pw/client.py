@@ -9,7 +9,7 @@ compiled once for it, and arrays that stay on the devices between calls.
 
 See docs/frontend.md ("Sessions") and docs/cluster.md.
 
-May import errors, tools, _channel, _local and _proto: not the program (a program is
+May import errors, tools, _channel, _local, _session and _proto: not the program (a program is
 passed in and used through its public API: name, text, unflatten_outputs),
 the tracer or JAX's private API.
 """
@@ -20,7 +20,6 @@ import atexit
 import collections
 import itertools
 import os
-import queue
 import sys
 import threading
 import time
@@ -32,7 +31,7 @@ import grpc
 import jax
 import numpy as np
 
-from . import _channel, _local
+from . import _channel, _local, _session
 from ._proto import PROTOCOL, pb
 from .tools import check_schedule
 from .errors import (
@@ -60,8 +59,9 @@ _OPTIONS = [
 CLIENT_ARRAYS = 1 << 62
 # Host arguments of one call up to this many bytes travel inside its message.
 INLINE_BYTES = 1 << 20
-# Requests queued for the server before a call waits (the server also holds
-# a session back while it has --max-calls-in-flight calls running).
+# Requests queued for the server on the gRPC transport before a call waits
+# (the server also holds a session back while it has --max-calls-in-flight
+# calls running).
 QUEUED = 1024
 # Ask the server for a CRC-32 of every fetched array (TCP, and TLS when on,
 # already check every segment).
@@ -391,33 +391,33 @@ class Client:
         self._closed = False
         self._ended = threading.Event()
         self._end_reason = None
-        self._requests: queue.Queue = queue.Queue(maxsize=QUEUED)
         # One sender at a time: a call's messages stay together.
         self._sending = threading.Lock()
-        self._heartbeat_s = 1.0
         self._next = itertools.count(1)
         self._next_array = itertools.count(CLIENT_ARRAYS)
         self._pending: dict[int, _Pending] = {}
         self._pending_lock = threading.Lock()
         self._calls = 0
         self._submit_ns = 0
-        self._requests.put(
-            pb.SessionRequest(
-                open=pb.SessionOpen(
-                    protocol=PROTOCOL,
-                    name=name,
-                    devices=int(devices or 0),
-                    timeout_ms=int(timeout * 1000) if timeout else 0,
-                )
+        open_request = pb.SessionRequest(
+            open=pb.SessionOpen(
+                protocol=PROTOCOL,
+                name=name,
+                devices=int(devices or 0),
+                timeout_ms=int(timeout * 1000) if timeout else 0,
             )
         )
         self.position = None
+        if os.environ.get(_channel.CA_ENV):
+            # TLS: the server's port takes gRPC only.
+            self._transport = _session.GrpcStream(
+                address, open_request, self._metadata, _OPTIONS, lambda e: _error(e, address), QUEUED
+            )
+        else:
+            open_request.open.token = token or ""
+            self._transport = _session.Link(address, open_request, self._link_error)
+        self._events = self._transport.events()
         try:
-            self._events = self._channel.stream_stream(
-                _SERVICE + "Session",
-                request_serializer=pb.SessionRequest.SerializeToString,
-                response_deserializer=pb.SessionEvent.FromString,
-            )(self._outgoing(), metadata=self._metadata)
             granted = None
             for event in self._events:
                 which = event.WhichOneof("event")
@@ -433,12 +433,8 @@ class Client:
                     break
             if granted is None:
                 raise ServerError(f"the pw-server at {address} ended the session before granting it")
-        except grpc.RpcError as e:
-            self._stop_outgoing()
-            self._channel.close()
-            raise _error(e, address) from None
         except BaseException:
-            self._stop_outgoing()
+            self._transport.close()
             self._channel.close()
             raise
         self.position = None
@@ -446,35 +442,30 @@ class Client:
         # Every request naming the session presents its key.
         self._metadata = self._metadata + (("x-pw-session-key", granted.key),)
         self.devices = tuple(granted.devices)
-        self._heartbeat_s = max(granted.heartbeat_ms / 1000.0, 0.05)
+        self._transport.heartbeat_s = max(granted.heartbeat_ms / 1000.0, 0.05)
         self._reader = threading.Thread(target=self._read_events, name=f"pw-session-{self.session}", daemon=True)
         self._reader.start()
         _OPEN.add(self)
         _OPENED.append(weakref.ref(self))
 
+    def _link_error(self, code: int, kind: str, message: str) -> PwError:
+        """The exception for the server ending a session link."""
+        if code == grpc.StatusCode.UNAUTHENTICATED.value[0]:
+            return ServerError(f"the pw-server at {self.address} refused the client: {message}")
+        if code == grpc.StatusCode.UNAVAILABLE.value[0] and not kind:
+            return ServerError(f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {message}")
+        return _of_kind(kind, message)
+
     # -- the session stream --------------------------------------------------
-
-    def _outgoing(self):
-        while True:
-            try:
-                item = self._requests.get(timeout=self._heartbeat_s)
-            except queue.Empty:
-                item = pb.SessionRequest(heartbeat=True)
-            if item is None:
-                return
-            yield item
-
-    def _stop_outgoing(self):
-        self._requests.put(None)
 
     def _read_events(self):
         try:
             for event in self._events:
                 if event.WhichOneof("event") == "reply":
                     self._answer(event.reply)
-        except grpc.RpcError as e:
+        except PwError as e:
             if not self._closed:
-                self._end_reason = _error(e, self.address)
+                self._end_reason = e
         finally:
             self._ended.set()
             with self._pending_lock:
@@ -522,17 +513,11 @@ class Client:
         self._send_all((request,))
 
     def _send_all(self, requests):
-        """Queues `requests` for the server, together and in order; waits
-        while the queue is full (the server holds the session back)."""
+        """Sends `requests` to the server, together and in order; waits
+        while the server holds the session back (its calls in flight)."""
         self._check_open()
         with self._sending:
-            for r in requests:
-                while True:
-                    try:
-                        self._requests.put(r, timeout=1.0)
-                        break
-                    except queue.Full:
-                        self._check_open()
+            self._transport.send_all(requests)
 
     def _ask(self, build, pending=None) -> _Pending:
         """Sends the request `build(id)` makes; its answer comes later."""
@@ -644,10 +629,7 @@ class Client:
             return
         self._closed = True
         _OPEN.discard(self)
-        try:
-            self._requests.put(None, timeout=5.0)
-        except queue.Full:
-            pass
+        self._transport.close()
         self._ended.wait(5.0)
         self._channel.close()
 

@@ -54,6 +54,7 @@ pub mod sessions;
 pub mod status;
 pub mod summary;
 pub mod transfer;
+pub mod worker_link;
 
 pub use error::{Error, Kind, Result};
 pub use lowering::Lowerer;

@@ -51,6 +51,8 @@ pub struct WorkerEntry {
     pub loaded: HashSet<Key>,
     /// Dropping it ends the worker's session.
     pub session: tokio::sync::mpsc::UnboundedSender<Result<proto::ControllerEvent, tonic::Status>>,
+    /// Its command and report links (closed when it is dropped).
+    pub link: std::sync::Arc<crate::worker_link::WorkerLink>,
 }
 
 impl WorkerEntry {
@@ -265,14 +267,17 @@ impl Workers {
         self.lock().workers.is_empty()
     }
 
-    /// Sends `event` on `worker`'s session: commands reach a worker in the
-    /// order they were sent (see `ControllerEvent` in the protocol).
+    /// Sends `event` on `worker`'s command link: commands reach a worker
+    /// in the order they were sent (see `ControllerEvent` in the protocol).
     pub fn command(&self, worker: u32, event: proto::controller_event::Event) -> Result<()> {
-        let r = self.lock();
-        let e = r.workers.get(&worker).ok_or(Error::WorkerGone { worker })?;
-        e.session
-            .send(Ok(proto::ControllerEvent { event: Some(event) }))
-            .map_err(|_| Error::WorkerGone { worker })
+        // Written outside the registry's lock: a large part takes a while.
+        let link = self
+            .lock()
+            .workers
+            .get(&worker)
+            .map(|e| e.link.clone())
+            .ok_or(Error::WorkerGone { worker })?;
+        link.send(event).map_err(|()| Error::WorkerGone { worker })
     }
 
     /// The service of `worker`.
@@ -416,6 +421,11 @@ pub async fn register(
             progress: BTreeMap::new(),
             loaded: Default::default(),
             session,
+            link: std::sync::Arc::new(crate::worker_link::WorkerLink::open(
+                c,
+                id,
+                register.data_address.clone(),
+            )),
         })
         .map_err(refused)?;
     c.sessions().workers_changed();

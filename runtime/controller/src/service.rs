@@ -38,10 +38,25 @@ fn key_of<T>(request: &Request<T>) -> Option<&str> {
         .and_then(|v| v.to_str().ok())
 }
 
+/// A stream of a client's messages: a gRPC stream, or a session link
+/// ([`crate::sessions::link`]).
+pub trait Messages<M>: Send {
+    /// The next message; None once the client closed the stream.
+    fn next_message(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Option<M>, Status>> + Send;
+}
+
+impl<M: prost::Message + Default + Send + 'static> Messages<M> for Streaming<M> {
+    async fn next_message(&mut self) -> Result<Option<M>, Status> {
+        self.message().await
+    }
+}
+
 /// Reads `count` host arrays sent as `RunInput` chunks, in order, each
 /// checked as it arrives; returns them and their bytes.
 pub(crate) async fn read_inputs<M>(
-    stream: &mut Streaming<M>,
+    stream: &mut impl Messages<M>,
     count: usize,
     limit: u64,
     input_of: impl Fn(M) -> Option<proto::RunInput>,
@@ -50,7 +65,7 @@ pub(crate) async fn read_inputs<M>(
     let mut arrays = Arrays::new("input", limit);
     let mut received = 0u64;
     while inputs.len() < count {
-        let message = stream.message().await?.ok_or_else(|| {
+        let message = stream.next_message().await?.ok_or_else(|| {
             invalid(format!(
                 "the client sent {} of {count} inputs",
                 inputs.len()
@@ -105,18 +120,12 @@ impl proto::registry_server::Registry for ControllerService {
             tokio::spawn(async move {
                 let why = loop {
                     match events.message().await {
-                        Ok(Some(proto::WorkerEvent { event: Some(e) })) => match e {
-                            proto::worker_event::Event::Heartbeat(h) => {
-                                registry::heartbeat(&controller, worker, h)
-                            }
-                            proto::worker_event::Event::PartDone(d) => {
-                                controller.inner.runs.part_done(worker, d)
-                            }
-                            proto::worker_event::Event::Read(r) => controller.inner.reads.answer(r),
-                            proto::worker_event::Event::Register(_) => {
-                                break "it registered twice on one session".to_owned()
-                            }
-                        },
+                        Ok(Some(proto::WorkerEvent {
+                            event: Some(proto::worker_event::Event::Register(_)),
+                        })) => break "it registered twice on one session".to_owned(),
+                        Ok(Some(proto::WorkerEvent { event: Some(e) })) => {
+                            crate::worker_link::route(&controller, worker, e)
+                        }
                         Ok(Some(_)) => {}
                         Ok(None) => break "its session ended".to_owned(),
                         Err(status) => break format!("its session failed: {}", status.message()),

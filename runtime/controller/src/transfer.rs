@@ -174,7 +174,7 @@ async fn fetch(
     let mut stream = client
         .fetch(proto::FetchRequest {
             run,
-            value: value as u32,
+            value: value as u64,
             position: position as u32,
         })
         .await

@@ -5,7 +5,11 @@
 use crate::{Error, Link, Receiver, Result};
 use bytes::Bytes;
 use pw_exec::PieceKey;
-use pw_wire::{self as wire, auth, proto, tls};
+use pw_wire::{
+    self as wire,
+    link::{self, Duplex, LinkError},
+    proto,
+};
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
@@ -15,9 +19,6 @@ use std::{
     },
     time::Duration,
 };
-
-/// How long a new connection has to complete its handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The most data connections a worker reads at once (each is a thread; a
 /// peer needs one per lane).
@@ -51,12 +52,8 @@ fn frame_header(
     frame
 }
 
-/// A byte stream both ways: a TCP connection, or TLS over one.
-trait Duplex: Read + Write + Send {}
-impl<T: Read + Write + Send> Duplex for T {}
-
 /// Pieces as frames on one TCP connection (inside TLS when this worker has
-/// a CA, [`pw_wire::tls::data_plane`]).
+/// a CA; see [`pw_wire::link`]).
 pub struct TcpLink {
     stream: Box<dyn Duplex>,
     address: String,
@@ -64,50 +61,12 @@ pub struct TcpLink {
 
 impl TcpLink {
     pub fn connect(from: u32, address: &str, timeout: Duration) -> Result<TcpLink> {
-        let failed = |source: std::io::Error| Error::Connect {
-            address: address.to_owned(),
-            source,
-        };
-        let addr = std::net::ToSocketAddrs::to_socket_addrs(address)
-            .map_err(failed)?
-            .next()
-            .ok_or_else(|| Error::Unresolved {
-                address: address.to_owned(),
-            })?;
-        let tcp = TcpStream::connect_timeout(&addr, timeout).map_err(failed)?;
-        tcp.set_nodelay(true).map_err(failed)?;
-        tcp.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-            .map_err(failed)?;
-        let mut stream: Box<dyn Duplex> = match &tls::data_plane()?.client {
-            Some(config) => {
-                let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
-                let name = rustls::pki_types::ServerName::try_from(
-                    host.trim_matches(['[', ']']).to_owned(),
-                )
-                .map_err(|e| Error::Tls {
-                    address: address.to_owned(),
-                    reason: e.to_string(),
-                })?;
-                let conn = rustls::ClientConnection::new(config.clone(), name).map_err(|e| {
-                    Error::Tls {
-                        address: address.to_owned(),
-                        reason: e.to_string(),
-                    }
-                })?;
-                Box::new(rustls::StreamOwned::new(
-                    conn,
-                    tcp.try_clone().map_err(failed)?,
-                ))
-            }
-            None => Box::new(tcp.try_clone().map_err(failed)?),
-        };
-        auth::introduce(&mut stream, from, auth::cluster_secret()).map_err(|source| {
-            Error::Handshake {
-                address: address.to_owned(),
-                source,
-            }
+        let (stream, _) = link::connect(from, address, timeout).map_err(|e| match e {
+            LinkError::Connect { address, source } => Error::Connect { address, source },
+            LinkError::Unresolved { address } => Error::Unresolved { address },
+            LinkError::Tls { address, reason } => Error::Tls { address, reason },
+            LinkError::Handshake { address, source } => Error::Handshake { address, source },
         })?;
-        tcp.set_read_timeout(None).map_err(failed)?;
         Ok(TcpLink {
             stream,
             address: address.to_owned(),
@@ -162,10 +121,15 @@ impl TcpLink {
 /// Chunks up to this size are written with their header in one call.
 const SMALL_FRAME: usize = 64 << 10;
 
+/// What takes a connection the controller opened ([`link::CONTROLLER`]):
+/// its command link or its report link.
+pub type ControllerLink = Arc<dyn Fn(Box<dyn Duplex>, TcpStream) + Send + Sync>;
+
 /// Accepts data connections on `listener` (a thread per peer, at most
 /// [`MAX_DATA_CONNECTIONS`] at once) and delivers their chunks to
-/// `receiver`. Runs until the listener fails.
-pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>) {
+/// `receiver`; connections from the controller go to `controller`. Runs
+/// until the listener fails.
+pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>, controller: ControllerLink) {
     let open = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
@@ -174,11 +138,11 @@ pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>) {
             tracing::warn!("{MAX_DATA_CONNECTIONS} data connections are open: refused one more");
             continue;
         }
-        let (receiver, count) = (receiver.clone(), open.clone());
+        let (receiver, count, controller) = (receiver.clone(), open.clone(), controller.clone());
         let spawned = std::thread::Builder::new()
             .name("pw-data-in".into())
             .spawn(move || {
-                read_tcp(stream, &receiver);
+                read_tcp(stream, &receiver, &controller);
                 count.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
@@ -188,39 +152,18 @@ pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>) {
 }
 
 /// Reads one peer's connection until it ends: the handshake (the peer's
-/// id comes from it), then frames.
-fn read_tcp(tcp: TcpStream, receiver: &Receiver) {
-    let _ = tcp.set_nodelay(true);
-    let peer = tcp
-        .peer_addr()
-        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
-    let _ = tcp.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-    let tls = match tls::data_plane() {
-        Ok(d) => d.server.clone(),
+/// id comes from it), then frames; the controller's go to `controller`.
+fn read_tcp(tcp: TcpStream, receiver: &Receiver, controller: &ControllerLink) {
+    let (stream, from) = match link::accept(&tcp) {
+        Ok(accepted) => accepted,
         Err(e) => {
-            tracing::warn!(%peer, "a data connection was refused: {e}");
+            tracing::warn!("a data connection was refused: {e}");
             return;
         }
     };
-    let Ok(plain) = tcp.try_clone() else { return };
-    let mut stream: Box<dyn Duplex> = match tls {
-        Some(config) => match rustls::ServerConnection::new(config) {
-            Ok(conn) => Box::new(rustls::StreamOwned::new(conn, plain)),
-            Err(e) => {
-                tracing::warn!(%peer, "a data connection was refused: {e}");
-                return;
-            }
-        },
-        None => Box::new(plain),
-    };
-    let from = match auth::admit(&mut stream, auth::cluster_secret()) {
-        Ok(from) => from,
-        Err(e) => {
-            tracing::warn!(%peer, "a data connection was refused: {e}");
-            return;
-        }
-    };
-    let _ = tcp.set_read_timeout(None);
+    if from == link::CONTROLLER {
+        return controller(stream, tcp);
+    }
     // Buffered: a small frame (header and payload) is one system call.
     let why = read_frames(
         std::io::BufReader::with_capacity(256 << 10, stream),

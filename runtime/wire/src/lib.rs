@@ -12,6 +12,9 @@
 //! * [`tls`]: TLS on the gRPC ports (certificate, key, CA).
 //! * [`auth`]: the cluster secret, the data plane's handshake, unguessable
 //!   ids and keys.
+//! * [`link`]: authenticated TCP connections between the cluster's
+//!   processes (the data plane's, the controller's commands), and
+//!   protobuf messages framed on them.
 //! * [`part`]: a worker's part of a plan, encoded and checked.
 //! * [`process`]: what pw's binaries share at start and stop.
 //!
@@ -26,6 +29,7 @@ pub mod proto {
 pub mod auth;
 pub mod error;
 pub mod framing;
+pub mod link;
 pub mod net;
 pub mod part;
 pub mod process;

@@ -138,6 +138,64 @@ pub fn incoming(
     tokio_stream::wrappers::ReceiverStream::new(rx)
 }
 
+/// The first bytes of a session link: a client's session on pw-server's
+/// port spoken as framed messages on a plain TCP connection
+/// ([`crate::link::write_message`]) rather than gRPC, so that a call costs
+/// one small write.
+pub const SESSION_LINK_MAGIC: &[u8; 8] = b"pw-link1";
+
+/// Splits the connections of `incoming` ([`incoming`]) by what they speak:
+/// those that open with [`SESSION_LINK_MAGIC`] (its bytes read) go to the
+/// receiver, the others (gRPC) to the stream, untouched. A connection
+/// that stops before it says which is closed after [`SILENT_TIMEOUT`].
+pub fn split_links(
+    incoming: impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>>
+        + Send
+        + 'static,
+) -> (
+    impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>>,
+    tokio::sync::mpsc::Receiver<tokio::net::TcpStream>,
+) {
+    use tokio::io::AsyncReadExt;
+    use tokio_stream::StreamExt;
+    let (grpc_tx, grpc_rx) = tokio::sync::mpsc::channel(64);
+    let (link_tx, link_rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut incoming = std::pin::pin!(incoming);
+        while let Some(stream) = incoming.next().await {
+            let Ok(mut stream) = stream else { continue };
+            let (grpc_tx, link_tx) = (grpc_tx.clone(), link_tx.clone());
+            tokio::spawn(async move {
+                let mut first = [0u8; 8];
+                let link = async {
+                    loop {
+                        let n = stream.peek(&mut first).await?;
+                        if n == 0 || first[..n] != SESSION_LINK_MAGIC[..n] {
+                            return Ok::<bool, std::io::Error>(false);
+                        }
+                        if n == first.len() {
+                            return Ok(true);
+                        }
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                };
+                match tokio::time::timeout(SILENT_TIMEOUT, link).await {
+                    Ok(Ok(true)) => {
+                        if stream.read_exact(&mut first).await.is_ok() {
+                            let _ = link_tx.send(stream).await;
+                        }
+                    }
+                    Ok(Ok(false)) => {
+                        let _ = grpc_tx.send(Ok(stream)).await;
+                    }
+                    _ => {}
+                }
+            });
+        }
+    });
+    (tokio_stream::wrappers::ReceiverStream::new(grpc_rx), link_rx)
+}
+
 /// The silent connections of a listener, oldest first.
 #[derive(Default)]
 struct Silent {

@@ -71,13 +71,8 @@ impl Kept {
     }
 }
 
-/// Takes commands in order until the worker ends (see the module doc);
-/// reads wait on `runtime`.
-pub fn serve(
-    state: Arc<State>,
-    commands: mpsc::Receiver<Command>,
-    runtime: tokio::runtime::Handle,
-) {
+/// Takes commands in order until the worker ends (see the module doc).
+pub fn serve(state: Arc<State>, commands: mpsc::Receiver<Command>) {
     for command in commands {
         match command {
             Command::Execute(request, received, epoch) => {
@@ -98,8 +93,18 @@ pub fn serve(
             }
             Command::Release(owner, arrays) => state.store.delete(owner, &arrays),
             Command::Read(r) => {
-                let state = state.clone();
-                runtime.spawn(read(state, r));
+                // Ready already (the common case: a small result asked for
+                // after its call): answered from here.
+                let now = usize::try_from(r.value)
+                    .ok()
+                    .and_then(|v| state.store.get(r.owner, v, r.position as usize))
+                    .filter(|b| b.ready_event().and_then(|e| e.is_ready()).unwrap_or(false));
+                match now {
+                    Some(buffer) => answer(&state, r.id, shard_bytes(&state, &buffer)),
+                    None => {
+                        state.runtime.spawn(read(state.clone(), r));
+                    }
+                }
             }
         }
     }
@@ -109,6 +114,8 @@ pub fn serve(
 struct Ready {
     kept: Arc<KeptPart>,
     bindings: Bindings,
+    /// Report the small outputs' bytes (`ExecuteRequest.inline_outputs`).
+    inline_outputs: bool,
 }
 
 /// The part of `r`, checked: decoded (and kept when asked), or the one
@@ -214,7 +221,11 @@ fn execute(state: &Arc<State>, mut r: proto::ExecuteRequest, t0: Instant) -> Res
             p.insert(run, (None, 0));
         }
     }
-    let ready = Ready { kept, bindings };
+    let ready = Ready {
+        kept,
+        bindings,
+        inline_outputs: r.inline_outputs,
+    };
     let peers = RunPeers {
         state: state.clone(),
         run,
@@ -222,8 +233,10 @@ fn execute(state: &Arc<State>, mut r: proto::ExecuteRequest, t0: Instant) -> Res
         sends: Arc::default(),
         t0,
     };
+    tracing::debug!(run, "PROBE enqueue start");
     let enqueued = enqueue(state, run, &ready, &peers, r.record, t0);
     let steps = ready.kept.part.steps.len();
+    tracing::debug!(run, done = enqueued.as_ref().map(|e| e.done.done_prefix(0)).unwrap_or(0), steps, "PROBE enqueued");
     // Done while enqueued (and nothing to record): reported from here.
     let finished = match &enqueued {
         Ok(e) => !r.record && e.done.done_prefix(0) == steps,
@@ -369,6 +382,9 @@ fn report(
                 );
             }
             report.held = held(state, run, part, &ready.bindings, &mut enqueued);
+            if ready.inline_outputs && report.error.is_empty() {
+                report.outputs = small_outputs(state, part, &enqueued);
+            }
             let sends = peers.sends.lock().map(|s| s.clone()).unwrap_or_default();
             // Nothing to say beyond the outcome: no report (the common,
             // small case costs nothing to encode).
@@ -396,17 +412,78 @@ fn report(
         &state.counters.parts_failed
     };
     counter.fetch_add(1, Ordering::Relaxed);
+    tracing::debug!(run, "PROBE report");
     state.report(proto::worker_event::Event::PartDone(report));
+}
+
+/// The bytes of the part's small outputs (at most
+/// [`pw_wire::INLINE_OUTPUT_BYTES`] each, in all): one replica of each tile
+/// held here. Call once the part settled well.
+fn small_outputs(
+    state: &State,
+    part: &Part,
+    enqueued: &pw_exec::Enqueued,
+) -> Vec<proto::InlineShard> {
+    let mut out = Vec::new();
+    for &id in &part.outputs {
+        let info = &part.values[id];
+        if info.bytes() > pw_wire::INLINE_OUTPUT_BYTES {
+            continue;
+        }
+        let Some(shards) = enqueued.values[id].as_ref() else {
+            continue;
+        };
+        let mut regions = Vec::new();
+        for (position, buffer) in shards.iter().enumerate() {
+            let Some(buffer) = buffer else { continue };
+            let region = info.region(position);
+            if regions.contains(&region) {
+                continue;
+            }
+            let Ok(data) = buffer.to_host() else { continue };
+            state
+                .counters
+                .bytes_to_controller
+                .fetch_add(data.len() as u64, Ordering::Relaxed);
+            let dims: Vec<usize> = region.sizes.iter().map(|&d| d as usize).collect();
+            out.push(proto::InlineShard {
+                value: id as u32,
+                position: position as u32,
+                local_device: 0,
+                r#type: Some(proto::ArrayType::of(info.dtype, &dims)),
+                data: data.into(),
+            });
+            regions.push(region);
+        }
+    }
+    out
 }
 
 /// Answers a read: the shard's bytes once it is ready (the reply goes on
 /// the worker's session).
 async fn read(state: Arc<State>, r: proto::ReadRequest) {
+    let shard = async {
+        let value = usize::try_from(r.value).map_err(|_| format!("no value {}", r.value))?;
+        let buffer = state
+            .store
+            .wait_for(r.owner, value, r.position as usize, state.patience)
+            .await?;
+        let waited = state.clone();
+        tokio::task::spawn_blocking(move || shard_bytes(&waited, &buffer))
+            .await
+            .map_err(|e| e.to_string())?
+    };
+    let got = shard.await;
+    answer(&state, r.id, got);
+}
+
+/// Answers read `id` with `got`.
+fn answer(state: &State, id: u64, got: Result<(proto::ArrayType, Vec<u8>), String>) {
     let mut reply = proto::ReadReply {
-        id: r.id,
+        id,
         ..Default::default()
     };
-    match read_shard(&state, &r).await {
+    match got {
         Ok((t, data)) => {
             reply.r#type = Some(t);
             reply.data = data.into();
@@ -416,16 +493,13 @@ async fn read(state: Arc<State>, r: proto::ReadRequest) {
     state.report(proto::worker_event::Event::Read(reply));
 }
 
-async fn read_shard(
-    state: &Arc<State>,
-    r: &proto::ReadRequest,
+/// The bytes of a shard for the controller, once it is ready (at most
+/// [`MAX_READ_BYTES`] of them).
+fn shard_bytes(
+    state: &State,
+    buffer: &pw_pjrt::Buffer,
 ) -> Result<(proto::ArrayType, Vec<u8>), String> {
-    let value = usize::try_from(r.value).map_err(|_| format!("no value {}", r.value))?;
-    let buffer = state
-        .store
-        .wait_for(r.owner, value, r.position as usize, state.patience)
-        .await?;
-    let (dtype, dims, bytes) = tokio::task::spawn_blocking(move || -> Result<_, Error> {
+    let got = (|| -> Result<_, Error> {
         buffer.wait_ready()?;
         let dtype = buffer.dtype()?;
         let dims = buffer.dims()?;
@@ -436,10 +510,8 @@ async fn read_shard(
             )));
         }
         Ok((dtype, dims, buffer.to_host()?))
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("the shard failed: {e}"))?;
+    })();
+    let (dtype, dims, bytes) = got.map_err(|e| format!("the shard failed: {e}"))?;
     state
         .counters
         .bytes_to_controller

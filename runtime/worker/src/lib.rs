@@ -96,8 +96,12 @@ pub struct State {
     pub sender: Sender,
     /// The id the controller gave (`u32::MAX` before registration).
     id: AtomicU32,
-    /// Events for the controller session (part reports).
+    /// Events for the controller session (heartbeats; reports when there
+    /// is no report link).
     events: mpsc::UnboundedSender<proto::WorkerEvent>,
+    /// The report link the controller opened ([`pw_wire::link`]), for the
+    /// registration it names.
+    reports: Mutex<Option<(u32, Box<dyn pw_wire::link::Duplex>)>>,
     pub counters: Counters,
     pub faults: Faults,
     /// Per active run: the address of each peer worker.
@@ -112,6 +116,8 @@ pub struct State {
     pub kept: commands::Kept,
     /// Threads that wait for parts to finish.
     pub pool: Arc<pool::Pool>,
+    /// The runtime of the worker's tasks (for threads that start some).
+    pub runtime: tokio::runtime::Handle,
     /// How long a send waits for its piece, and a fetch for its shard.
     pub patience: Duration,
     /// The active parts, for `Worker.Queues` (the status page).
@@ -125,9 +131,67 @@ impl State {
         (id != u32::MAX).then_some(id)
     }
 
-    /// Queues an event for the controller (dropped while not registered).
+    /// Tells the controller `event`: on the report link when it has one
+    /// for this registration, else on the session (dropped while not
+    /// registered).
     pub fn report(&self, event: proto::worker_event::Event) {
-        let _ = self.events.send(proto::WorkerEvent { event: Some(event) });
+        let event = proto::WorkerEvent { event: Some(event) };
+        let mut link = self.reports.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((worker, stream)) = link.as_mut() {
+            if Some(*worker) == self.id() {
+                if pw_wire::link::write_message(stream, &event).is_ok() {
+                    return;
+                }
+                tracing::warn!("the report link failed; reporting on the session");
+                *link = None;
+            }
+        }
+        drop(link);
+        let _ = self.events.send(event);
+    }
+
+    /// A link the controller opened to the data port: its first message
+    /// says which registration it belongs to and which way it goes. The
+    /// report link is kept for [`State::report`]; the command link is read
+    /// here, each command done in order ([`State::command`]), until it
+    /// closes.
+    fn controller_link(self: &Arc<Self>, mut stream: Box<dyn pw_wire::link::Duplex>) {
+        use proto::controller_event::Event;
+        let limit = pw_wire::MAX_MESSAGE_BYTES;
+        let open = match pw_wire::link::read_message::<proto::ControllerEvent>(&mut stream, limit) {
+            Ok(Some(proto::ControllerEvent {
+                event: Some(Event::Link(open)),
+            })) => open,
+            other => {
+                tracing::warn!(?other, "a controller link that does not say what it is");
+                return;
+            }
+        };
+        // The registration it belongs to may be a moment behind on the
+        // session.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.id() != Some(open.worker) {
+            if Instant::now() > deadline {
+                tracing::warn!(worker = open.worker, "a controller link for a registration this worker does not have");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if open.reports {
+            *self.reports.lock().unwrap_or_else(|e| e.into_inner()) = Some((open.worker, stream));
+            return;
+        }
+        loop {
+            match pw_wire::link::read_message::<proto::ControllerEvent>(&mut stream, limit) {
+                Ok(Some(proto::ControllerEvent { event: Some(e) })) => self.command(e, open.worker),
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("the command link failed: {e}");
+                    return;
+                }
+            }
+        }
     }
 
     pub fn snapshot(&self) -> proto::WorkerCounters {
@@ -220,8 +284,10 @@ impl State {
         let queue = |c| {
             let _ = self.commands.send(c);
         };
+        tracing::debug!("PROBE command received");
         match event {
             Event::PeerLost(lost) => self.peer_lost(&lost),
+            Event::Link(_) => {}
             Event::Execute(r) => queue(commands::Command::Execute(r, Instant::now(), epoch)),
             Event::Release(r) if !r.arrays.is_empty() => {
                 let arrays = r.arrays.iter().map(|&a| a as usize).collect();
@@ -244,7 +310,7 @@ impl State {
         self.end_run(owner, why);
         self.kept.forget(owner);
         let state = self.clone();
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             tokio::time::sleep(Duration::from_secs(60)).await;
             state.forget(owner);
         });
@@ -360,14 +426,6 @@ pub async fn serve(
     };
     let receiver = Arc::new(Receiver::new(config.early_limit));
     let spoiled = receiver.spoiled();
-    let incoming = receiver.clone();
-    std::thread::Builder::new()
-        .name("pw-data-accept".into())
-        .spawn(move || pw_dataplane::serve_tcp(data_listener, incoming))
-        .map_err(|source| Error::Thread {
-            what: "accepts data connections",
-            source,
-        })?;
     let (commands_tx, commands_rx) = mpsc_std::channel();
     let state = Arc::new(State {
         executables: Mutex::new(Executables::new(&client, None)),
@@ -383,6 +441,7 @@ pub async fn serve(
         ),
         id: AtomicU32::new(u32::MAX),
         events: events_tx,
+        reports: Mutex::new(None),
         counters: Counters::default(),
         faults: config.faults.clone(),
         runs: Mutex::new(HashMap::new()),
@@ -390,13 +449,24 @@ pub async fn serve(
         commands: commands_tx,
         kept: commands::Kept::default(),
         pool: Arc::default(),
+        runtime: tokio::runtime::Handle::current(),
         patience: Duration::from_secs(600),
         queues: tracker,
     });
-    let (commanded, runtime) = (state.clone(), tokio::runtime::Handle::current());
+    let (incoming, linked) = (state.receiver.clone(), state.clone());
+    let controller: pw_dataplane::ControllerLink =
+        Arc::new(move |stream, _tcp| linked.controller_link(stream));
+    std::thread::Builder::new()
+        .name("pw-data-accept".into())
+        .spawn(move || pw_dataplane::serve_tcp(data_listener, incoming, controller))
+        .map_err(|source| Error::Thread {
+            what: "accepts data connections",
+            source,
+        })?;
+    let commanded = state.clone();
     std::thread::Builder::new()
         .name("pw-commands".into())
-        .spawn(move || commands::serve(commanded, commands_rx, runtime))
+        .spawn(move || commands::serve(commanded, commands_rx))
         .map_err(|source| Error::Thread {
             what: "takes the controller's commands",
             source,
@@ -549,6 +619,7 @@ async fn attach_loop(
         }
         state.store.clear("the worker lost its controller");
         state.kept.clear();
+        *state.reports.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 

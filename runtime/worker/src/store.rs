@@ -85,6 +85,13 @@ impl ObjectStore {
             .collect()
     }
 
+    /// Shard `position` of `value` of owner `run`, if it is stored.
+    pub fn get(&self, run: u64, value: ValueId, position: usize) -> Option<Arc<Buffer>> {
+        self.lock()
+            .get(&run)
+            .and_then(|o| o.buffers.get(&(value, position)).cloned())
+    }
+
     /// Drops values `values` of owner `run` (the owner lives on).
     pub fn delete(&self, run: u64, values: &[ValueId]) {
         if let Some(objects) = self.lock().get_mut(&run) {

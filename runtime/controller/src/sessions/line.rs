@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::stream::{Next, Out};
+use crate::service::Messages;
 
 impl Sessions<'_> {
     /// Serves one client's session stream until it ends: the line, the
@@ -27,7 +28,7 @@ impl Sessions<'_> {
     pub async fn serve(
         self,
         open: proto::SessionOpen,
-        mut incoming: tonic::Streaming<proto::SessionRequest>,
+        mut incoming: impl Messages<proto::SessionRequest>,
         out: Out,
     ) {
         let id = pw_wire::auth::random_id();
@@ -74,7 +75,7 @@ impl Sessions<'_> {
     async fn keep_alive(
         &self,
         id: u64,
-        incoming: &mut tonic::Streaming<proto::SessionRequest>,
+        incoming: &mut impl Messages<proto::SessionRequest>,
         out: &Out,
     ) -> String {
         let lease = self.client_lease();
@@ -85,7 +86,7 @@ impl Sessions<'_> {
             let Some(deadline) = self.lock().live.get(&id).map(|s| s.lease.deadline()) else {
                 return "it was closed".to_owned();
             };
-            match tokio::time::timeout_at(deadline.into(), incoming.message()).await {
+            match tokio::time::timeout_at(deadline.into(), incoming.next_message()).await {
                 Ok(Ok(Some(m))) => {
                     self.update(id, |s| s.lease.renew(Instant::now()));
                     let Some(request) = m.request else { continue };
@@ -133,7 +134,7 @@ impl Sessions<'_> {
     ) -> Result<(u64, Vec<i64>)> {
         let id = pw_wire::auth::random_id();
         let granted = self
-            .queue(id, want(devices), &name, Some(timeout), &|_| {}, None)
+            .queue(id, want(devices), &name, Some(timeout), &|_| {}, None::<&mut tonic::Streaming<proto::SessionRequest>>)
             .await?;
         // Without a stream to watch, only a timeout ends the wait.
         let devices = granted.ok_or(Error::Busy {
@@ -160,7 +161,7 @@ impl Sessions<'_> {
         name: &str,
         timeout: Option<Duration>,
         send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
-        mut client: Option<&mut tonic::Streaming<proto::SessionRequest>>,
+        mut client: Option<&mut impl Messages<proto::SessionRequest>>,
     ) -> Result<Option<Vec<i64>>> {
         let (asked, mut rx) = self.ask(id, want, name)?;
         let granted = match asked {
@@ -183,7 +184,7 @@ impl Sessions<'_> {
                     let spoke = async {
                         match client.as_mut() {
                             Some(c) => matches!(
-                                tokio::time::timeout_at(heard + lease, c.message()).await,
+                                tokio::time::timeout_at(heard + lease, c.next_message()).await,
                                 Ok(Ok(Some(_)))
                             ),
                             None => std::future::pending().await,

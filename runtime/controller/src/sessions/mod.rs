@@ -53,6 +53,7 @@ pub mod call;
 pub mod executables;
 pub mod line;
 pub mod lineage;
+pub mod link;
 pub mod stream;
 mod trace;
 

@@ -23,7 +23,8 @@ use pw_exec::HostArray;
 use pw_wire::proto;
 use std::time::Instant;
 use tokio::sync::mpsc;
-use tonic::{Status, Streaming};
+use crate::service::Messages;
+use tonic::Status;
 
 /// The client's end of a session stream.
 pub(crate) type Out = mpsc::UnboundedSender<std::result::Result<proto::SessionEvent, Status>>;
@@ -49,7 +50,7 @@ impl Sessions<'_> {
         &self,
         id: u64,
         r: proto::session_request::Request,
-        incoming: &mut Streaming<proto::SessionRequest>,
+        incoming: &mut impl Messages<proto::SessionRequest>,
         out: &Out,
     ) -> std::result::Result<Next, Status> {
         use proto::session_request::Request as R;
@@ -98,7 +99,7 @@ impl Sessions<'_> {
         &self,
         id: u64,
         call: proto::SessionCall,
-        incoming: &mut Streaming<proto::SessionRequest>,
+        incoming: &mut impl Messages<proto::SessionRequest>,
     ) -> std::result::Result<Next, Status> {
         let received = Instant::now();
         let outputs = call.outputs.clone();
@@ -134,7 +135,7 @@ impl Sessions<'_> {
         id: u64,
         begin: &proto::CallBegin,
         inline: Vec<bytes::Bytes>,
-        incoming: &mut Streaming<proto::SessionRequest>,
+        incoming: &mut impl Messages<proto::SessionRequest>,
     ) -> std::result::Result<Vec<HostArray>, Refusal> {
         let limit = self.c.inner.config.limits.request_bytes;
         let types: Vec<&proto::ArrayType> = begin

@@ -1,0 +1,178 @@
+"""How a client's session reaches pw-server: the two transports of its
+requests and of the server's events, with one interface (``send_all``,
+``events``, ``close``).
+
+* ``Link`` (the default): a session link, framed messages on one plain TCP
+  connection to the server's port (``pw_wire::net::SESSION_LINK_MAGIC``,
+  then a little-endian u32 length and a message, each way). A request is
+  one ``sendall``; a reader thread takes the events. The server's token
+  travels in the ``open`` message.
+* ``GrpcStream``: the gRPC ``Session`` stream, for a server that speaks TLS
+  (``$PW_TLS_CA``), whose port takes no plain connection.
+
+May import errors, _channel and _proto only."""
+
+from __future__ import annotations
+
+import queue
+import socket
+import struct
+import threading
+import time
+
+import grpc
+
+from . import _channel
+from ._proto import pb
+from .errors import ServerError
+
+MAGIC = b"pw-link1"
+_LEN = struct.Struct("<I")
+# The largest message the server sends on a link (pw_wire::MAX_MESSAGE_BYTES).
+MAX_MESSAGE = 256 << 20
+_SERVICE = "/pw.v1.Controller/Session"
+
+
+def frame(message) -> bytes:
+    data = message.SerializeToString()
+    return _LEN.pack(len(data)) + data
+
+
+class Link:
+    """A session link (see the module doc); ``error_of(code, kind,
+    message)`` turns the server's last word into an exception."""
+
+    def __init__(self, address: str, open_request, error_of, heartbeat_s: float = 1.0):
+        host, _, port = address.rpartition(":")
+        self.address = address
+        self._error_of = error_of
+        try:
+            self._sock = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
+        except OSError as e:
+            raise ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {e}") from None
+        self._sock.settimeout(None)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._lock = threading.Lock()
+        self._last = time.monotonic()
+        self.heartbeat_s = heartbeat_s
+        self._closed = threading.Event()
+        self._sock.sendall(MAGIC + frame(open_request))
+        threading.Thread(target=self._beat, name="pw-heartbeat", daemon=True).start()
+
+    def send_all(self, requests) -> None:
+        with self._lock:
+            try:
+                for r in requests:
+                    self._sock.sendall(frame(r))
+            except OSError as e:
+                raise ServerError(f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {e}") from None
+            self._last = time.monotonic()
+
+    def _beat(self):
+        beat = frame(pb.SessionRequest(heartbeat=True))
+        while not self._closed.wait(self.heartbeat_s / 2):
+            if time.monotonic() - self._last < self.heartbeat_s / 2:
+                continue
+            try:
+                with self._lock:
+                    self._sock.sendall(beat)
+                    self._last = time.monotonic()
+            except OSError:
+                return
+
+    def _read(self, n: int) -> bytearray:
+        buffer = bytearray(n)
+        view = memoryview(buffer)
+        got = 0
+        while got < n:
+            k = self._sock.recv_into(view[got:], n - got)
+            if k == 0:
+                raise EOFError
+            got += k
+        return buffer
+
+    def events(self):
+        """The server's events, in order; raises the server's error when it
+        ends the session, ServerError when the connection breaks."""
+        while True:
+            try:
+                (n,) = _LEN.unpack(self._read(4))
+                if n > MAX_MESSAGE:
+                    raise ServerError(f"the pw-server at {self.address} sent a message of {n} bytes")
+                event = pb.SessionEvent.FromString(bytes(self._read(n)))
+            except (EOFError, OSError) as e:
+                if self._closed.is_set():
+                    return
+                raise ServerError(
+                    f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): "
+                    f"{e or 'the connection closed'}"
+                ) from None
+            if event.WhichOneof("event") == "ended":
+                e = event.ended
+                raise self._error_of(e.code, e.error_kind, e.error)
+            yield event
+
+    def close(self) -> None:
+        """Ends the session: the server sees the link close."""
+        self._closed.set()
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+
+class GrpcStream:
+    """The gRPC ``Session`` stream (see the module doc); ``error_of(e)``
+    turns a gRPC error into pw's exception."""
+
+    def __init__(self, address: str, open_request, metadata, options, error_of, queued: int, heartbeat_s: float = 1.0):
+        self.address = address
+        self._error_of = error_of
+        self.heartbeat_s = heartbeat_s
+        self._requests: queue.Queue = queue.Queue(maxsize=queued)
+        self._requests.put(open_request)
+        self._channel = _channel.channel(address, options=options)
+        self._events = self._channel.stream_stream(
+            _SERVICE,
+            request_serializer=pb.SessionRequest.SerializeToString,
+            response_deserializer=pb.SessionEvent.FromString,
+        )(self._outgoing(), metadata=metadata)
+        self._ended = threading.Event()
+
+    def _outgoing(self):
+        while True:
+            try:
+                item = self._requests.get(timeout=self.heartbeat_s)
+            except queue.Empty:
+                item = pb.SessionRequest(heartbeat=True)
+            if item is None:
+                return
+            yield item
+
+    def send_all(self, requests) -> None:
+        for r in requests:
+            while True:
+                try:
+                    self._requests.put(r, timeout=1.0)
+                    break
+                except queue.Full:
+                    if self._ended.is_set():
+                        raise ServerError(f"the pw-server at {self.address} ended the session") from None
+
+    def events(self):
+        try:
+            yield from self._events
+        except grpc.RpcError as e:
+            raise self._error_of(e) from None
+        finally:
+            self._ended.set()
+
+    def close(self) -> None:
+        try:
+            self._requests.put(None, timeout=5.0)
+        except queue.Full:
+            pass
+        self._ended.wait(5.0)
+        self._channel.close()
+
