@@ -87,15 +87,6 @@ impl ValueInfo {
         self.layout.shard_elements().max(0) as u64 * self.dtype.size_in_bytes() as u64
     }
 
-    /// Bytes of the whole array, one copy (saturating).
-    pub fn bytes(&self) -> u64 {
-        self.shape
-            .iter()
-            .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
-            .unwrap_or(u64::MAX)
-            .saturating_mul(self.dtype.size_in_bytes() as u64)
-    }
-
     /// Bytes on devices: one shard on each of its devices.
     pub fn device_bytes(&self) -> u64 {
         self.shard_bytes().saturating_mul(self.devices.len() as u64)

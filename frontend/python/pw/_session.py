@@ -40,9 +40,16 @@ def frame(message) -> bytes:
 
 class Link:
     """A session link (see the module doc); ``error_of(code, kind,
-    message)`` turns the server's last word into an exception."""
+    message)`` turns the server's last word into an exception.
 
-    def __init__(self, address: str, open_request, error_of, heartbeat_s: float = 1.0):
+    Requests are framed by the caller and written by one sender thread,
+    which writes everything queued by the time it wakes in one ``sendall``
+    (a call and the fetch right behind it travel together) and a heartbeat
+    when nothing else went for a while. At most ``queued`` requests wait;
+    past that a caller waits (the server holds a session back while it has
+    too many calls in flight)."""
+
+    def __init__(self, address: str, open_request, error_of, queued: int, heartbeat_s: float = 1.0):
         host, _, port = address.rpartition(":")
         self.address = address
         self._error_of = error_of
@@ -52,32 +59,53 @@ class Link:
             raise ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {e}") from None
         self._sock.settimeout(None)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._lock = threading.Lock()
-        self._last = time.monotonic()
         self.heartbeat_s = heartbeat_s
         self._closed = threading.Event()
+        self._queue: queue.Queue = queue.Queue(maxsize=queued)
+        self._failed: ServerError | None = None
+        # Set once the sender wrote its last request (close).
+        self._drained = threading.Event()
         self._sock.sendall(MAGIC + frame(open_request))
-        threading.Thread(target=self._beat, name="pw-heartbeat", daemon=True).start()
+        threading.Thread(target=self._send, name="pw-send", daemon=True).start()
 
     def send_all(self, requests) -> None:
-        with self._lock:
-            try:
-                for r in requests:
-                    self._sock.sendall(frame(r))
-            except OSError as e:
-                raise ServerError(f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {e}") from None
-            self._last = time.monotonic()
+        for r in requests:
+            data = frame(r)
+            while True:
+                if self._failed is not None:
+                    raise self._failed
+                try:
+                    self._queue.put(data, timeout=1.0)
+                    break
+                except queue.Full:
+                    if self._closed.is_set():
+                        raise ServerError(f"the session link to {self.address} is closed") from None
 
-    def _beat(self):
+    def _send(self):
         beat = frame(pb.SessionRequest(heartbeat=True))
-        while not self._closed.wait(self.heartbeat_s / 2):
-            if time.monotonic() - self._last < self.heartbeat_s / 2:
-                continue
+        while not self._closed.is_set():
             try:
-                with self._lock:
-                    self._sock.sendall(beat)
-                    self._last = time.monotonic()
-            except OSError:
+                batch = [self._queue.get(timeout=self.heartbeat_s / 2)]
+            except queue.Empty:
+                batch = [beat]
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            last = None in batch
+            if last:
+                batch = batch[: batch.index(None)]
+            try:
+                self._sock.sendall(b"".join(batch))
+            except OSError as e:
+                self._failed = ServerError(
+                    f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {e}"
+                )
+                self._drained.set()
+                return
+            if last:
+                self._drained.set()
                 return
 
     def _read(self, n: int) -> bytearray:
@@ -113,7 +141,13 @@ class Link:
             yield event
 
     def close(self) -> None:
-        """Ends the session: the server sees the link close."""
+        """Ends the session once what was sent is written: the server sees
+        the link close."""
+        try:
+            self._queue.put(None, timeout=5.0)
+        except queue.Full:
+            pass
+        self._drained.wait(5.0)
         self._closed.set()
         try:
             self._sock.shutdown(socket.SHUT_RDWR)

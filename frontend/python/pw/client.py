@@ -59,9 +59,8 @@ _OPTIONS = [
 CLIENT_ARRAYS = 1 << 62
 # Host arguments of one call up to this many bytes travel inside its message.
 INLINE_BYTES = 1 << 20
-# Requests queued for the server on the gRPC transport before a call waits
-# (the server also holds a session back while it has --max-calls-in-flight
-# calls running).
+# Requests queued for the server before a call waits (the server also holds
+# a session back while it has --max-calls-in-flight calls running).
 QUEUED = 1024
 # Ask the server for a CRC-32 of every fetched array (TCP, and TLS when on,
 # already check every segment).
@@ -170,12 +169,10 @@ class Array:
     ``delete()`` frees it on the devices (as does dropping the last
     reference)."""
 
-    def __init__(self, client: "Client", array: int, info):
+    def __init__(self, client: "Client", array: int, layout: "_Layout"):
         self._client = client
         self._id = array
-        self.shape = tuple(int(d) for d in info.type.dims)
-        self.dtype = _dtype(info.type.dtype)
-        self.sharding = Sharding(tuple(info.devices), info.sharding)
+        self.shape, self.dtype, self.sharding = layout.shape, layout.dtype, layout.sharding
         self._deleted = False
         self._value = None
 
@@ -237,6 +234,23 @@ class Array:
             client._released.append(self._id)
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """An input's or output's type and place, read once from the server's
+    description (`ArrayInfo`)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    sharding: Sharding
+    type: object  # pb.ArrayType
+
+    @staticmethod
+    def of(info) -> "_Layout":
+        dtype = _dtype(info.type.dtype)
+        shape = tuple(int(d) for d in info.type.dims)
+        return _Layout(shape, dtype, Sharding(tuple(info.devices), info.sharding), pb.ArrayType(dtype=dtype.name, dims=list(shape)))
+
+
 class Executable:
     """A program compiled for a client's devices: call it with the inputs
     (numpy arrays or pw.Arrays, in the pytrees of ``p.run``); it returns
@@ -255,6 +269,8 @@ class Executable:
         self.compiled = compiled.compiled
         self.cached = compiled.cached
         self._donate = frozenset(donate)
+        self._inputs = [_Layout.of(i) for i in self.inputs]
+        self._outputs = [_Layout.of(o) for o in self.outputs]
 
     def __call__(self, *args):
         started = time.perf_counter_ns()
@@ -264,9 +280,8 @@ class Executable:
         if len(leaves) != len(self.inputs):
             raise ProgramError(f"{where()}: the program takes {len(self.inputs)} inputs, got {len(leaves)}")
         arguments, hosts = [], []
-        for i, (leaf, info) in enumerate(zip(leaves, self.inputs)):
-            want_shape = tuple(int(d) for d in info.type.dims)
-            want_dtype = _dtype(info.type.dtype)
+        for i, (leaf, want) in enumerate(zip(leaves, self._inputs)):
+            want_shape, want_dtype = want.shape, want.dtype
             if isinstance(leaf, Array):
                 ref = leaf._ref()
                 if leaf._client is not client:
@@ -279,13 +294,13 @@ class Executable:
             else:
                 a = np.asarray(leaf)
                 shape, dtype = tuple(a.shape), a.dtype
-                arguments.append(pb.CallArgument(host=pb.ArrayType(dtype=want_dtype.name, dims=list(want_shape))))
+                arguments.append(pb.CallArgument(host=want.type))
                 hosts.append(a)
             if shape != want_shape or dtype != want_dtype:
                 raise ProgramError(
                     f"{where()}: input #{i} is {dtype}{list(shape)}, the program expects {want_dtype}{list(want_shape)}"
                 )
-        outputs = [client._mint() for _ in self.outputs]
+        outputs = [client._mint() for _ in self._outputs]
         call = pb.SessionCall(executable=self._id, arguments=arguments, outputs=outputs, release=client._take_released())
         raws = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in hosts]
         inline = sum(r.nbytes for r in raws) <= INLINE_BYTES
@@ -309,7 +324,7 @@ class Executable:
                 # The call took it over (JAX's donation).
                 leaf._deleted = True
                 leaf._value = None
-        arrays = [Array(client, a, info) for a, info in zip(outputs, self.outputs)]
+        arrays = [Array(client, a, layout) for a, layout in zip(outputs, self._outputs)]
         client._submitted(time.perf_counter_ns() - started)
         return self._program.unflatten_outputs(arrays)
 
@@ -415,7 +430,7 @@ class Client:
             )
         else:
             open_request.open.token = token or ""
-            self._transport = _session.Link(address, open_request, self._link_error)
+            self._transport = _session.Link(address, open_request, self._link_error, QUEUED)
         self._events = self._transport.events()
         try:
             granted = None

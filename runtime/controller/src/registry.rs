@@ -252,6 +252,16 @@ impl Workers {
             .collect()
     }
 
+    /// Sends `event` on `worker`'s session (at once: not in order with its
+    /// commands).
+    pub fn tell(&self, worker: u32, event: proto::controller_event::Event) -> Result<()> {
+        let r = self.lock();
+        let e = r.workers.get(&worker).ok_or(Error::WorkerGone { worker })?;
+        e.session
+            .send(Ok(proto::ControllerEvent { event: Some(event) }))
+            .map_err(|_| Error::WorkerGone { worker })
+    }
+
     /// Sends `event` to every worker's session.
     pub fn tell_all(&self, event: &proto::ControllerEvent) {
         for w in self.lock().workers.values() {
@@ -277,7 +287,11 @@ impl Workers {
             .get(&worker)
             .map(|e| e.link.clone())
             .ok_or(Error::WorkerGone { worker })?;
-        link.send(event).map_err(|()| Error::WorkerGone { worker })
+        if link.send(event) {
+            Ok(())
+        } else {
+            Err(Error::WorkerGone { worker })
+        }
     }
 
     /// The service of `worker`.

@@ -247,7 +247,6 @@ impl Rounds<'_> {
             bindings: &bindings,
             inline: uploaded.inline,
             keep: None,
-            inline_outputs: false,
         };
         let sent = runs::dispatch(c, dispatch, summary, t0)?;
         summary.timings.parts_sent = t0.elapsed();

@@ -86,7 +86,6 @@ impl Runs {
 
     /// `worker` finished its part of a run.
     pub fn part_done(&self, worker: u32, done: proto::PartDone) {
-        tracing::debug!(run = done.run, "PROBE part done received");
         if let Some((_, tx)) = self.active().get(&done.run) {
             let _ = tx.send(RunEvent::Done(worker, done));
         }
@@ -123,8 +122,6 @@ pub(crate) struct Dispatch<'a> {
     pub bindings: &'a Bindings,
     pub inline: BTreeMap<u32, Vec<proto::InlineShard>>,
     pub keep: Option<(u64, &'a KeptParts)>,
-    /// Ask for the small outputs' bytes with the reports.
-    pub inline_outputs: bool,
 }
 
 /// Which workers keep an executable's parts (sent once, with the key),
@@ -184,7 +181,6 @@ pub(crate) fn dispatch(
             keep_for,
             part_key,
             inputs_inline: d.inline.remove(&w).unwrap_or_default(),
-            inline_outputs: d.inline_outputs,
             ..Default::default()
         };
         if needs_part.contains(&w) {
@@ -198,7 +194,6 @@ pub(crate) fn dispatch(
         requests.push((w, request));
     }
     let _order = c.inner.runs.in_order();
-    tracing::debug!(run = d.run, "PROBE dispatch");
     let sent = t0.elapsed();
     for (w, request) in requests {
         let with_part = !request.part.is_empty();

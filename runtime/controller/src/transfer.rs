@@ -218,9 +218,10 @@ pub(crate) fn release(c: &Controller, owner: u64, workers: &[u32], why: &str) {
 }
 
 /// Tells `workers` to drop `arrays` of owner `owner`, or all of it when
-/// `arrays` is empty. Single arrays are dropped in gang order (sent in
-/// order with parts, done in each worker's command order), so that parts
-/// sent earlier still find them.
+/// `arrays` is empty. Single arrays are dropped in gang order (sent on the
+/// command link, in order with parts), so that parts sent earlier still
+/// find them; a whole owner at once (on the worker's session: a part
+/// waiting for its devices does not hold it up).
 pub(crate) fn release_arrays(
     c: &Controller,
     owner: u64,
@@ -235,10 +236,12 @@ pub(crate) fn release_arrays(
             reason: why.to_owned(),
             arrays: arrays.to_vec(),
         };
-        let _ = c
-            .inner
-            .workers
-            .command(w, proto::controller_event::Event::Release(request));
+        let event = proto::controller_event::Event::Release(request);
+        let _ = if arrays.is_empty() {
+            c.inner.workers.tell(w, event)
+        } else {
+            c.inner.workers.command(w, event)
+        };
     }
 }
 

@@ -49,32 +49,36 @@ impl WorkerLink {
                 }
             });
         if let Err(e) = started {
-            tracing::warn!(worker, "cannot start the thread of worker {worker}'s links: {e}");
+            tracing::warn!(
+                worker,
+                "cannot start the thread of worker {worker}'s links: {e}"
+            );
         }
         WorkerLink { commands, sockets }
     }
 
     /// Sends `event` to the worker, after everything sent before: written
     /// at once (a message the socket has room for does not wait), or
-    /// queued while the link opens. An error once the link is broken.
-    pub fn send(&self, event: proto::controller_event::Event) -> Result<(), ()> {
+    /// queued while the link opens. False once the link is broken.
+    #[must_use]
+    pub fn send(&self, event: proto::controller_event::Event) -> bool {
         let mut commands = lock(&self.commands);
         match &mut *commands {
             Commands::Opening(queued) => {
                 queued.push(event);
-                Ok(())
+                true
             }
             Commands::Open(stream) => {
                 let message = proto::ControllerEvent { event: Some(event) };
                 if link::write_message(stream, &message).is_ok() {
-                    return Ok(());
+                    return true;
                 }
                 *commands = Commands::Broken;
                 drop(commands);
                 self.close();
-                Err(())
+                false
             }
-            Commands::Broken => Err(()),
+            Commands::Broken => false,
         }
     }
 

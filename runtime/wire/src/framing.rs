@@ -24,10 +24,6 @@ pub const INLINE_SHARD_BYTES: u64 = 64 << 10;
 /// The most bytes of shards one `ExecuteRequest` carries inline.
 pub const MAX_INLINE_BYTES: u64 = 1 << 20;
 
-/// An output this small (in all) comes back with its part's `PartDone`,
-/// when the part asks for it.
-pub const INLINE_OUTPUT_BYTES: u64 = 4 << 10;
-
 /// The most bytes a `ReadRequest` returns (larger shards are fetched with
 /// `Worker.Fetch`, in chunks).
 pub const MAX_READ_BYTES: u64 = 1 << 20;

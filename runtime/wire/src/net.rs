@@ -149,9 +149,7 @@ pub const SESSION_LINK_MAGIC: &[u8; 8] = b"pw-link1";
 /// receiver, the others (gRPC) to the stream, untouched. A connection
 /// that stops before it says which is closed after [`SILENT_TIMEOUT`].
 pub fn split_links(
-    incoming: impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>>
-        + Send
-        + 'static,
+    incoming: impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> + Send + 'static,
 ) -> (
     impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>>,
     tokio::sync::mpsc::Receiver<tokio::net::TcpStream>,
@@ -180,10 +178,8 @@ pub fn split_links(
                     }
                 };
                 match tokio::time::timeout(SILENT_TIMEOUT, link).await {
-                    Ok(Ok(true)) => {
-                        if stream.read_exact(&mut first).await.is_ok() {
-                            let _ = link_tx.send(stream).await;
-                        }
+                    Ok(Ok(true)) if stream.read_exact(&mut first).await.is_ok() => {
+                        let _ = link_tx.send(stream).await;
                     }
                     Ok(Ok(false)) => {
                         let _ = grpc_tx.send(Ok(stream)).await;
@@ -193,7 +189,10 @@ pub fn split_links(
             });
         }
     });
-    (tokio_stream::wrappers::ReceiverStream::new(grpc_rx), link_rx)
+    (
+        tokio_stream::wrappers::ReceiverStream::new(grpc_rx),
+        link_rx,
+    )
 }
 
 /// The silent connections of a listener, oldest first.

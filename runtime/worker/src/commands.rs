@@ -1,17 +1,21 @@
-//! What the controller sends on the worker's session (`ControllerEvent`s),
-//! done here: parts of runs, releases, reads of small shards.
+//! What the controller commands on the worker's command link
+//! (`ControllerEvent`s, [`pw_wire::link`]): parts of runs, releases of
+//! single arrays, reads of small shards.
 //!
-//! Parts and releases of single arrays go to one thread ([`serve`]) that
-//! takes them in the order they came, which is gang order: the controller
-//! sends the parts of one run to all its workers before the next run's, so
-//! every device sees one consistent order of work (two SPMD computations
-//! never interleave into a deadlock). That thread enqueues each part
+//! The thread that reads the link does each command as it comes ([`run`]),
+//! in the order sent, which is gang order: the controller sends the parts
+//! of one run to all its workers before the next run's, so every device
+//! sees one consistent order of work (two SPMD computations never
+//! interleave into a deadlock). It enqueues each part
 //! ([`pw_exec::Executor::enqueue`] does not wait for the devices), keeps its
-//! outputs in the store, and hands the waiting for it to the [`Pool`]; a
-//! part whose every step completed while it was enqueued (cheap work on a
-//! CPU plugin runs in the enqueueing thread) is reported at once. A part
-//! that cannot start is reported as failed (`PartDone.error`): nothing
-//! here answers the controller any other way.
+//! outputs in the store, and hands the waiting for it to the [`crate::pool`];
+//! a part whose every step completed while it was enqueued (cheap work on a
+//! CPU plugin runs in the enqueueing thread) is reported at once, with no
+//! thread in between. A part that cannot start is reported as failed
+//! (`PartDone.error`): nothing here answers the controller any other way.
+//! Releasing a whole run or session does not wait its turn here: it comes
+//! on the worker's session (an enqueue that waits for devices must not hold
+//! it up).
 //!
 //! A part can be kept, decoded and checked, with its executables and
 //! peers, for the session that runs it again and again
@@ -27,22 +31,11 @@ use pw_pjrt::{Buffer, Device, LoadedExecutable};
 use pw_wire::{proto, MAX_INLINE_BYTES, MAX_READ_BYTES};
 use std::{
     collections::HashMap,
-    sync::{atomic::Ordering, mpsc, Arc, Mutex},
+    sync::{atomic::Ordering, Arc, Mutex},
     time::Instant,
 };
 
 pub use pw_core::report::PartReport;
-
-/// What the command thread does, in order.
-pub enum Command {
-    /// A part, with when it arrived and the registration it came on.
-    Execute(proto::ExecuteRequest, Instant, u32),
-    /// Drops these arrays of owner `.0` (after the parts sent before).
-    Release(u64, Vec<usize>),
-    /// Reads a small shard once it is ready (after the parts sent before
-    /// put their outputs in the store).
-    Read(proto::ReadRequest),
-}
 
 /// A part kept for its session: decoded, checked, its work worked out.
 pub struct KeptPart {
@@ -71,42 +64,48 @@ impl Kept {
     }
 }
 
-/// Takes commands in order until the worker ends (see the module doc).
-pub fn serve(state: Arc<State>, commands: mpsc::Receiver<Command>) {
-    for command in commands {
-        match command {
-            Command::Execute(request, received, epoch) => {
-                // A part of an earlier registration: its runs are gone.
-                if state.id() != Some(epoch) {
-                    continue;
-                }
-                let run = request.run;
-                if let Err(why) = execute(&state, request, received) {
-                    tracing::warn!(run, "refused a part: {why}");
-                    state.counters.parts_failed.fetch_add(1, Ordering::Relaxed);
-                    state.report(proto::worker_event::Event::PartDone(proto::PartDone {
-                        run,
-                        error: why,
-                        ..Default::default()
-                    }));
-                }
+/// Does one command of the link of registration `epoch` (see the module
+/// doc).
+pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32) {
+    use proto::controller_event::Event;
+    // A command of an earlier registration: its runs are gone.
+    if state.id() != Some(epoch) {
+        return;
+    }
+    match event {
+        Event::Execute(request) => {
+            let run = request.run;
+            if let Err(why) = execute(state, request, Instant::now()) {
+                tracing::warn!(run, "refused a part: {why}");
+                state.counters.parts_failed.fetch_add(1, Ordering::Relaxed);
+                state.report(proto::worker_event::Event::PartDone(proto::PartDone {
+                    run,
+                    error: why,
+                    ..Default::default()
+                }));
             }
-            Command::Release(owner, arrays) => state.store.delete(owner, &arrays),
-            Command::Read(r) => {
-                // Ready already (the common case: a small result asked for
-                // after its call): answered from here.
-                let now = usize::try_from(r.value)
-                    .ok()
-                    .and_then(|v| state.store.get(r.owner, v, r.position as usize))
-                    .filter(|b| b.ready_event().and_then(|e| e.is_ready()).unwrap_or(false));
-                match now {
-                    Some(buffer) => answer(&state, r.id, shard_bytes(&state, &buffer)),
-                    None => {
-                        state.runtime.spawn(read(state.clone(), r));
-                    }
+        }
+        Event::Release(r) if !r.arrays.is_empty() => {
+            let arrays: Vec<usize> = r.arrays.iter().map(|&a| a as usize).collect();
+            state.store.delete(r.run, &arrays);
+        }
+        Event::Release(r) => state.release(r.run, &r.reason),
+        Event::Read(r) => {
+            // Ready already (the common case: a small result asked for
+            // after its call): answered from here.
+            let now = usize::try_from(r.value)
+                .ok()
+                .and_then(|v| state.store.get(r.owner, v, r.position as usize))
+                .filter(|b| b.ready_event().and_then(|e| e.is_ready()).unwrap_or(false));
+            match now {
+                Some(buffer) => answer(state, r.id, shard_bytes(state, &buffer)),
+                None => {
+                    state.runtime.spawn(read(state.clone(), r));
                 }
             }
         }
+        Event::PeerLost(lost) => state.peer_lost(&lost),
+        Event::Link(_) | Event::Registered(_) | Event::Refused(_) => {}
     }
 }
 
@@ -114,8 +113,6 @@ pub fn serve(state: Arc<State>, commands: mpsc::Receiver<Command>) {
 struct Ready {
     kept: Arc<KeptPart>,
     bindings: Bindings,
-    /// Report the small outputs' bytes (`ExecuteRequest.inline_outputs`).
-    inline_outputs: bool,
 }
 
 /// The part of `r`, checked: decoded (and kept when asked), or the one
@@ -221,11 +218,7 @@ fn execute(state: &Arc<State>, mut r: proto::ExecuteRequest, t0: Instant) -> Res
             p.insert(run, (None, 0));
         }
     }
-    let ready = Ready {
-        kept,
-        bindings,
-        inline_outputs: r.inline_outputs,
-    };
+    let ready = Ready { kept, bindings };
     let peers = RunPeers {
         state: state.clone(),
         run,
@@ -233,10 +226,8 @@ fn execute(state: &Arc<State>, mut r: proto::ExecuteRequest, t0: Instant) -> Res
         sends: Arc::default(),
         t0,
     };
-    tracing::debug!(run, "PROBE enqueue start");
     let enqueued = enqueue(state, run, &ready, &peers, r.record, t0);
     let steps = ready.kept.part.steps.len();
-    tracing::debug!(run, done = enqueued.as_ref().map(|e| e.done.done_prefix(0)).unwrap_or(0), steps, "PROBE enqueued");
     // Done while enqueued (and nothing to record): reported from here.
     let finished = match &enqueued {
         Ok(e) => !r.record && e.done.done_prefix(0) == steps,
@@ -382,9 +373,6 @@ fn report(
                 );
             }
             report.held = held(state, run, part, &ready.bindings, &mut enqueued);
-            if ready.inline_outputs && report.error.is_empty() {
-                report.outputs = small_outputs(state, part, &enqueued);
-            }
             let sends = peers.sends.lock().map(|s| s.clone()).unwrap_or_default();
             // Nothing to say beyond the outcome: no report (the common,
             // small case costs nothing to encode).
@@ -412,51 +400,7 @@ fn report(
         &state.counters.parts_failed
     };
     counter.fetch_add(1, Ordering::Relaxed);
-    tracing::debug!(run, "PROBE report");
     state.report(proto::worker_event::Event::PartDone(report));
-}
-
-/// The bytes of the part's small outputs (at most
-/// [`pw_wire::INLINE_OUTPUT_BYTES`] each, in all): one replica of each tile
-/// held here. Call once the part settled well.
-fn small_outputs(
-    state: &State,
-    part: &Part,
-    enqueued: &pw_exec::Enqueued,
-) -> Vec<proto::InlineShard> {
-    let mut out = Vec::new();
-    for &id in &part.outputs {
-        let info = &part.values[id];
-        if info.bytes() > pw_wire::INLINE_OUTPUT_BYTES {
-            continue;
-        }
-        let Some(shards) = enqueued.values[id].as_ref() else {
-            continue;
-        };
-        let mut regions = Vec::new();
-        for (position, buffer) in shards.iter().enumerate() {
-            let Some(buffer) = buffer else { continue };
-            let region = info.region(position);
-            if regions.contains(&region) {
-                continue;
-            }
-            let Ok(data) = buffer.to_host() else { continue };
-            state
-                .counters
-                .bytes_to_controller
-                .fetch_add(data.len() as u64, Ordering::Relaxed);
-            let dims: Vec<usize> = region.sizes.iter().map(|&d| d as usize).collect();
-            out.push(proto::InlineShard {
-                value: id as u32,
-                position: position as u32,
-                local_device: 0,
-                r#type: Some(proto::ArrayType::of(info.dtype, &dims)),
-                data: data.into(),
-            });
-            regions.push(region);
-        }
-    }
-    out
 }
 
 /// Answers a read: the shard's bytes once it is ready (the reply goes on

@@ -35,7 +35,6 @@ use pw_exec::{
 };
 use pw_pjrt::{Client, ClientOptions, Plugin};
 use pw_wire::{net, proto, MAX_MESSAGE_BYTES};
-use std::sync::mpsc as mpsc_std;
 use std::{
     collections::HashMap,
     path::PathBuf,
@@ -109,9 +108,6 @@ pub struct State {
     /// Per active run: what completes with each step of its part, and how
     /// many steps from the first were complete when last looked at.
     pub progress: Mutex<HashMap<u64, (Option<Completions>, usize)>>,
-    /// The command thread's queue: parts and releases, in the order the
-    /// controller sent them (gang order, see [`commands`]).
-    commands: mpsc_std::Sender<commands::Command>,
     /// Parts kept for the sessions that run them again.
     pub kept: commands::Kept,
     /// Threads that wait for parts to finish.
@@ -172,7 +168,10 @@ impl State {
         let deadline = Instant::now() + Duration::from_secs(5);
         while self.id() != Some(open.worker) {
             if Instant::now() > deadline {
-                tracing::warn!(worker = open.worker, "a controller link for a registration this worker does not have");
+                tracing::warn!(
+                    worker = open.worker,
+                    "a controller link for a registration this worker does not have"
+                );
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -183,7 +182,9 @@ impl State {
         }
         loop {
             match pw_wire::link::read_message::<proto::ControllerEvent>(&mut stream, limit) {
-                Ok(Some(proto::ControllerEvent { event: Some(e) })) => self.command(e, open.worker),
+                Ok(Some(proto::ControllerEvent { event: Some(e) })) => {
+                    commands::run(self, e, open.worker)
+                }
                 Ok(Some(_)) => {}
                 Ok(None) => return,
                 Err(e) => {
@@ -277,31 +278,9 @@ impl State {
         }
     }
 
-    /// Does what the controller says on the worker's session (see
-    /// [`commands`]), as registration `epoch`.
-    fn command(self: &Arc<Self>, event: proto::controller_event::Event, epoch: u32) {
-        use proto::controller_event::Event;
-        let queue = |c| {
-            let _ = self.commands.send(c);
-        };
-        tracing::debug!("PROBE command received");
-        match event {
-            Event::PeerLost(lost) => self.peer_lost(&lost),
-            Event::Link(_) => {}
-            Event::Execute(r) => queue(commands::Command::Execute(r, Instant::now(), epoch)),
-            Event::Release(r) if !r.arrays.is_empty() => {
-                let arrays = r.arrays.iter().map(|&a| a as usize).collect();
-                queue(commands::Command::Release(r.run, arrays))
-            }
-            Event::Release(r) => self.release(r.run, &r.reason),
-            Event::Read(r) => queue(commands::Command::Read(r)),
-            Event::Registered(_) | Event::Refused(_) => {}
-        }
-    }
-
     /// Drops owner `owner` (a run or a session) at once: its buffers, its
     /// pending pieces (they fail with `why`), its kept parts.
-    fn release(self: &Arc<Self>, owner: u64, why: &str) {
+    pub fn release(self: &Arc<Self>, owner: u64, why: &str) {
         let why = if why.is_empty() {
             "the run was released"
         } else {
@@ -426,7 +405,6 @@ pub async fn serve(
     };
     let receiver = Arc::new(Receiver::new(config.early_limit));
     let spoiled = receiver.spoiled();
-    let (commands_tx, commands_rx) = mpsc_std::channel();
     let state = Arc::new(State {
         executables: Mutex::new(Executables::new(&client, None)),
         executor,
@@ -446,7 +424,6 @@ pub async fn serve(
         faults: config.faults.clone(),
         runs: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
-        commands: commands_tx,
         kept: commands::Kept::default(),
         pool: Arc::default(),
         runtime: tokio::runtime::Handle::current(),
@@ -461,14 +438,6 @@ pub async fn serve(
         .spawn(move || pw_dataplane::serve_tcp(data_listener, incoming, controller))
         .map_err(|source| Error::Thread {
             what: "accepts data connections",
-            source,
-        })?;
-    let commanded = state.clone();
-    std::thread::Builder::new()
-        .name("pw-commands".into())
-        .spawn(move || commands::serve(commanded, commands_rx))
-        .map_err(|source| Error::Thread {
-            what: "takes the controller's commands",
             source,
         })?;
     // Only the controller and peer workers (holding the cluster secret)
@@ -599,7 +568,7 @@ async fn attach_loop(
                 }
                 reply = replies.message() => match reply {
                     Ok(Some(proto::ControllerEvent { event: Some(event) })) => {
-                        state.command(event, registered.worker)
+                        commands::run(state, event, registered.worker)
                     }
                     Ok(Some(_)) => {}
                     Ok(None) => break "the controller ended the session".to_owned(),

@@ -17,23 +17,9 @@ use tokio::sync::watch;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArrayState {
     Pending,
-    /// With its bytes when it is small (they came with its call's report).
-    Ready(Option<Small>),
+    Ready,
     Failed(String),
 }
-
-/// The bytes of a small array, kept beside it (at most
-/// [`pw_wire::INLINE_OUTPUT_BYTES`]).
-#[derive(Debug, Clone)]
-pub struct Small(pub Arc<HostArray>);
-
-impl PartialEq for Small {
-    fn eq(&self, other: &Small) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for Small {}
 
 /// One array of a session: a value of one of its executables, laid out as
 /// that value, and output `.1` of the call `lineage.0` when it has one.
@@ -66,14 +52,6 @@ impl SessionArray {
     /// The workers holding its shards.
     pub fn workers(&self) -> Vec<u32> {
         self.exe.prepared.workers_of(self.value)
-    }
-
-    /// Its bytes, when it is ready and small.
-    pub fn small(&self) -> Option<Arc<HostArray>> {
-        match &*self.state.borrow() {
-            ArrayState::Ready(Some(Small(host))) => Some(host.clone()),
-            _ => None,
-        }
     }
 
     /// Waits (until `deadline`) for its run; its failure is an error.
@@ -136,10 +114,6 @@ impl Sessions<'_> {
     /// ones read in one message each way).
     pub async fn fetch(&self, r: &proto::ArrayRef) -> Result<Fetched> {
         let array = self.early_read(r).await?;
-        if let Some(host) = array.0.small() {
-            self.update(r.session, |s| s.counters.bytes_to_client += host.bytes().len() as u64);
-            return Ok(Fetched::Assembled(HostArray::clone(&host)));
-        }
         let info = array.0.info();
         let whole = pw_core::geometry::Region::full(&info.shape);
         if info.region(0) == whole && info.shard_bytes() > pw_wire::MAX_READ_BYTES {
@@ -179,10 +153,7 @@ impl Sessions<'_> {
     ) -> Result<(SessionArray, Option<Result<transfer::Fetched>>)> {
         let now = self.lock().array(r.session, r.array)?;
         let info = now.info().clone();
-        // A small array comes with its call's report; a large one is
-        // fetched in chunks.
-        let small = info.bytes() <= pw_wire::INLINE_OUTPUT_BYTES;
-        if small || info.shard_bytes() > pw_wire::MAX_READ_BYTES || now.failure().is_some() {
+        if info.shard_bytes() > pw_wire::MAX_READ_BYTES || now.failure().is_some() {
             return Ok((self.ready(r, Kind::Array).await?, None));
         }
         let addrs = now.exe.prepared.addrs.clone();

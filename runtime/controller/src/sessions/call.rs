@@ -7,7 +7,7 @@
 //! once its parts are sent.
 
 use super::{
-    arrays::{ArrayState, SessionArray, Small},
+    arrays::{ArrayState, SessionArray},
     executables::{Build, Executable},
     lineage::{KeptHost, Lineage, Origin},
     Session, Sessions,
@@ -315,7 +315,7 @@ impl Sessions<'_> {
             // A call that lost a worker lost its outputs: they are computed
             // again on use.
             let outcome = waited
-                .map(|reports| small_outputs(&prepared.plan, &reports))
+                .map(|_| ())
                 .map_err(|stop| match stop.lost.is_empty() {
                     true => stop.error.to_string(),
                     false => format!(
@@ -358,7 +358,6 @@ impl Sessions<'_> {
             bindings: &bindings,
             inline: uploaded.inline,
             keep: Some((id, &launch.exe.kept)),
-            inline_outputs: true,
         };
         runs::dispatch(self.c, dispatch, summary, t0)?;
         Ok(uploaded.bytes.values().sum())
@@ -371,7 +370,7 @@ impl Sessions<'_> {
         id: u64,
         run: u64,
         launch: &Launch,
-        outcome: std::result::Result<HashMap<ValueId, Small>, String>,
+        outcome: std::result::Result<(), String>,
         (t0, summary): (Instant, &mut RunSummary),
     ) {
         let why = match &outcome {
@@ -379,19 +378,18 @@ impl Sessions<'_> {
             Err(e) => format!("the call failed: {e}"),
         };
         let prepared = &launch.exe.prepared;
-        tracing::debug!(run, "PROBE finish start");
         // The outputs first: whoever waits for them is on the critical path;
         // the release only frees the run's buffers.
-        for (value, _, s) in &launch.outputs {
-            let state = match &outcome {
-                Ok(small) => ArrayState::Ready(small.get(value).cloned()),
-                Err(e) => ArrayState::Failed(e.clone()),
-            };
+        let state = match &outcome {
+            Ok(()) => ArrayState::Ready,
+            Err(e) => ArrayState::Failed(e.clone()),
+        };
+        for (_, _, s) in &launch.outputs {
             // A worker lost meanwhile has already failed it.
             s.send_if_modified(|now| {
                 let pending = *now == ArrayState::Pending;
                 if pending {
-                    *now = state;
+                    *now = state.clone();
                 }
                 pending
             });
@@ -672,36 +670,6 @@ fn bindings(id: u64, launch: &Launch) -> Bindings {
         }
     }
     bindings
-}
-
-/// The small outputs whose every tile came with the parts' reports, whole.
-fn small_outputs(
-    plan: &pw_core::plan::Plan,
-    reports: &BTreeMap<u32, proto::PartDone>,
-) -> HashMap<ValueId, Small> {
-    let mut shards: HashMap<ValueId, HashMap<usize, Vec<u8>>> = HashMap::new();
-    for done in reports.values() {
-        for s in &done.outputs {
-            shards
-                .entry(s.value as ValueId)
-                .or_default()
-                .insert(s.position as usize, s.data.to_vec());
-        }
-    }
-    let mut small = HashMap::new();
-    for (value, got) in shards {
-        let Some(info) = plan.values.get(value) else {
-            continue;
-        };
-        let regions: Vec<_> = (0..info.devices.len()).map(|p| info.region(p)).collect();
-        let shape: Vec<usize> = info.shape.iter().map(|&d| d as usize).collect();
-        // Any replica of a tile will do (`assemble` tries each).
-        let host = pw_exec::host::assemble(info.dtype, &shape, &regions, |p| Ok(got.get(&p).cloned()));
-        if let Ok(host) = host {
-            small.insert(value, Small(Arc::new(host)));
-        }
-    }
-    small
 }
 
 /// Marks every output of a call that did not start as failed.

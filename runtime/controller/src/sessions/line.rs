@@ -134,7 +134,14 @@ impl Sessions<'_> {
     ) -> Result<(u64, Vec<i64>)> {
         let id = pw_wire::auth::random_id();
         let granted = self
-            .queue(id, want(devices), &name, Some(timeout), &|_| {}, None::<&mut tonic::Streaming<proto::SessionRequest>>)
+            .queue(
+                id,
+                want(devices),
+                &name,
+                Some(timeout),
+                &|_| {},
+                None::<&mut tonic::Streaming<proto::SessionRequest>>,
+            )
             .await?;
         // Without a stream to watch, only a timeout ends the wait.
         let devices = granted.ok_or(Error::Busy {

@@ -50,7 +50,11 @@ impl Messages<proto::SessionRequest> for Reader {
 
 /// Serves one session link until it ends; `token`: the server's, which
 /// its `open` must carry.
-pub async fn serve(c: Controller, stream: tokio::net::TcpStream, token: Option<std::sync::Arc<str>>) {
+pub async fn serve(
+    c: Controller,
+    stream: tokio::net::TcpStream,
+    token: Option<std::sync::Arc<str>>,
+) {
     let (read, mut write) = stream.into_split();
     let mut reader = Reader(read);
     let (out, mut events) = tokio::sync::mpsc::unbounded_channel();
@@ -77,14 +81,16 @@ pub async fn serve(c: Controller, stream: tokio::net::TcpStream, token: Option<s
         _ => None,
     };
     let refusal = match &open {
-        None => Some(Status::invalid_argument("a session link must start with `open`")),
-        Some(o) if o.protocol != pw_wire::PROTOCOL as i32 => Some(Status::failed_precondition(
-            format!(
+        None => Some(Status::invalid_argument(
+            "a session link must start with `open`",
+        )),
+        Some(o) if o.protocol != pw_wire::PROTOCOL as i32 => {
+            Some(Status::failed_precondition(format!(
                 "the client speaks wire protocol {}, this server {}",
                 o.protocol,
                 pw_wire::PROTOCOL as i32
-            ),
-        )),
+            )))
+        }
         Some(o) => match &token {
             Some(want) if !pw_wire::auth::same(o.token.as_bytes(), want.as_bytes()) => {
                 Some(Status::unauthenticated(

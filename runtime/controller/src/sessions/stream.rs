@@ -18,12 +18,12 @@
 //! * A **delete** frees arrays at once, in order with the calls.
 
 use super::{Session, Sessions};
+use crate::service::Messages;
 use crate::{error::Error, sessions::arrays::Fetched};
 use pw_exec::HostArray;
 use pw_wire::proto;
 use std::time::Instant;
 use tokio::sync::mpsc;
-use crate::service::Messages;
 use tonic::Status;
 
 /// The client's end of a session stream.
