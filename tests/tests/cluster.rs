@@ -4,7 +4,9 @@
 //! incompatible workers and programs too big are refused; a run that
 //! loses a worker recovers and still matches JAX; with recovery off, a
 //! worker that dies, hangs or sends bad bytes fails the run with a clear
-//! error, the server carries on, and no worker keeps a buffer.
+//! error, the server carries on, and no worker keeps a buffer; a session's
+//! calls sent without waiting keep their order, are held back past the
+//! limit, and end with their client.
 //!
 //! This binary links no MLIR: the server, workers and pw-run are the
 //! workspace's binaries, started by PID and ended by PID.
@@ -22,5 +24,7 @@ mod recovery;
 mod runs;
 #[path = "cluster/security.rs"]
 mod security;
+#[path = "cluster/sessions.rs"]
+mod sessions;
 #[path = "cluster/status.rs"]
 mod status;

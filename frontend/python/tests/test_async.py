@@ -1,0 +1,213 @@
+"""The asynchronous client boundary of sessions: ``exe(...)`` returns before
+its call has run, and what that must not break — the order of calls, errors
+that reach the handles they concern (and only those), a bound on what a
+flooding client may have in flight, and a client killed with calls in flight
+leaving nothing on the workers. A pw-server (with ``--max-calls-in-flight
+2``) and its pw-worker are real processes on 127.0.0.1, ended by PID."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec as P
+
+import pw
+from pw._local import LocalServer
+from pw._proto import pb
+
+from test_session import assert_workers_hold_nothing, overview
+
+DEVICES = 2
+IN_FLIGHT = 2
+N = 192
+
+
+def heavy_step(v):
+    return jax.lax.fori_loop(0, 12, lambda _, h: jnp.tanh(h @ h) * 0.5, v)
+
+
+HEAVY_SOURCE = """
+def heavy_step(v):
+    return jax.lax.fori_loop(0, 12, lambda _, h: jnp.tanh(h @ h) * 0.5, v)
+"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = LocalServer(DEVICES, server_args=["--max-calls-in-flight", str(IN_FLIGHT)])
+    yield s
+    s.stop()
+
+
+def program(name, fn, *shapes, devices=1, shardings=None):
+    with pw.program(name) as p:
+        xs = [p.input(jax.ShapeDtypeStruct(s, jnp.float32)) for s in shapes]
+        with pw.mesh("m", devices=devices):
+            if shardings is None:
+                y = jax.jit(fn)(*xs)
+            else:
+                y = jax.jit(fn, in_shardings=shardings, out_shardings=shardings[0])(*xs)
+        p.outputs(y)
+    return p
+
+
+def test_interleaved_calls_deletes_and_fetches_keep_their_order(server):
+    """Two chains woven together — each call takes the other chain's
+    latest output, inputs are dropped as soon as they are passed on, and
+    results are fetched in another order than they were made — give
+    numpy's values: the server takes a session's requests in the order
+    they were sent, whatever is still running."""
+    shape = (8, 4)
+    sharded = (P("x"), P("x"))
+    mix = program("mix", lambda a, b: a * 0.5 + b, shape, shape, devices=DEVICES, shardings=sharded).compile
+    rng = np.random.default_rng(7)
+    a0, b0 = (rng.standard_normal(shape, dtype=np.float32) for _ in range(2))
+    with pw.connect(server.address, devices=DEVICES) as client:
+        f = mix(client)
+        a, b = a0, b0
+        kept = []
+        for i in range(40):
+            a, b = f(a, b), f(b, a)
+            if i % 10 == 9:
+                kept.append((a, b))
+        want_a, want_b = a0, b0
+        wants = []
+        for i in range(40):
+            want_a, want_b = want_a * 0.5 + want_b, want_b * 0.5 + want_a
+            if i % 10 == 9:
+                wants.append((want_a, want_b))
+        # Newest first: each fetch waits only for the calls it needs.
+        for (a, b), (wa, wb) in reversed(list(zip(kept, wants))):
+            np.testing.assert_allclose(np.asarray(b), wb, rtol=1e-5)
+            np.testing.assert_allclose(np.asarray(a), wa, rtol=1e-5)
+        # The dropped arrays are gone (the last few go with the next
+        # request: deletes travel behind calls).
+        assert client.stats()["arrays_live"] <= 2 * len(kept) + 2, client.stats()
+    assert_workers_hold_nothing(server.address)
+
+
+def test_an_error_reaches_the_handles_it_concerns_and_no_other(server):
+    """A call refused after it returned (an input the server no longer
+    has) fails its outputs and, through them, every later call that reads
+    them, each naming the array and the call; an independent chain sent
+    in between and after is untouched."""
+    shape = (8, 4)
+    p = program("plus_one", lambda v: v + 1, shape)
+    x = np.zeros(shape, np.float32)
+    with pw.connect(server.address, devices=1) as client:
+        exe = p.compile(client)
+        gone = exe(x)
+        client._send(pb.SessionRequest(delete=pb.SessionDelete(arrays=[gone._id])))
+        bad = exe(gone)  # returns at once; refused on the server
+        good = exe(x)
+        worse = exe(exe(bad))  # reads a failed array: fails too
+        for _ in range(5):
+            good = exe(good)
+        with pytest.raises(pw.ArrayError, match=rf"array {gone._id} does not exist in session {client.session}"):
+            bad.block_until_ready()
+        with pytest.raises(pw.ArrayError, match=r"array \d+"):
+            np.asarray(worse)
+        np.testing.assert_array_equal(np.asarray(good), x + 6)
+        np.testing.assert_array_equal(np.asarray(exe(x)), x + 1)
+    assert_workers_hold_nothing(server.address)
+
+
+def test_a_flooding_client_is_held_back(server):
+    """Sixty independent heavy calls sent as fast as the client can: the
+    server never runs more than ``--max-calls-in-flight`` of the session's
+    calls at once (it stops reading the session until some finish, and the
+    client's queue then blocks the caller), and every call still gives
+    JAX's value."""
+    shape = (N, N)
+    p = program("heavy", heavy_step, shape)
+    x = np.random.default_rng(3).standard_normal(shape, dtype=np.float32) / 16
+    want = np.asarray(jax.jit(heavy_step)(x))
+    seen = []
+    stop = threading.Event()
+
+    def watch(session):
+        while not stop.is_set():
+            for s in overview(server.address)["sessions"]:
+                if s["session"] == session:
+                    seen.append(int(s["calls_running"]))
+            time.sleep(0.002)
+
+    with pw.connect(server.address, devices=1) as client:
+        exe = p.compile(client)
+        x_on_device = exe(x)  # one upload, then calls that only read it
+        x_on_device.block_until_ready()
+        watcher = threading.Thread(target=watch, args=(client.session,), daemon=True)
+        watcher.start()
+        try:
+            outs = [exe(x_on_device) for _ in range(60)]
+            got = [np.asarray(y) for y in outs]
+        finally:
+            stop.set()
+            watcher.join(10)
+        np.testing.assert_allclose(np.asarray(x_on_device), want, rtol=1e-4, atol=1e-5)
+    want = np.asarray(jax.jit(heavy_step)(want))
+    for y in got:
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+    assert seen and max(seen) >= 1, f"the watcher never saw a call running: {seen[:20]}"
+    assert max(seen) <= IN_FLIGHT, f"calls running at once: up to {max(seen)} (limit {IN_FLIGHT})"
+    assert_workers_hold_nothing(server.address)
+
+
+def test_a_client_killed_with_calls_in_flight_leaves_nothing(server):
+    """A client that sent a chain of heavy calls and a fetch, then was
+    SIGKILLed while they ran: its session ends, the calls already on the
+    workers finish or are dropped, and the workers end up holding none
+    of its buffers; the next client gets every device."""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import time, threading, numpy as np, jax, jax.numpy as jnp, pw
+                {textwrap.indent(HEAVY_SOURCE, "                ").strip()}
+                with pw.program("heavy") as p:
+                    x = p.input(jax.ShapeDtypeStruct(({N}, {N}), jnp.float32))
+                    with pw.mesh("m", devices=1):
+                        y = jax.jit(heavy_step)(x)
+                    p.outputs(y)
+                client = pw.connect({server.address!r}, devices={DEVICES})
+                exe = p.compile(client)
+                y = np.ones(({N}, {N}), np.float32) / 16
+                for _ in range(200):
+                    y = exe(y)
+                threading.Thread(target=lambda: np.asarray(y), daemon=True).start()
+                print("sent", flush=True)
+                time.sleep(120)
+                """
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = child.stdout.readline()
+        assert line.strip() == "sent", child.stderr.read()
+        deadline = time.monotonic() + 10
+        while not any(int(s["calls_running"]) > 0 for s in overview(server.address)["sessions"]):
+            assert time.monotonic() < deadline, "the child's calls never showed as running"
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        with pw.connect(server.address, timeout=20) as client:
+            assert len(client.devices) == DEVICES
+        assert_workers_hold_nothing(server.address, within=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)

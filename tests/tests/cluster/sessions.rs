@@ -1,0 +1,272 @@
+//! A session driven over the gRPC `Session` stream by a client that is not
+//! Python: calls sent without waiting, each taking the previous call's
+//! outputs, keep their order and give JAX's outputs; a flood is held to
+//! `--max-calls-in-flight`; a client that vanishes with calls in flight
+//! leaves nothing on the workers and its devices to the next client.
+
+use crate::harness::{serial, Cluster, Place};
+use pw_controller::api::controller_client::ControllerClient;
+use pw_tests::repo_root;
+use pw_wire::proto::{
+    self, call_argument::Argument, session_event::Event, session_request::Request as Rq,
+};
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tonic::{transport::Channel, Request, Streaming};
+
+const IN_FLIGHT: u64 = 1;
+/// The first array id a client may choose.
+const CLIENT_IDS: u64 = 1 << 62;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+struct Session {
+    id: u64,
+    key: String,
+    devices: usize,
+    requests: UnboundedSender<proto::SessionRequest>,
+    events: Streaming<proto::SessionEvent>,
+}
+
+impl Session {
+    async fn open(api: &mut ControllerClient<Channel>) -> Session {
+        let (requests, rx) = tokio::sync::mpsc::unbounded_channel();
+        let open = proto::SessionOpen {
+            protocol: pw_wire::PROTOCOL as i32,
+            name: "rust-client".into(),
+            ..Default::default()
+        };
+        requests
+            .send(proto::SessionRequest {
+                request: Some(Rq::Open(open)),
+            })
+            .unwrap();
+        let mut events = api
+            .session(UnboundedReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(20), events.message())
+                .await
+                .expect("granted within 20 s")
+                .unwrap()
+                .expect("an event");
+            match event.event {
+                Some(Event::Granted(g)) => {
+                    return Session {
+                        id: g.session,
+                        key: g.key,
+                        devices: g.devices.len(),
+                        requests,
+                        events,
+                    }
+                }
+                Some(Event::Queued(_)) => continue,
+                other => panic!("not granted: {other:?}"),
+            }
+        }
+    }
+
+    fn send(&self, request: Rq) {
+        self.requests
+            .send(proto::SessionRequest {
+                request: Some(request),
+            })
+            .unwrap();
+    }
+
+    /// The bytes of `array` (all its reply chunks).
+    async fn fetch(&mut self, id: u64, array: u64) -> Vec<u8> {
+        self.send(Rq::Fetch(proto::SessionFetch {
+            id,
+            array,
+            checksum: false,
+        }));
+        let mut bytes = Vec::new();
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(60), self.events.message())
+                .await
+                .expect("a fetch answered within 60 s")
+                .unwrap()
+                .expect("an event");
+            let Some(Event::Reply(r)) = event.event else {
+                panic!("not a reply: {event:?}")
+            };
+            assert_eq!(r.id, id);
+            assert!(r.error.is_empty(), "fetch of array {array}: {}", r.error);
+            let c = r.chunk.expect("a chunk");
+            bytes.extend_from_slice(&c.data);
+            if c.offset + c.data.len() as u64 >= c.total {
+                return bytes;
+            }
+        }
+    }
+}
+
+/// The `examples/pipeline` program, compiled in `session`; its inputs.
+async fn pipeline(
+    api: &mut ControllerClient<Channel>,
+    session: &Session,
+) -> (proto::CompiledProgram, Vec<pw_exec::HostArray>) {
+    let examples = repo_root().join("examples");
+    let mut request = Request::new(proto::CompileProgramRequest {
+        session: session.id,
+        name: "pipeline".into(),
+        text: std::fs::read_to_string(examples.join("pipeline.mlir")).unwrap(),
+        ..Default::default()
+    });
+    request
+        .metadata_mut()
+        .insert(pw_wire::net::SESSION_KEY, session.key.parse().unwrap());
+    let mut replies = api.compile_program(request).await.unwrap().into_inner();
+    let program = loop {
+        match replies
+            .message()
+            .await
+            .unwrap()
+            .expect("a compiled program")
+        {
+            proto::CompileProgramReply {
+                reply: Some(proto::compile_program_reply::Reply::Program(p)),
+            } => break p,
+            _ => continue,
+        }
+    };
+    let inputs = (0..program.inputs.len())
+        .map(|i| pw_exec::npy::read(examples.join(format!("pipeline/input_{i}.npy"))).unwrap())
+        .collect();
+    (program, inputs)
+}
+
+fn expected(i: usize) -> Vec<f32> {
+    let path = repo_root().join(format!("examples/pipeline/expected_{i}.npy"));
+    let a = pw_exec::npy::read(path).unwrap();
+    floats(a.bytes())
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+/// A call of `program` on the host `inputs` (inline), making the arrays
+/// `outputs` and releasing `release`.
+fn call(
+    program: &proto::CompiledProgram,
+    inputs: &[pw_exec::HostArray],
+    outputs: Vec<u64>,
+    release: Vec<u64>,
+) -> Rq {
+    Rq::Call(proto::SessionCall {
+        executable: program.executable,
+        arguments: inputs
+            .iter()
+            .map(|a| proto::CallArgument {
+                argument: Some(Argument::Host(proto::ArrayType::of(a.dtype(), a.shape()))),
+            })
+            .collect(),
+        outputs,
+        release,
+        inline: inputs
+            .iter()
+            .map(|a| bytes::Bytes::copy_from_slice(a.bytes()))
+            .collect(),
+    })
+}
+
+/// The most calls of `session` seen running at once, sampled from the
+/// server's overview until `stop` is set.
+fn watch_calls_running(
+    mut api: ControllerClient<Channel>,
+    session: u64,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<Vec<u64>> {
+    tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let json = api
+                .overview(proto::OverviewRequest::default())
+                .await
+                .unwrap()
+                .into_inner()
+                .json;
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            for s in v["sessions"].as_array().into_iter().flatten() {
+                if s["session"].as_u64() == Some(session) {
+                    seen.push(s["calls_running"].as_u64().unwrap_or_default());
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        seen
+    })
+}
+
+#[test]
+fn a_sessions_calls_keep_their_order_are_held_back_and_end_with_it() {
+    let _serial = serial();
+    let mut c = Cluster::server(
+        &["--max-calls-in-flight", &IN_FLIGHT.to_string()],
+        &Place::default(),
+    );
+    c.add_worker(4, &[], &[], &Place::default());
+    c.wait_for_workers(1);
+    runtime().block_on(async {
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut api = ControllerClient::new(channel);
+        let mut session = Session::open(&mut api).await;
+        let (program, inputs) = pipeline(&mut api, &session).await;
+        let outputs = program.outputs.len() as u64;
+        // Forty calls sent at once, each freeing the previous call's
+        // outputs: at most IN_FLIGHT run at a time, and the last one's
+        // outputs are JAX's.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watcher = watch_calls_running(api.clone(), session.id, stop.clone());
+        let ids = |k: u64| (0..outputs).map(move |o| CLIENT_IDS + k * outputs + o);
+        for k in 0..40 {
+            let release = if k == 0 { vec![] } else { ids(k - 1).collect() };
+            session.send(call(&program, &inputs, ids(k).collect(), release));
+        }
+        for (i, array) in ids(39).enumerate() {
+            let got = floats(&session.fetch(i as u64 + 1, array).await);
+            let want = expected(i);
+            assert_eq!(got.len(), want.len(), "output {i}");
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() <= 1e-5 + 1e-5 * w.abs(),
+                    "output {i}: {g} against JAX's {w}"
+                );
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let seen = watcher.await.unwrap();
+        assert!(!seen.is_empty());
+        assert!(
+            seen.iter().all(|&n| n <= IN_FLIGHT),
+            "calls running at once: {seen:?} (limit {IN_FLIGHT})"
+        );
+        // Forty more, then the client vanishes (its stream is dropped)
+        // with them in flight.
+        for k in 40..80 {
+            session.send(call(&program, &inputs, ids(k).collect(), vec![]));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(session);
+        // The next client gets every device once the session is gone.
+        let next = Session::open(&mut api).await;
+        assert_eq!(next.devices, 4);
+    });
+    c.assert_no_buffers();
+}
