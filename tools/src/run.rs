@@ -348,6 +348,8 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
         trace::Track::Device(d) => format!("device {d}"),
         trace::Track::Network => "network".into(),
         trace::Track::Recovery => "recovery".into(),
+        trace::Track::Client => "client".into(),
+        trace::Track::Controller => "controller".into(),
     });
     Ok(Ran {
         outputs,
@@ -963,5 +965,7 @@ fn remote_trace(s: &RunSummary) -> serde_json::Value {
         trace::Track::Device(d) => name_of(d),
         trace::Track::Network => "network (worker to worker)".into(),
         trace::Track::Recovery => "controller: recoveries".into(),
+        trace::Track::Client => "client".into(),
+        trace::Track::Controller => "controller".into(),
     })
 }

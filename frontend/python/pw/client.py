@@ -274,6 +274,8 @@ class Executable:
 
     def __call__(self, *args):
         started = time.perf_counter_ns()
+        # For the server's session trace (pw-server --trace-sessions).
+        started_unix = time.time_ns()
         client = self._client
         client._check_open()
         leaves = jax.tree.leaves(args, is_leaf=lambda x: isinstance(x, Array))
@@ -306,6 +308,8 @@ class Executable:
         inline = sum(r.nbytes for r in raws) <= INLINE_BYTES
         if inline:
             call.inline.extend(r.tobytes() for r in raws)
+        call.client_start_unix_ns = started_unix
+        call.client_enqueue_ns = time.perf_counter_ns() - started
 
         def messages():
             yield pb.SessionRequest(call=call)

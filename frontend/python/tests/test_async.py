@@ -211,3 +211,50 @@ def test_a_client_killed_with_calls_in_flight_leaves_nothing(server):
         if child.poll() is None:
             child.kill()
             child.wait(10)
+
+
+def test_a_traced_session_shows_where_each_call_went(tmp_path):
+    """With ``pw-server --trace-sessions``, a session's Chrome trace shows
+    each call from the client's ``exe()`` through the wire, the server's
+    reading, dispatch and the run on the workers to its outputs ready, and
+    each fetch, in that order on one clock."""
+    traces = tmp_path / "traces"
+    s = LocalServer(DEVICES, server_args=["--trace-sessions", str(traces)])
+    try:
+        p = program("plus_one", lambda v: v + 1, (8, 4))
+        x = np.zeros((8, 4), np.float32)
+        with pw.connect(s.address, devices=1) as client:
+            exe = p.compile(client)
+            y = x
+            for _ in range(5):
+                y = exe(y)
+            np.testing.assert_array_equal(np.asarray(y), x + 5)
+            session = client.session
+        path = traces / f"session-{session}.json"
+        deadline = time.monotonic() + 10
+        while not path.exists():
+            assert time.monotonic() < deadline, f"no trace at {path}: {list(traces.glob('*'))}"
+            time.sleep(0.05)
+        import json
+
+        events = json.loads(path.read_text())["traceEvents"]
+    finally:
+        s.stop()
+    tracks = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    spans = [e for e in events if e.get("ph") == "X"]
+
+    def on(track_name, text):
+        return [e for e in spans if tracks[e["tid"]].startswith(track_name) and text in e["name"]]
+
+    for n in range(1, 6):
+        call = f"call {n} of plus_one: "
+        (asked,) = on("client", call + "exe() queues it")
+        (wire,) = on("client", call + "in the client's queue and on the wire")
+        (read,) = on("controller", call + "read and checked")
+        (dispatched,) = on("controller", call + "dispatched")
+        assert asked["ts"] <= wire["ts"] <= read["ts"] <= dispatched["ts"], (asked, wire, read, dispatched)
+    # Each run on the workers, and the device spans inside the trace.
+    assert len(on("controller", "plus_one: on the workers until its outputs are ready")) == 5
+    assert [e for e in spans if tracks[e["tid"]].startswith("device")], tracks
+    (fetch,) = on("controller", "fetch of array")
+    assert fetch["name"].endswith("(128 bytes)"), fetch

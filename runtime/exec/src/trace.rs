@@ -18,6 +18,11 @@ pub enum Track {
     Network,
     /// The controller's recoveries from lost workers.
     Recovery,
+    /// A session's client: asking for calls, queueing them, the wire.
+    Client,
+    /// The controller's side of a session's requests: reading and
+    /// checking, holding back, dispatching, completing, fetching.
+    Controller,
 }
 
 /// One span of a timeline.
@@ -128,6 +133,8 @@ fn track_id(track: Track) -> i64 {
         Track::Compiler => 1_000_000,
         Track::Network => 1_000_001,
         Track::Recovery => 1_000_002,
+        Track::Client => 1_000_003,
+        Track::Controller => 1_000_004,
         Track::Host(w) => 2_000_000 + i64::from(w),
         Track::Device(d) => d,
     }
@@ -142,7 +149,13 @@ pub fn chrome_json(spans: &[Span], name: &dyn Fn(Track) -> String) -> Value {
     for track in tracks {
         let id = track_id(track);
         events.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": id, "args": {"name": name(track)}}));
-        events.push(json!({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": id, "args": {"sort_index": id}}));
+        // A session's client and the controller above the workers.
+        let sort = match track {
+            Track::Client => -2,
+            Track::Controller => -1,
+            _ => id,
+        };
+        events.push(json!({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": id, "args": {"sort_index": sort}}));
     }
     events.push(json!({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "pw"}}));
     for s in spans {

@@ -287,7 +287,7 @@ impl Sessions<'_> {
         let mut events = self.c.inner.runs.open(run, &prepared.workers);
         let status = self.c.status();
         let watching = status.watch_run(run, &launch.exe.name, &prepared.plan, &prepared.parts);
-        let traced = self.c.inner.config.trace_sessions.is_some();
+        let traced = self.traced();
         let mut summary = RunSummary::default();
         let started = self.start(id, run, &launch, traced, &mut summary, t0).await;
         let to_workers = match started {
@@ -395,7 +395,9 @@ impl Sessions<'_> {
             });
         }
         transfer::release(self.c, run, &prepared.workers, &why);
-        if self.c.inner.config.trace_sessions.is_some() {
+        if self.traced() {
+            let sent = summary.part_sent.iter().map(|(_, t)| *t).max();
+            self.trace_completed(id, &launch.exe.name, t0 + sent.unwrap_or_default());
             self.trace_call(id, t0, &prepared.plan, summary);
         }
         let counters = &self.c.inner.counters;

@@ -17,7 +17,7 @@
 //!   of its id: an error, or the array's type and bytes in chunks.
 //! * A **delete** frees arrays at once, in order with the calls.
 
-use super::{Session, Sessions};
+use super::{trace::CallTimes, Session, Sessions};
 use crate::service::Messages;
 use crate::{error::Error, sessions::arrays::Fetched};
 use pw_exec::HostArray;
@@ -103,6 +103,7 @@ impl Sessions<'_> {
     ) -> std::result::Result<Next, Status> {
         let received = Instant::now();
         let outputs = call.outputs.clone();
+        let client = (call.client_start_unix_ns, call.client_enqueue_ns);
         let begin = proto::CallBegin {
             session: id,
             executable: call.executable,
@@ -118,12 +119,31 @@ impl Sessions<'_> {
             }
             Err(Refusal::Stream(status)) => return Err(status),
         };
-        self.room_for_a_call(id).await;
+        let read = Instant::now();
+        let held_back = self.room_for_a_call(id).await;
+        let room = Instant::now();
+        let executable = begin.executable;
         if let Err(e) = self.call(begin, hosts).await {
             self.update(id, |s| s.refuse(&outputs, &e));
         }
-        let dispatched = received.elapsed().as_nanos() as u64;
-        self.update(id, |s| s.counters.dispatch_ns += dispatched);
+        let dispatched = Instant::now();
+        let mut n = 0;
+        self.update(id, |s| {
+            s.counters.dispatch_ns += (dispatched - received).as_nanos() as u64;
+            n = s.counters.calls;
+        });
+        if self.traced() {
+            let name = self.executable_name(id, executable);
+            let times = CallTimes {
+                client,
+                received,
+                read,
+                held_back,
+                room,
+                dispatched,
+            };
+            self.trace_taken(id, n, &name, &times);
+        }
         Ok(Next::Go)
     }
 
@@ -204,9 +224,11 @@ impl Sessions<'_> {
         Ok(hosts)
     }
 
-    /// Waits while session `id` has as many calls running as it may.
-    async fn room_for_a_call(&self, id: u64) {
+    /// Waits while session `id` has as many calls running as it may;
+    /// whether it had to.
+    async fn room_for_a_call(&self, id: u64) -> bool {
         let most = self.c.inner.config.limits.calls_in_flight;
+        let mut waited = false;
         loop {
             let room = {
                 let mut s = self.lock();
@@ -217,11 +239,12 @@ impl Sessions<'_> {
                     _ => None,
                 }
             };
-            let Some(ended) = room else { return };
+            let Some(ended) = room else { return waited };
             let notified = ended.notified();
             // Checked again once registered: a call may have ended between.
             if self.lock().get(id).is_ok_and(|s| s.calls_running >= most) {
                 notified.await;
+                waited = true;
             }
         }
     }
@@ -229,6 +252,15 @@ impl Sessions<'_> {
     /// Answers a fetch of session `id`: the array's type, then its bytes in
     /// chunks, each a reply of the fetch's id; or its error.
     async fn reply_fetch(&self, id: u64, f: proto::SessionFetch, out: &Out) {
+        let asked = Instant::now();
+        let (array, fetched) = (f.array, self.send_fetch(id, f, out).await);
+        if let (true, Some(bytes)) = (self.traced(), fetched) {
+            self.trace_fetch(id, array, bytes, asked);
+        }
+    }
+
+    /// Sends the replies of a fetch; the bytes sent, unless it failed.
+    async fn send_fetch(&self, id: u64, f: proto::SessionFetch, out: &Out) -> Option<u64> {
         let r = proto::ArrayRef {
             session: id,
             array: f.array,
@@ -259,10 +291,10 @@ impl Sessions<'_> {
                                 },
                             );
                             if last {
-                                return;
+                                return Some(bytes);
                             }
                         }
-                        Ok(None) => return,
+                        Ok(None) => return None,
                         Err(s) => {
                             let e = Error::Fetch {
                                 what: format!("array {}", f.array),
@@ -270,12 +302,15 @@ impl Sessions<'_> {
                                 message: s.message().to_owned(),
                             };
                             reply(out, failed(f.id, Some(e)));
-                            return;
+                            return None;
                         }
                     }
                 }
             }
-            Err(e) => return reply(out, failed(f.id, Some(e))),
+            Err(e) => {
+                reply(out, failed(f.id, Some(e)));
+                return None;
+            }
         };
         let bytes = host.bytes().len() as u64;
         self.c.status().count_client_bytes(0, bytes);
@@ -304,6 +339,7 @@ impl Sessions<'_> {
                 },
             );
         }
+        Some(bytes)
     }
 }
 
