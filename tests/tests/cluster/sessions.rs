@@ -181,6 +181,7 @@ fn call(
             .iter()
             .map(|a| bytes::Bytes::copy_from_slice(a.bytes()))
             .collect(),
+        ..Default::default()
     })
 }
 
