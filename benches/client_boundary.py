@@ -292,6 +292,11 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="training and pipeline steps timed (default 20)")
     args = ap.parse_args()
     tool("pw-server")
+    try:
+        import flax  # noqa: F401
+        import optax  # noqa: F401
+    except ImportError as e:
+        sys.exit(f"client_boundary: {e.name} is missing: .venv/bin/pip install -r benches/requirements.txt")
     local = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=4")
     print("measuring the proxy ...", file=sys.stderr, flush=True)
     server = Server()

@@ -296,7 +296,7 @@ fn put_inline(
     Ok(())
 }
 
-/// Enqueues a part (in the command thread: gang order) and keeps its
+/// Enqueues a part (on the command link's reader: gang order) and keeps its
 /// outputs where its bindings say.
 fn enqueue(
     state: &State,

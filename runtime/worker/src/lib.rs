@@ -149,7 +149,7 @@ impl State {
     /// A link the controller opened to the data port: its first message
     /// says which registration it belongs to and which way it goes. The
     /// report link is kept for [`State::report`]; the command link is read
-    /// here, each command done in order ([`State::command`]), until it
+    /// here, each command done in order ([`commands::run`]), until it
     /// closes.
     fn controller_link(self: &Arc<Self>, mut stream: Box<dyn pw_wire::link::Duplex>) {
         use proto::controller_event::Event;
