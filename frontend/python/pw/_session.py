@@ -10,6 +10,10 @@ requests and of the server's events, with one interface (``send_all``,
 * ``GrpcStream``: the gRPC ``Session`` stream, for a server that speaks TLS
   (``$PW_TLS_CA``), whose port takes no plain connection.
 
+``take_direct`` takes a direct fetch's shards straight from the workers'
+data ports (``pw_wire::bulk``): the magic and the ticket, then a
+little-endian u64 length and the bytes, received into the array's memory.
+
 May import errors, _channel and _proto only."""
 
 from __future__ import annotations
@@ -21,12 +25,16 @@ import threading
 import time
 
 import grpc
+import numpy as np
 
 from . import _channel
 from ._proto import pb
 from .errors import ServerError
 
 MAGIC = b"pw-link1"
+BULK_MAGIC = b"pw-bulk1"
+_BULK_FAILED = (1 << 64) - 1
+_U64 = struct.Struct("<Q")
 _LEN = struct.Struct("<I")
 # The largest message the server sends on a link (pw_wire::MAX_MESSAGE_BYTES).
 MAX_MESSAGE = 256 << 20
@@ -154,6 +162,69 @@ class Link:
         except OSError:
             pass
         self._sock.close()
+
+
+def _recv_into(sock, view: memoryview, address: str) -> None:
+    got = 0
+    while got < len(view):
+        k = sock.recv_into(view[got:], min(len(view) - got, 16 << 20))
+        if k == 0:
+            raise ServerError(f"the worker at {address} closed the connection after {got} of {len(view)} bytes")
+        got += k
+
+
+def _take_shard(shard, out: np.ndarray, whole: bool, timeout: float) -> None:
+    host, _, port = shard.address.rpartition(":")
+    dims = tuple(int(d) for d in shard.dims)
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(BULK_MAGIC + shard.ticket)
+        head = bytearray(8)
+        _recv_into(sock, memoryview(head), shard.address)
+        (n,) = _U64.unpack(head)
+        if n == _BULK_FAILED:
+            size = bytearray(4)
+            _recv_into(sock, memoryview(size), shard.address)
+            why = bytearray(min(_LEN.unpack(size)[0], 4096))
+            _recv_into(sock, memoryview(why), shard.address)
+            raise ServerError(f"the worker at {shard.address} could not give a shard: {why.decode(errors='replace')}")
+        place = out if whole else out[tuple(slice(int(a), int(a) + d) for a, d in zip(shard.start, dims))]
+        # Received where it goes when that is one block of memory (a whole
+        # array, a split along its first axis), else next to it and copied.
+        target = place if place.flags.c_contiguous else np.empty(dims, out.dtype)
+        if n != target.nbytes:
+            raise ServerError(f"the worker at {shard.address} sent {n} bytes for a shard of {target.nbytes}")
+        _recv_into(sock, memoryview(target.reshape(-1).view(np.uint8)), shard.address)
+    if target is not place:
+        place[...] = target
+
+
+def take_direct(direct, shape, dtype, timeout: float = 30.0) -> np.ndarray:
+    """The array a direct fetch (``pb.DirectFetch``) describes, taken
+    from the workers (one thread per shard when there are several); an
+    OSError or ServerError when a worker cannot be reached or refuses."""
+    out = np.empty(shape, dtype)
+    shards = list(direct.shards)
+    whole = len(shards) == 1 and tuple(shards[0].dims) == tuple(shape)
+    if len(shards) == 1:
+        _take_shard(shards[0], out, whole, timeout)
+        return out
+    errors = []
+
+    def take(s):
+        try:
+            _take_shard(s, out, False, timeout)
+        except (OSError, ServerError) as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=take, args=(s,), daemon=True) for s in shards]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return out
 
 
 class GrpcStream:

@@ -65,6 +65,11 @@ QUEUED = 1024
 # Ask the server for a CRC-32 of every fetched array (TCP, and TLS when on,
 # already check every segment).
 CHECKSUM_ENV = "PW_CHECKSUM"
+# Arrays larger than this are fetched straight from the workers that hold
+# them (the server hands out tickets; pw_wire::bulk), unless the server
+# speaks TLS or $PW_DIRECT=0; the server decides shard by shard.
+DIRECT_BYTES = 1 << 20
+DIRECT_ENV = "PW_DIRECT"
 
 
 def _dtype(name: str) -> np.dtype:
@@ -374,6 +379,9 @@ class _Fetch(_Pending):
         if reply.error or reply.error_kind:
             self._set(error=_of_kind(reply.error_kind, reply.error))
             return True
+        if reply.HasField("direct"):
+            self._set(reply.direct)
+            return True
         c = reply.chunk
         if self.buffer is None:
             if c.total != self.nbytes:
@@ -586,9 +594,32 @@ class Client:
     def _fetch(self, array: int, shape, dtype) -> np.ndarray:
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         checksum = os.environ.get(CHECKSUM_ENV, "") not in ("", "0")
+        direct = (
+            nbytes > DIRECT_BYTES
+            and not checksum
+            and not os.environ.get(_channel.CA_ENV)
+            and os.environ.get(DIRECT_ENV, "1") != "0"
+        )
+        if direct:
+            got = self._fetch_once(array, nbytes, checksum, direct=True)
+            if not isinstance(got, pb.DirectFetch):
+                return np.frombuffer(got, dtype=dtype).reshape(shape)
+            try:
+                return _session.take_direct(got, shape, dtype)
+            except (OSError, ServerError) as e:
+                # A worker this client cannot reach (or one lost since):
+                # through the server instead, which also recovers.
+                print(f"pw: fetching array {array} from its workers failed ({e}); through the server", file=sys.stderr)
+        got = self._fetch_once(array, nbytes, checksum, direct=False)
+        return np.frombuffer(got, dtype=dtype).reshape(shape)
+
+    def _fetch_once(self, array: int, nbytes: int, checksum: bool, direct: bool):
+        """One fetch request's answer: the bytes, or (``direct``) where
+        they are."""
         pending = _Fetch(self, array, nbytes, checksum)
-        self._ask(lambda i: pb.SessionRequest(fetch=pb.SessionFetch(id=i, array=array, checksum=checksum)), pending)
-        return np.frombuffer(pending.result(), dtype=dtype).reshape(shape)
+        request = lambda i: pb.SessionRequest(fetch=pb.SessionFetch(id=i, array=array, checksum=checksum, direct=direct))  # noqa: E731
+        self._ask(request, pending)
+        return pending.result()
 
     def sync(self) -> None:
         """Waits until the server has taken every request sent before (the

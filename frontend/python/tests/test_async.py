@@ -7,6 +7,7 @@ leaving nothing on the workers. A pw-server (with ``--max-calls-in-flight
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -258,3 +259,86 @@ def test_a_traced_session_shows_where_each_call_went(tmp_path):
     assert [e for e in spans if tracks[e["tid"]].startswith("device")], tracks
     (fetch,) = on("controller", "fetch of array")
     assert fetch["name"].endswith("(128 bytes)"), fetch
+
+
+def worker_bytes_to_clients(address):
+    """What the workers' last heartbeats say clients took from them."""
+    from test_session import workers_status
+
+    return sum(w.counters.bytes_to_clients for w in workers_status(address).workers)
+
+
+def heard_bytes_to_clients(address, want, within=10.0):
+    """The workers' bytes to clients once their heartbeats say at least
+    `want`, or what they said last after `within` seconds."""
+    deadline = time.monotonic() + within
+    while (got := worker_bytes_to_clients(address)) < want and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return got
+
+
+@pytest.mark.parametrize("spec", [P("x"), P(None, "x"), P()], ids=["rows", "columns", "replicated"])
+def test_large_arrays_come_straight_from_their_workers(server, spec):
+    """A fetch of an array whose shards are over 1 MiB (smaller ones are
+    one message each way through the server): the server hands out one
+    ticket per distinct shard and the client takes each from its worker's data port
+    (nothing through the server); the array is numpy's, however it is
+    split. With PW_DIRECT=0 the same fetch goes through the server."""
+    shape = (1024, 1024)  # 4 MiB of float32, 2 MiB a shard when split
+    p = program("double", lambda v: v * 2, shape, devices=DEVICES, shardings=(spec,))
+    x = np.random.default_rng(5).standard_normal(shape, dtype=np.float32)
+    with pw.connect(server.address, devices=DEVICES) as client:
+        exe = p.compile(client)
+        y = exe(x)
+        before, taken = client.stats(), worker_bytes_to_clients(server.address)
+        np.testing.assert_array_equal(np.asarray(y), 2 * x)
+        after = client.stats()
+        assert after["bytes_from_workers"] == before["bytes_from_workers"], after
+        # Each distinct shard once (a replicated array's one copy).
+        assert heard_bytes_to_clients(server.address, taken + x.nbytes) >= taken + x.nbytes
+        z = exe(x)
+        os.environ["PW_DIRECT"] = "0"
+        try:
+            np.testing.assert_array_equal(np.asarray(z), 2 * x)
+        finally:
+            del os.environ["PW_DIRECT"]
+        assert client.stats()["bytes_from_workers"] - after["bytes_from_workers"] == x.nbytes
+    assert_workers_hold_nothing(server.address)
+
+
+def test_a_ticket_is_good_once_and_only_from_the_server(server):
+    """A direct fetch's ticket takes its shard once; used again, or made
+    up, the worker refuses it (and says nothing of the shard). A fetch
+    whose worker cannot be reached falls back to the server."""
+    from pw import _session
+
+    shape = (1024, 1024)
+    p = program("double", lambda v: v * 2, shape)
+    x = np.ones(shape, np.float32)
+    with pw.connect(server.address, devices=1) as client:
+        y = p.compile(client)(x)
+        direct = client._fetch_once(y._id, x.nbytes, False, direct=True)
+        assert isinstance(direct, pb.DirectFetch) and len(direct.shards) == 1, direct
+        np.testing.assert_array_equal(_session.take_direct(direct, y.shape, y.dtype), 2 * x)
+        with pytest.raises(pw.ServerError, match="no such ticket"):
+            _session.take_direct(direct, y.shape, y.dtype)
+        forged = pb.DirectFetch()
+        forged.CopyFrom(direct)
+        forged.shards[0].ticket = os.urandom(16)
+        with pytest.raises(pw.ServerError, match="no such ticket"):
+            _session.take_direct(forged, y.shape, y.dtype)
+        # A worker out of reach (a closed port): through the server.
+        real = _session.take_direct
+
+        def unreachable(direct, shape, dtype):
+            d = pb.DirectFetch()
+            d.CopyFrom(direct)
+            d.shards[0].address = "127.0.0.1:1"
+            return real(d, shape, dtype)
+
+        _session.take_direct = unreachable
+        try:
+            np.testing.assert_array_equal(np.asarray(y), 2 * x)
+        finally:
+            _session.take_direct = real
+    assert_workers_hold_nothing(server.address)

@@ -306,6 +306,7 @@ pub(crate) async fn read(
         owner,
         value,
         position,
+        ticket: Vec::new(),
     };
     let failed = |message: String| Error::Fetch {
         what: format!("value {value}"),

@@ -34,7 +34,7 @@ pub use grpc::GrpcLink;
 pub use pw_core::report::SendRecord;
 pub use receive::{Destination, ReceiveCounters, Receiver, Spoiled};
 pub use send::{Damage, Outgoing, SendCounters, Sender};
-pub use tcp::{read_frames, serve_tcp, ControllerLink, TcpLink};
+pub use tcp::{read_frames, serve_tcp, BulkFetch, ControllerLink, TcpLink};
 
 use pw_exec::PieceKey;
 /// Which transport a worker sends pieces on.

@@ -125,11 +125,20 @@ const SMALL_FRAME: usize = 64 << 10;
 /// its command link or its report link.
 pub type ControllerLink = Arc<dyn Fn(Box<dyn Duplex>, TcpStream) + Send + Sync>;
 
+/// What takes a client's direct fetch ([`pw_wire::bulk`]): the connection,
+/// its magic not read yet.
+pub type BulkFetch = Arc<dyn Fn(TcpStream) + Send + Sync>;
+
 /// Accepts data connections on `listener` (a thread per peer, at most
 /// [`MAX_DATA_CONNECTIONS`] at once) and delivers their chunks to
-/// `receiver`; connections from the controller go to `controller`. Runs
-/// until the listener fails.
-pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>, controller: ControllerLink) {
+/// `receiver`; connections from the controller go to `controller`, direct
+/// fetches to `bulk`. Runs until the listener fails.
+pub fn serve_tcp(
+    listener: TcpListener,
+    receiver: Arc<Receiver>,
+    controller: ControllerLink,
+    bulk: BulkFetch,
+) {
     let open = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
@@ -138,16 +147,49 @@ pub fn serve_tcp(listener: TcpListener, receiver: Arc<Receiver>, controller: Con
             tracing::warn!("{MAX_DATA_CONNECTIONS} data connections are open: refused one more");
             continue;
         }
-        let (receiver, count, controller) = (receiver.clone(), open.clone(), controller.clone());
+        let (receiver, count) = (receiver.clone(), open.clone());
+        let (controller, bulk) = (controller.clone(), bulk.clone());
         let spawned = std::thread::Builder::new()
             .name("pw-data-in".into())
             .spawn(move || {
-                read_tcp(stream, &receiver, &controller);
+                if is_bulk(&stream) {
+                    bulk(stream);
+                } else {
+                    read_tcp(stream, &receiver, &controller);
+                }
                 count.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
             open.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+}
+
+/// Whether `tcp` is a direct fetch: its first bytes are
+/// [`pw_wire::bulk::MAGIC`] (looked at, not read; never on a port that
+/// speaks TLS). Waits at most the handshake's timeout for them.
+fn is_bulk(tcp: &TcpStream) -> bool {
+    let plain = wire::tls::data_plane().is_ok_and(|t| t.server.is_none());
+    if !plain {
+        return false;
+    }
+    let magic = wire::bulk::MAGIC;
+    let deadline = std::time::Instant::now() + link::HANDSHAKE_TIMEOUT;
+    let _ = tcp.set_read_timeout(Some(link::HANDSHAKE_TIMEOUT));
+    let mut first = [0u8; 8];
+    loop {
+        match tcp.peek(&mut first) {
+            Ok(n) if n > 0 && first[..n] == magic[..n] => {
+                if n == magic.len() {
+                    return true;
+                }
+            }
+            _ => return false,
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 

@@ -15,6 +15,7 @@
 //! * [`link`]: authenticated TCP connections between the cluster's
 //!   processes (the data plane's, the controller's commands), and
 //!   protobuf messages framed on them.
+//! * [`bulk`]: direct fetches, a client taking a shard from its worker.
 //! * [`part`]: a worker's part of a plan, encoded and checked.
 //! * [`process`]: what pw's binaries share at start and stop.
 //!
@@ -27,6 +28,7 @@ pub mod proto {
 }
 
 pub mod auth;
+pub mod bulk;
 pub mod error;
 pub mod framing;
 pub mod link;

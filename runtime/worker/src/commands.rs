@@ -90,6 +90,10 @@ pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32
             state.store.delete(r.run, &arrays);
         }
         Event::Release(r) => state.release(r.run, &r.reason),
+        Event::Read(r) if !r.ticket.is_empty() => {
+            let shard = (r.owner, r.value as usize, r.position as usize);
+            state.tickets.grant(&r.ticket, shard);
+        }
         Event::Read(r) => {
             // Ready already (the common case: a small result asked for
             // after its call): answered from here.

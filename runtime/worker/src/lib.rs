@@ -20,6 +20,7 @@
 //! compiled executables, and depends on the binding, the executor, the wire
 //! and the data plane only.
 
+pub mod bulk;
 pub mod commands;
 pub mod faults;
 pub mod pool;
@@ -81,6 +82,7 @@ pub struct Counters {
     pub executables_compiled: AtomicU64,
     pub bytes_from_controller: AtomicU64,
     pub bytes_to_controller: AtomicU64,
+    pub bytes_to_clients: AtomicU64,
     pub parts_done: AtomicU64,
     pub parts_failed: AtomicU64,
 }
@@ -110,6 +112,8 @@ pub struct State {
     pub progress: Mutex<HashMap<u64, (Option<Completions>, usize)>>,
     /// Parts kept for the sessions that run them again.
     pub kept: commands::Kept,
+    /// Shards clients may take directly ([`bulk`]).
+    pub tickets: bulk::Tickets,
     /// Threads that wait for parts to finish.
     pub pool: Arc<pool::Pool>,
     /// The runtime of the worker's tasks (for threads that start some).
@@ -211,6 +215,7 @@ impl State {
             pieces_from_peers: self.receiver.counters.pieces.load(Ordering::Relaxed),
             bytes_from_controller: c.bytes_from_controller.load(Ordering::Relaxed),
             bytes_to_controller: c.bytes_to_controller.load(Ordering::Relaxed),
+            bytes_to_clients: c.bytes_to_clients.load(Ordering::Relaxed),
             parts_done: c.parts_done.load(Ordering::Relaxed),
             parts_failed: c.parts_failed.load(Ordering::Relaxed),
         }
@@ -425,6 +430,7 @@ pub async fn serve(
         runs: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
         kept: commands::Kept::default(),
+        tickets: bulk::Tickets::default(),
         pool: Arc::default(),
         runtime: tokio::runtime::Handle::current(),
         patience: Duration::from_secs(600),
@@ -433,9 +439,11 @@ pub async fn serve(
     let (incoming, linked) = (state.receiver.clone(), state.clone());
     let controller: pw_dataplane::ControllerLink =
         Arc::new(move |stream, _tcp| linked.controller_link(stream));
+    let fetching = state.clone();
+    let bulk: pw_dataplane::BulkFetch = Arc::new(move |tcp| bulk::serve(&fetching, tcp));
     std::thread::Builder::new()
         .name("pw-data-accept".into())
-        .spawn(move || pw_dataplane::serve_tcp(data_listener, incoming, controller))
+        .spawn(move || pw_dataplane::serve_tcp(data_listener, incoming, controller, bulk))
         .map_err(|source| Error::Thread {
             what: "accepts data connections",
             source,
@@ -588,6 +596,7 @@ async fn attach_loop(
         }
         state.store.clear("the worker lost its controller");
         state.kept.clear();
+        state.tickets.clear();
         *state.reports.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }

@@ -89,6 +89,7 @@ impl Session {
             id,
             array,
             checksum: false,
+            direct: false,
         }));
         let mut bytes = Vec::new();
         loop {

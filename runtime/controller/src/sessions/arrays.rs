@@ -181,6 +181,73 @@ impl Sessions<'_> {
         Ok((array, Some(read)))
     }
 
+    /// Where the client takes array `r`'s bytes itself, straight from the
+    /// workers ([`pw_wire::bulk`]), once it is ready: each distinct shard's
+    /// worker is given a ticket for it on its command link, and the client
+    /// the same tickets (with the array's type and its bytes). None when the array is better fetched through here:
+    /// its shards are small (one message each way), or the data plane
+    /// speaks TLS (a ticket on a plain connection would prove nothing).
+    pub async fn direct(
+        &self,
+        r: &proto::ArrayRef,
+    ) -> Result<Option<(proto::ArrayType, proto::DirectFetch, u64)>> {
+        let plain = pw_wire::tls::data_plane().is_ok_and(|t| t.client.is_none());
+        let now = self.lock().array(r.session, r.array)?;
+        if !plain || now.info().shard_bytes() <= pw_wire::MAX_READ_BYTES {
+            return Ok(None);
+        }
+        let array = self.ready(r, Kind::Array).await?;
+        let info = array.info();
+        let regions: Vec<_> = (0..info.devices.len()).map(|p| info.region(p)).collect();
+        let mut shards = Vec::new();
+        for (position, region) in regions.iter().enumerate() {
+            if regions[..position].contains(region) {
+                continue;
+            }
+            let addr = array
+                .exe
+                .prepared
+                .addrs
+                .get(&info.devices[position])
+                .copied()
+                .ok_or(Error::Unplaced)?;
+            let data = self
+                .c
+                .inner
+                .workers
+                .peers([addr.worker].iter())
+                .remove(&addr.worker)
+                .ok_or(Error::WorkerGone {
+                    worker: addr.worker,
+                })?
+                .data;
+            let ticket = pw_wire::bulk::ticket().to_vec();
+            let grant = proto::ReadRequest {
+                id: 0,
+                owner: r.session,
+                value: r.array,
+                position: position as u32,
+                ticket: ticket.clone(),
+            };
+            self.c
+                .inner
+                .workers
+                .command(addr.worker, proto::controller_event::Event::Read(grant))?;
+            let unsigned = |v: &[i64]| v.iter().map(|&x| x as u64).collect();
+            shards.push(proto::DirectShard {
+                address: data,
+                ticket,
+                start: unsigned(&region.offsets),
+                dims: unsigned(&region.sizes),
+            });
+        }
+        let bytes = info.shard_bytes() * shards.len() as u64;
+        self.update(r.session, |s| s.counters.bytes_to_client += bytes);
+        let shape: Vec<usize> = info.shape.iter().map(|&d| d as usize).collect();
+        let t = proto::ArrayType::of(info.dtype, &shape);
+        Ok(Some((t, proto::DirectFetch { shards }, bytes)))
+    }
+
     /// The stream of the worker holding array `r`, whose first shard is
     /// all of it.
     async fn forward(&self, r: &proto::ArrayRef, array: &SessionArray) -> Result<Fetched> {

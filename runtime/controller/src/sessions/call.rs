@@ -378,6 +378,13 @@ impl Sessions<'_> {
             Err(e) => format!("the call failed: {e}"),
         };
         let prepared = &launch.exe.prepared;
+        // Traced before the outputs are told: the trace is whole by the
+        // time a client that waited for them closes its session.
+        if self.traced() {
+            let sent = summary.part_sent.iter().map(|(_, t)| *t).max();
+            self.trace_completed(id, &launch.exe.name, t0 + sent.unwrap_or_default());
+            self.trace_call(id, t0, &prepared.plan, summary);
+        }
         // The outputs first: whoever waits for them is on the critical path;
         // the release only frees the run's buffers.
         let state = match &outcome {
@@ -395,11 +402,6 @@ impl Sessions<'_> {
             });
         }
         transfer::release(self.c, run, &prepared.workers, &why);
-        if self.traced() {
-            let sent = summary.part_sent.iter().map(|(_, t)| *t).max();
-            self.trace_completed(id, &launch.exe.name, t0 + sent.unwrap_or_default());
-            self.trace_call(id, t0, &prepared.plan, summary);
-        }
         let counters = &self.c.inner.counters;
         let counter = match outcome {
             Ok(_) => &counters.runs_ok,

@@ -265,6 +265,25 @@ impl Sessions<'_> {
             session: id,
             array: f.array,
         };
+        if f.direct {
+            match self.direct(&r).await {
+                Ok(Some((t, direct, bytes))) => {
+                    let answer = proto::SessionReply {
+                        id: f.id,
+                        r#type: Some(t),
+                        direct: Some(direct),
+                        ..Default::default()
+                    };
+                    reply(out, answer);
+                    return Some(bytes);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    reply(out, failed(f.id, Some(e)));
+                    return None;
+                }
+            }
+        }
         let host = match self.fetch(&r).await {
             Ok(Fetched::Assembled(host)) => host,
             Ok(Fetched::Forwarded(mut stream, bytes)) => {
