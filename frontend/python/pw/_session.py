@@ -10,9 +10,11 @@ requests and of the server's events, with one interface (``send_all``,
 * ``GrpcStream``: the gRPC ``Session`` stream, for a server that speaks TLS
   (``$PW_TLS_CA``), whose port takes no plain connection.
 
-``take_direct`` takes a direct fetch's shards straight from the workers'
-data ports (``pw_wire::bulk``): the magic and the ticket, then a
-little-endian u64 length and the bytes, received into the array's memory.
+``take_direct`` and ``give_direct`` take a direct fetch's shards from, and
+give a direct put's shards to, the workers' data ports (``pw_wire::bulk``):
+the magic and the ticket, then a little-endian u64 length and the bytes
+(received into the array's memory, sent from it), and for a put the
+worker's word that the shard is stored.
 
 May import errors, _channel and _proto only."""
 
@@ -34,6 +36,7 @@ from .errors import ServerError
 MAGIC = b"pw-link1"
 BULK_MAGIC = b"pw-bulk1"
 _BULK_FAILED = (1 << 64) - 1
+_BULK_STORED, _BULK_SEND = 0, 1
 _U64 = struct.Struct("<Q")
 _LEN = struct.Struct("<I")
 # The largest message the server sends on a link (pw_wire::MAX_MESSAGE_BYTES).
@@ -173,22 +176,48 @@ def _recv_into(sock, view: memoryview, address: str) -> None:
         got += k
 
 
-def _take_shard(shard, out: np.ndarray, whole: bool, timeout: float) -> None:
+def _connect(shard, timeout: float):
     host, _, port = shard.address.rpartition(":")
+    sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def _answer(sock, shard, what: str) -> int:
+    """The worker's u64 answer; its refusal as a ServerError."""
+    head = bytearray(8)
+    _recv_into(sock, memoryview(head), shard.address)
+    (n,) = _U64.unpack(head)
+    if n == _BULK_FAILED:
+        size = bytearray(4)
+        _recv_into(sock, memoryview(size), shard.address)
+        why = bytearray(min(_LEN.unpack(size)[0], 4096))
+        _recv_into(sock, memoryview(why), shard.address)
+        raise ServerError(f"the worker at {shard.address} could not {what} a shard: {why.decode(errors='replace')}")
+    return n
+
+
+def _region(shard):
+    return tuple(slice(int(a), int(a) + int(d)) for a, d in zip(shard.start, shard.dims))
+
+
+def _give_shard(shard, array: np.ndarray, timeout: float) -> None:
+    data = np.ascontiguousarray(array[_region(shard)])
+    with _connect(shard, timeout) as sock:
+        sock.sendall(BULK_MAGIC + shard.ticket + _U64.pack(data.nbytes))
+        if _answer(sock, shard, "take") != _BULK_SEND:
+            raise ServerError(f"the worker at {shard.address} did not take a shard")
+        sock.sendall(memoryview(data.reshape(-1).view(np.uint8)))
+        if _answer(sock, shard, "take") != _BULK_STORED:
+            raise ServerError(f"the worker at {shard.address} did not store a shard")
+
+
+def _take_shard(shard, out: np.ndarray, whole: bool, timeout: float) -> None:
     dims = tuple(int(d) for d in shard.dims)
-    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    with _connect(shard, timeout) as sock:
         sock.sendall(BULK_MAGIC + shard.ticket)
-        head = bytearray(8)
-        _recv_into(sock, memoryview(head), shard.address)
-        (n,) = _U64.unpack(head)
-        if n == _BULK_FAILED:
-            size = bytearray(4)
-            _recv_into(sock, memoryview(size), shard.address)
-            why = bytearray(min(_LEN.unpack(size)[0], 4096))
-            _recv_into(sock, memoryview(why), shard.address)
-            raise ServerError(f"the worker at {shard.address} could not give a shard: {why.decode(errors='replace')}")
-        place = out if whole else out[tuple(slice(int(a), int(a) + d) for a, d in zip(shard.start, dims))]
+        n = _answer(sock, shard, "give")
+        place = out if whole else out[_region(shard)]
         # Received where it goes when that is one block of memory (a whole
         # array, a split along its first axis), else next to it and copied.
         target = place if place.flags.c_contiguous else np.empty(dims, out.dtype)
@@ -199,32 +228,45 @@ def _take_shard(shard, out: np.ndarray, whole: bool, timeout: float) -> None:
         place[...] = target
 
 
-def take_direct(direct, shape, dtype, timeout: float = 30.0) -> np.ndarray:
-    """The array a direct fetch (``pb.DirectFetch``) describes, taken
-    from the workers (one thread per shard when there are several); an
-    OSError or ServerError when a worker cannot be reached or refuses."""
-    out = np.empty(shape, dtype)
-    shards = list(direct.shards)
-    whole = len(shards) == 1 and tuple(shards[0].dims) == tuple(shape)
+def _each(shards, f) -> None:
+    """`f(shard)` for each shard, on a thread each when there are
+    several; the first OSError or ServerError is raised."""
     if len(shards) == 1:
-        _take_shard(shards[0], out, whole, timeout)
-        return out
+        f(shards[0])
+        return
     errors = []
 
-    def take(s):
+    def one(s):
         try:
-            _take_shard(s, out, False, timeout)
+            f(s)
         except (OSError, ServerError) as e:
             errors.append(e)
 
-    threads = [threading.Thread(target=take, args=(s,), daemon=True) for s in shards]
+    threads = [threading.Thread(target=one, args=(s,), daemon=True) for s in shards]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     if errors:
         raise errors[0]
+
+
+def take_direct(direct, shape, dtype, timeout: float = 30.0) -> np.ndarray:
+    """The array a direct fetch (``pb.DirectShards``) describes, taken
+    from the workers; an OSError or ServerError when a worker cannot be
+    reached or refuses."""
+    out = np.empty(shape, dtype)
+    shards = list(direct.shards)
+    whole = len(shards) == 1 and tuple(shards[0].dims) == tuple(shape)
+    _each(shards, lambda s: _take_shard(s, out, whole, timeout))
     return out
+
+
+def give_direct(direct, array: np.ndarray, timeout: float = 30.0) -> None:
+    """Gives each shard of a direct put (``pb.DirectShards``) of `array`
+    to its worker, returning once every worker stored its shard; an
+    OSError or ServerError when a worker cannot be reached or refuses."""
+    _each(list(direct.shards), lambda s: _give_shard(s, array, timeout))
 
 
 class GrpcStream:

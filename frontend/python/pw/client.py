@@ -70,6 +70,9 @@ CHECKSUM_ENV = "PW_CHECKSUM"
 # speaks TLS or $PW_DIRECT=0; the server decides shard by shard.
 DIRECT_BYTES = 1 << 20
 DIRECT_ENV = "PW_DIRECT"
+# Host arguments larger than this go straight to the workers (a direct put)
+# before their call is sent, under the same conditions.
+DIRECT_PUT_BYTES = 4 << 20
 
 
 def _dtype(name: str) -> np.dtype:
@@ -286,7 +289,7 @@ class Executable:
         leaves = jax.tree.leaves(args, is_leaf=lambda x: isinstance(x, Array))
         if len(leaves) != len(self.inputs):
             raise ProgramError(f"{where()}: the program takes {len(self.inputs)} inputs, got {len(leaves)}")
-        arguments, hosts = [], []
+        arguments, hosts, puts = [], [], []
         for i, (leaf, want) in enumerate(zip(leaves, self._inputs)):
             want_shape, want_dtype = want.shape, want.dtype
             if isinstance(leaf, Array):
@@ -301,14 +304,22 @@ class Executable:
             else:
                 a = np.asarray(leaf)
                 shape, dtype = tuple(a.shape), a.dtype
-                arguments.append(pb.CallArgument(host=want.type))
-                hosts.append(a)
             if shape != want_shape or dtype != want_dtype:
                 raise ProgramError(
                     f"{where()}: input #{i} is {dtype}{list(shape)}, the program expects {want_dtype}{list(want_shape)}"
                 )
+            if isinstance(leaf, Array):
+                continue
+            put = client._put_direct(self._id, i, a, puts)
+            if put is not None:
+                arguments.append(pb.CallArgument(array=pb.ArrayRef(session=client.session, array=put)))
+            else:
+                arguments.append(pb.CallArgument(host=want.type))
+                hosts.append(a)
         outputs = [client._mint() for _ in self._outputs]
         call = pb.SessionCall(executable=self._id, arguments=arguments, outputs=outputs, release=client._take_released())
+        # Arrays put for this call are freed with the next one.
+        client._released.extend(puts)
         raws = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in hosts]
         inline = sum(r.nbytes for r in raws) <= INLINE_BYTES
         if inline:
@@ -507,7 +518,11 @@ class Client:
             return
         finished = p.take(reply) if isinstance(p, _Fetch) else True
         if not isinstance(p, _Fetch):
-            p._set(error=_of_kind(reply.error_kind, reply.error) if (reply.error or reply.error_kind) else None)
+            failed = reply.error or reply.error_kind
+            p._set(
+                reply.direct if reply.HasField("direct") else None,
+                error=_of_kind(reply.error_kind, reply.error) if failed else None,
+            )
         if finished:
             with self._pending_lock:
                 self._pending.pop(reply.id, None)
@@ -594,15 +609,10 @@ class Client:
     def _fetch(self, array: int, shape, dtype) -> np.ndarray:
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         checksum = os.environ.get(CHECKSUM_ENV, "") not in ("", "0")
-        direct = (
-            nbytes > DIRECT_BYTES
-            and not checksum
-            and not os.environ.get(_channel.CA_ENV)
-            and os.environ.get(DIRECT_ENV, "1") != "0"
-        )
+        direct = nbytes > DIRECT_BYTES and not checksum and self._direct()
         if direct:
             got = self._fetch_once(array, nbytes, checksum, direct=True)
-            if not isinstance(got, pb.DirectFetch):
+            if not isinstance(got, pb.DirectShards):
                 return np.frombuffer(got, dtype=dtype).reshape(shape)
             try:
                 return _session.take_direct(got, shape, dtype)
@@ -612,6 +622,36 @@ class Client:
                 print(f"pw: fetching array {array} from its workers failed ({e}); through the server", file=sys.stderr)
         got = self._fetch_once(array, nbytes, checksum, direct=False)
         return np.frombuffer(got, dtype=dtype).reshape(shape)
+
+    def _direct(self) -> bool:
+        """Whether this client moves large arrays straight between
+        itself and the workers."""
+        return not os.environ.get(_channel.CA_ENV) and os.environ.get(DIRECT_ENV, "1") != "0"
+
+    def _put_direct(self, executable: int, index: int, a: np.ndarray, made: list) -> int | None:
+        """Gives host argument `a` (input `index` of `executable`) straight
+        to the workers when it is large: the array it became; None when it
+        is sent with the call instead. Every array the server made for it
+        joins `made` (the caller frees them after the call)."""
+        if a.nbytes <= DIRECT_PUT_BYTES or not self._direct():
+            return None
+        array = self._mint()
+        put = pb.SessionPut(executable=executable, input=index, array=array)
+
+        def request(i):
+            put.id = i
+            return pb.SessionRequest(put=put)
+
+        shards = self._ask(request).result()
+        if shards is None:
+            return None
+        made.append(array)
+        try:
+            _session.give_direct(shards, a)
+        except (OSError, ServerError) as e:
+            print(f"pw: giving an argument to its workers failed ({e}); through the server", file=sys.stderr)
+            return None
+        return array
 
     def _fetch_once(self, array: int, nbytes: int, checksum: bool, direct: bool):
         """One fetch request's answer: the bytes, or (``direct``) where

@@ -318,11 +318,11 @@ def test_a_ticket_is_good_once_and_only_from_the_server(server):
     with pw.connect(server.address, devices=1) as client:
         y = p.compile(client)(x)
         direct = client._fetch_once(y._id, x.nbytes, False, direct=True)
-        assert isinstance(direct, pb.DirectFetch) and len(direct.shards) == 1, direct
+        assert isinstance(direct, pb.DirectShards) and len(direct.shards) == 1, direct
         np.testing.assert_array_equal(_session.take_direct(direct, y.shape, y.dtype), 2 * x)
         with pytest.raises(pw.ServerError, match="no such ticket"):
             _session.take_direct(direct, y.shape, y.dtype)
-        forged = pb.DirectFetch()
+        forged = pb.DirectShards()
         forged.CopyFrom(direct)
         forged.shards[0].ticket = os.urandom(16)
         with pytest.raises(pw.ServerError, match="no such ticket"):
@@ -331,7 +331,7 @@ def test_a_ticket_is_good_once_and_only_from_the_server(server):
         real = _session.take_direct
 
         def unreachable(direct, shape, dtype):
-            d = pb.DirectFetch()
+            d = pb.DirectShards()
             d.CopyFrom(direct)
             d.shards[0].address = "127.0.0.1:1"
             return real(d, shape, dtype)
@@ -341,4 +341,100 @@ def test_a_ticket_is_good_once_and_only_from_the_server(server):
             np.testing.assert_array_equal(np.asarray(y), 2 * x)
         finally:
             _session.take_direct = real
+    assert_workers_hold_nothing(server.address)
+
+
+def worker_bytes_from_clients(address):
+    from test_session import workers_status
+
+    return sum(w.counters.bytes_from_clients for w in workers_status(address).workers)
+
+
+@pytest.mark.parametrize("spec", [P("x"), P(None, "x"), P()], ids=["rows", "columns", "replicated"])
+def test_large_arguments_go_straight_to_their_workers(server, spec):
+    """A host argument over 4 MiB: the server makes it an array laid out as
+    the executable takes it and hands out a write ticket per shard; the
+    client gives each shard to its worker (every copy of a replicated
+    one), and the call reads it there: nothing through the server, JAX's
+    result. With PW_DIRECT=0 the bytes go with the call, as before."""
+    shape = (1024, 2048)  # 8 MiB of float32
+    p = program("head", lambda v: v[:8] * 2, shape, devices=DEVICES, shardings=(spec,))
+    x = np.random.default_rng(9).standard_normal(shape, dtype=np.float32)
+    want = x[:8] * 2
+    copies = DEVICES if spec == P() else 1
+    with pw.connect(server.address, devices=DEVICES) as client:
+        exe = p.compile(client)
+        before, given = client.stats(), worker_bytes_from_clients(server.address)
+        np.testing.assert_allclose(np.asarray(exe(x)), want, rtol=1e-5, atol=1e-4)
+        after = client.stats()
+        assert after["bytes_to_workers"] == before["bytes_to_workers"], after
+        heard = given
+        deadline = time.monotonic() + 10
+        while heard < given + copies * x.nbytes and time.monotonic() < deadline:
+            time.sleep(0.05)
+            heard = worker_bytes_from_clients(server.address)
+        assert heard >= given + copies * x.nbytes, (heard, given)
+        os.environ["PW_DIRECT"] = "0"
+        try:
+            np.testing.assert_allclose(np.asarray(exe(x)), want, rtol=1e-5, atol=1e-4)
+        finally:
+            del os.environ["PW_DIRECT"]
+        assert client.stats()["bytes_to_workers"] - after["bytes_to_workers"] == copies * x.nbytes
+        # The arrays put for the calls are freed behind them.
+        client.sync()
+        assert client.stats()["arrays_live"] <= 3, client.stats()
+    assert_workers_hold_nothing(server.address)
+
+
+def test_a_write_ticket_takes_only_what_it_was_granted(server):
+    """A direct put's ticket takes exactly its shard's bytes, once: a
+    wrong length or a second use is refused with why, a made-up ticket
+    too, and the session goes on."""
+    from pw import _session
+
+    shape = (1024, 2048)
+    p = program("head", lambda v: v[:8] * 2, shape)
+    x = np.ones(shape, np.float32)
+    with pw.connect(server.address, devices=1) as client:
+        exe = p.compile(client)
+
+        def granted():
+            array = client._mint()
+            put = pb.SessionPut(executable=exe._id, input=0, array=array)
+
+            def request(i):
+                put.id = i
+                return pb.SessionRequest(put=put)
+
+            shards = client._ask(request).result()
+            assert isinstance(shards, pb.DirectShards) and len(shards.shards) == 1
+            return array, shards
+
+        _, shards = granted()
+        # A length that is not the shard's: refused before a byte is taken.
+        import socket
+        import struct
+
+        (shard,) = shards.shards
+        host, _, port = shard.address.rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(_session.BULK_MAGIC + shard.ticket + struct.pack("<Q", 12345))
+            with pytest.raises(pw.ServerError, match="12345 bytes declared for a shard of 8388608"):
+                _session._answer(sock, shard, "take")
+        with pytest.raises(pw.ServerError, match="no such ticket"):
+            _session.give_direct(shards, x)
+        forged = pb.DirectShards()
+        forged.CopyFrom(shards)
+        forged.shards[0].ticket = os.urandom(16)
+        with pytest.raises(pw.ServerError, match="no such ticket"):
+            _session.give_direct(forged, x)
+        array, shards = granted()
+        _session.give_direct(shards, x)
+        # The array it stored is what a call then reads.
+        ref = pb.ArrayRef(session=client.session, array=array)
+        out = client._mint()
+        call = pb.SessionCall(executable=exe._id, arguments=[pb.CallArgument(array=ref)], outputs=[out])
+        client._send(pb.SessionRequest(call=call))
+        np.testing.assert_array_equal(client._fetch(out, (8, 2048), np.dtype(np.float32)), x[:8] * 2)
+        np.testing.assert_array_equal(np.asarray(exe(x)), x[:8] * 2)
     assert_workers_hold_nothing(server.address)

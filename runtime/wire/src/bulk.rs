@@ -1,14 +1,19 @@
-//! Direct fetches: a client takes a shard's bytes straight from the worker
-//! that holds it, on the worker's data port, instead of through the
-//! controller.
+//! Direct transfers: a client takes a shard's bytes straight from the
+//! worker that holds it, or gives a shard straight to the worker that will
+//! hold it, on the worker's data port, instead of through the controller.
 //!
 //! The controller, asked by a session's owner (on the session's own
-//! authenticated stream), gives the worker a ticket for one shard (a
-//! `ReadRequest` with `ticket` set, on the command link) and the client the
-//! same ticket with the worker's address (`DirectFetch`). The client opens
-//! a TCP connection to the data port and writes [`MAGIC`] and the ticket;
-//! the worker answers with a little-endian `u64` length and that many
-//! bytes (the shard, row-major), or [`FAILED`], a `u32` length and why, and
+//! authenticated stream), gives the worker a ticket for one shard on the
+//! command link (a `ReadRequest` with `ticket` set, or a `WriteGrant`) and
+//! the client the same ticket with the worker's address (`DirectShards`).
+//! The client opens a TCP connection to the data port and writes [`MAGIC`]
+//! and the ticket. For a read the worker answers with a little-endian
+//! `u64` length and that many bytes (the shard, row-major); for a write
+//! the client goes on with the length, the worker answers [`SEND`] when
+//! the ticket and the length are what it granted, the client sends the
+//! bytes, and the worker answers [`STORED`] once the shard is on its
+//! device. Either way a
+//! failure is [`FAILED`], a `u32` length and why; then the connection
 //! closes. A ticket is 16 random bytes, good for one connection within
 //! [`TICKET_TTL`]: it is the proof that the peer is the session's owner,
 //! so a data port that speaks TLS takes no direct fetch (the client then
@@ -29,8 +34,14 @@ pub const TICKET_TTL: Duration = Duration::from_secs(60);
 /// The most tickets a worker keeps waiting at once (the oldest go first).
 pub const MAX_TICKETS: usize = 4096;
 
-/// In place of a length: the fetch failed, and why follows.
+/// In place of a length: the transfer failed, and why follows.
 pub const FAILED: u64 = u64::MAX;
+
+/// A write's answer: the shard is stored.
+pub const STORED: u64 = 0;
+
+/// A write's first answer: the ticket and the length are good; send.
+pub const SEND: u64 = 1;
 
 /// A fresh ticket.
 pub fn ticket() -> [u8; TICKET_BYTES] {

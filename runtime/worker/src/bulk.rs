@@ -1,20 +1,29 @@
-//! Direct fetches on the data port ([`pw_wire::bulk`]): the tickets the
+//! Direct transfers on the data port ([`pw_wire::bulk`]): the tickets the
 //! controller granted, and the connections of clients presenting them.
 
 use crate::State;
-use pw_wire::bulk::{self, MAX_TICKETS, TICKET_BYTES, TICKET_TTL};
+use pw_wire::{
+    bulk::{self, MAX_TICKETS, TICKET_BYTES, TICKET_TTL},
+    proto,
+};
 use std::{
     collections::{HashMap, VecDeque},
     io::Read,
     net::TcpStream,
-    sync::{Condvar, Mutex},
+    sync::{atomic::Ordering, Arc, Condvar, Mutex},
     time::{Duration, Instant},
 };
 
 type Ticket = [u8; TICKET_BYTES];
 
-/// The shard a ticket is for: (owner, value, position).
-type Shard = (u64, usize, usize);
+/// What a ticket lets its holder do.
+#[derive(Clone)]
+pub enum Grant {
+    /// Take shard (owner, value, position) of the store.
+    Read(u64, usize, usize),
+    /// Write one shard, as the grant says.
+    Write(proto::WriteGrant),
+}
 
 /// How long a client's connection waits for its ticket to arrive (the
 /// controller sends it to the worker before it answers the client, but on
@@ -23,7 +32,7 @@ const TICKET_WAIT: Duration = Duration::from_secs(5);
 
 /// Tickets granted and not used yet: each with when it came, and their
 /// order.
-type Granted = (HashMap<Ticket, (Shard, Instant)>, VecDeque<Ticket>);
+type Granted = (HashMap<Ticket, (Grant, Instant)>, VecDeque<Ticket>);
 
 /// Tickets granted and not used yet.
 #[derive(Default)]
@@ -33,9 +42,9 @@ pub struct Tickets {
 }
 
 impl Tickets {
-    /// Keeps `ticket` for `shard` (the oldest goes past [`MAX_TICKETS`]);
+    /// Keeps `ticket` for `grant` (the oldest goes past [`MAX_TICKETS`]);
     /// a ticket of the wrong length is dropped.
-    pub fn grant(&self, ticket: &[u8], shard: Shard) {
+    pub fn grant(&self, ticket: &[u8], grant: Grant) {
         let Ok(ticket) = Ticket::try_from(ticket) else {
             tracing::warn!("dropped a ticket of {} bytes", ticket.len());
             return;
@@ -46,19 +55,19 @@ impl Tickets {
             let Some(old) = order.pop_front() else { break };
             map.remove(&old);
         }
-        map.insert(ticket, (shard, Instant::now()));
+        map.insert(ticket, (grant, Instant::now()));
         order.push_back(ticket);
         self.arrived.notify_all();
     }
 
     /// Takes `ticket` (once), waiting up to [`TICKET_WAIT`] for it.
-    fn take(&self, ticket: &Ticket) -> Option<Shard> {
+    fn take(&self, ticket: &Ticket) -> Option<Grant> {
         let deadline = Instant::now() + TICKET_WAIT;
         let mut g = self.granted.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            if let Some((shard, at)) = g.0.remove(ticket) {
+            if let Some((grant, at)) = g.0.remove(ticket) {
                 g.1.retain(|t| t != ticket);
-                return (at.elapsed() <= TICKET_TTL).then_some(shard);
+                return (at.elapsed() <= TICKET_TTL).then_some(grant);
             }
             let left = deadline.checked_duration_since(Instant::now())?;
             g = self
@@ -76,9 +85,10 @@ impl Tickets {
     }
 }
 
-/// Serves one client's direct fetch on `tcp` (see [`pw_wire::bulk`]): an
-/// unknown or expired ticket, or a shard that is not there, is answered
-/// with why; the connection then closes.
+/// Serves one client's direct transfer on `tcp` (see [`pw_wire::bulk`]):
+/// an unknown or expired ticket, a shard that is not there, or bytes that
+/// are not what the grant says are answered with why; the connection then
+/// closes.
 pub fn serve(state: &State, mut tcp: TcpStream) {
     let mut hello = [0u8; 8 + TICKET_BYTES];
     let _ = tcp.set_read_timeout(Some(pw_wire::link::HANDSHAKE_TIMEOUT));
@@ -87,36 +97,92 @@ pub fn serve(state: &State, mut tcp: TcpStream) {
     }
     let ticket: Ticket = hello[8..].try_into().unwrap_or_default();
     let _ = tcp.set_nodelay(true);
-    let buffer = match state.tickets.take(&ticket) {
+    let done = match state.tickets.take(&ticket) {
         None => Err("no such ticket (unknown, used or expired)".to_owned()),
-        Some((owner, value, position)) => {
-            state
-                .runtime
-                .block_on(state.store.wait_for(owner, value, position, state.patience))
+        Some(Grant::Read(owner, value, position)) => {
+            send(state, &mut tcp, (owner, value, position))
         }
+        Some(Grant::Write(grant)) => receive(state, &mut tcp, &grant),
     };
-    let sent = buffer.and_then(|buffer| {
-        let failed = |e: pw_pjrt::Error| format!("the shard failed: {e}");
-        buffer.wait_ready().map_err(failed)?;
-        // Written from where the bytes lie when they are in host memory
-        // (no copy), else from a copy.
-        let mut write =
-            |bytes: &[u8]| bulk::write_answer(&mut tcp, Ok(bytes)).map(|()| bytes.len());
-        let written = match buffer.read_in_place(&mut write).map_err(failed)? {
-            Some(written) => written,
-            None => write(&buffer.to_host_copy().map_err(failed)?),
-        };
-        written.map_err(|e| format!("cannot write to the client: {e}"))
-    });
-    match sent {
-        Ok(bytes) => {
-            state
-                .counters
-                .bytes_to_clients
-                .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
-        }
-        Err(why) => {
-            let _ = bulk::write_answer(&mut tcp, Err(&why));
-        }
+    if let Err(why) = done {
+        let _ = bulk::write_answer(&mut tcp, Err(&why));
     }
+}
+
+/// Sends a shard of the store, once it is ready.
+fn send(
+    state: &State,
+    tcp: &mut TcpStream,
+    (owner, value, position): (u64, usize, usize),
+) -> Result<(), String> {
+    let buffer =
+        state
+            .runtime
+            .block_on(state.store.wait_for(owner, value, position, state.patience))?;
+    let failed = |e: pw_pjrt::Error| format!("the shard failed: {e}");
+    buffer.wait_ready().map_err(failed)?;
+    // Written from where the bytes lie when they are in host memory (no
+    // copy), else from a copy.
+    let mut write = |bytes: &[u8]| bulk::write_answer(&mut *tcp, Ok(bytes)).map(|()| bytes.len());
+    let written = match buffer.read_in_place(&mut write).map_err(failed)? {
+        Some(written) => written,
+        None => write(&buffer.to_host_copy().map_err(failed)?),
+    };
+    let bytes = written.map_err(|e| format!("cannot write to the client: {e}"))?;
+    state
+        .counters
+        .bytes_to_clients
+        .fetch_add(bytes as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Receives the shard `grant` names onto its device and into the store;
+/// answers [`bulk::STORED`].
+fn receive(state: &State, tcp: &mut TcpStream, grant: &proto::WriteGrant) -> Result<(), String> {
+    let (dtype, dims, size) = grant
+        .r#type
+        .as_ref()
+        .ok_or("a grant without a type")?
+        .read(crate::service::MAX_SHARD_BYTES)
+        .map_err(|e| e.to_string())?;
+    let mut head = [0u8; 8];
+    tcp.read_exact(&mut head)
+        .map_err(|e| format!("no length came: {e}"))?;
+    let declared = u64::from_le_bytes(head);
+    if declared != size {
+        return Err(format!("{declared} bytes declared for a shard of {size}"));
+    }
+    use std::io::Write;
+    tcp.write_all(&bulk::SEND.to_le_bytes())
+        .and_then(|()| tcp.flush())
+        .map_err(|e| format!("cannot answer the client: {e}"))?;
+    // The size is the grant's (the controller checked it against the
+    // session's limits), not the client's.
+    let _ = tcp.set_read_timeout(Some(Duration::from_secs(60)));
+    let mut bytes = vec![0u8; size as usize];
+    tcp.read_exact(&mut bytes)
+        .map_err(|e| format!("the bytes did not come: {e}"))?;
+    let device = state
+        .client
+        .addressable_devices()
+        .into_iter()
+        .find(|d| d.id() as u32 == grant.local_device)
+        .ok_or_else(|| format!("this worker has no device {}", grant.local_device))?;
+    let buffer = state
+        .client
+        .buffer_from_host(&bytes, dtype, &dims, &device)
+        .map_err(|e| e.to_string())?;
+    state.store.put(
+        grant.owner,
+        grant.value as usize,
+        grant.position as usize,
+        Arc::new(buffer),
+    )?;
+    state
+        .counters
+        .bytes_from_clients
+        .fetch_add(size, Ordering::Relaxed);
+    tcp.write_all(&bulk::STORED.to_le_bytes())
+        .and_then(|()| tcp.flush())
+        .map_err(|e| format!("cannot answer the client: {e}"))
 }

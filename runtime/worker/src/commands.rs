@@ -22,7 +22,7 @@
 //! (`ExecuteRequest.keep_for`): later runs send only its key and their
 //! bindings.
 
-use crate::State;
+use crate::{bulk, State};
 use pw_core::plan::Part;
 use pw_core::{report::SendRecord, DType};
 use pw_dataplane::{Destination, Outgoing, PeerAddress};
@@ -91,8 +91,12 @@ pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32
         }
         Event::Release(r) => state.release(r.run, &r.reason),
         Event::Read(r) if !r.ticket.is_empty() => {
-            let shard = (r.owner, r.value as usize, r.position as usize);
-            state.tickets.grant(&r.ticket, shard);
+            let grant = bulk::Grant::Read(r.owner, r.value as usize, r.position as usize);
+            state.tickets.grant(&r.ticket, grant);
+        }
+        Event::Write(w) => {
+            let ticket = w.ticket.clone();
+            state.tickets.grant(&ticket, bulk::Grant::Write(w));
         }
         Event::Read(r) => {
             // Ready already (the common case: a small result asked for

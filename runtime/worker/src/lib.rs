@@ -83,6 +83,7 @@ pub struct Counters {
     pub bytes_from_controller: AtomicU64,
     pub bytes_to_controller: AtomicU64,
     pub bytes_to_clients: AtomicU64,
+    pub bytes_from_clients: AtomicU64,
     pub parts_done: AtomicU64,
     pub parts_failed: AtomicU64,
 }
@@ -216,6 +217,7 @@ impl State {
             bytes_from_controller: c.bytes_from_controller.load(Ordering::Relaxed),
             bytes_to_controller: c.bytes_to_controller.load(Ordering::Relaxed),
             bytes_to_clients: c.bytes_to_clients.load(Ordering::Relaxed),
+            bytes_from_clients: c.bytes_from_clients.load(Ordering::Relaxed),
             parts_done: c.parts_done.load(Ordering::Relaxed),
             parts_failed: c.parts_failed.load(Ordering::Relaxed),
         }

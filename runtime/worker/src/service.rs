@@ -21,7 +21,7 @@ use tonic::{Request, Response, Status, Streaming};
 /// The largest serialized executable accepted.
 const MAX_EXECUTABLE_BYTES: u64 = 4 << 30;
 /// The largest input shard accepted.
-const MAX_SHARD_BYTES: u64 = 64 << 30;
+pub(crate) const MAX_SHARD_BYTES: u64 = 64 << 30;
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 

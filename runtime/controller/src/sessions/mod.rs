@@ -50,6 +50,7 @@
 
 pub mod arrays;
 pub mod call;
+mod direct;
 pub mod executables;
 pub mod line;
 pub mod lineage;

@@ -14,7 +14,11 @@
 //!   bound.
 //! * A **fetch** or a **wait** runs beside the stream (it sees the arrays
 //!   of every call read before it) and is answered with a `SessionReply`
-//!   of its id: an error, or the array's type and bytes in chunks.
+//!   of its id: an error, or the array's type and bytes in chunks, or (a
+//!   direct fetch of large shards) where to take them from the workers
+//!   ([`super::direct`]).
+//! * A **put** makes an array for a large host argument and is answered at
+//!   once with where its shards go ([`super::direct`]).
 //! * A **delete** frees arrays at once, in order with the calls.
 
 use super::{trace::CallTimes, Session, Sessions};
@@ -80,6 +84,18 @@ impl Sessions<'_> {
                     let waited = c.sessions().wait(&refs).await;
                     reply(&out, failed(a.id, waited.err()));
                 });
+                Ok(Next::Go)
+            }
+            R::Put(p) => {
+                let answer = match self.direct_put(id, &p).await {
+                    Ok(direct) => proto::SessionReply {
+                        id: p.id,
+                        direct,
+                        ..Default::default()
+                    },
+                    Err(e) => failed(p.id, Some(e)),
+                };
+                reply(out, answer);
                 Ok(Next::Go)
             }
             R::Delete(d) => {
@@ -266,7 +282,7 @@ impl Sessions<'_> {
             array: f.array,
         };
         if f.direct {
-            match self.direct(&r).await {
+            match self.direct_fetch(&r).await {
                 Ok(Some((t, direct, bytes))) => {
                     let answer = proto::SessionReply {
                         id: f.id,
