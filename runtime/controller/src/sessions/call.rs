@@ -615,7 +615,22 @@ fn within_limits(
     limits: &crate::Limits,
 ) -> Result<()> {
     let plan = &exe.prepared.plan;
-    let arrays = (session.arrays.len() + plan.outputs.len()).saturating_sub(donated.len());
+    let made = plan.outputs.iter().map(|&v| &plan.values[v]);
+    room_for(id, session, (made, &exe.name), donated, limits)
+}
+
+/// Refuses new arrays (`new`, made for `what`) that would take session
+/// `id` over the arrays or the device bytes it may hold (`gone` arrays go
+/// at the same time).
+pub(crate) fn room_for<'a>(
+    id: u64,
+    session: &Session,
+    (new, what): (impl ExactSizeIterator<Item = &'a ValueInfo>, &str),
+    gone: &[u64],
+    limits: &crate::Limits,
+) -> Result<()> {
+    let count = new.len();
+    let arrays = (session.arrays.len() + count).saturating_sub(gone.len());
     if arrays > limits.session_arrays {
         return Err(Error::OverLimit {
             what: format!("session {id}'s arrays"),
@@ -628,19 +643,14 @@ fn within_limits(
         let held: u64 = session
             .arrays
             .iter()
-            .filter(|(a, _)| !donated.contains(a))
+            .filter(|(a, _)| !gone.contains(a))
             .map(|(_, a)| a.info().device_bytes())
             .sum();
-        let made: u64 = plan
-            .outputs
-            .iter()
-            .map(|&v| plan.values[v].device_bytes())
-            .sum();
+        let made: u64 = new.map(ValueInfo::device_bytes).sum();
         if held + made > limits.session_device_bytes {
             return Err(Error::OverLimit {
                 what: format!(
-                    "session {id}'s arrays on devices (bytes: {held} held, {made} more for {})",
-                    exe.name
+                    "session {id}'s arrays on devices (bytes: {held} held, {made} more for {what})"
                 ),
                 asked: held + made,
                 limit: limits.session_device_bytes,

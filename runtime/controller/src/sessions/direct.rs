@@ -132,30 +132,9 @@ impl Sessions<'_> {
                     p.array
                 )));
             }
-            let info = &plan.values[value];
-            let held: u64 = session
-                .arrays
-                .values()
-                .map(|a| a.info().device_bytes())
-                .sum();
-            if session.arrays.len() + 1 > limits.session_arrays {
-                return Err(Error::OverLimit {
-                    what: format!("session {id}'s arrays"),
-                    asked: session.arrays.len() as u64 + 1,
-                    limit: limits.session_arrays as u64,
-                    flag: "--session-arrays",
-                });
-            }
-            if limits.session_device_bytes > 0
-                && held + info.device_bytes() > limits.session_device_bytes
-            {
-                return Err(Error::OverLimit {
-                    what: format!("session {id}'s arrays on devices (bytes)"),
-                    asked: held + info.device_bytes(),
-                    limit: limits.session_device_bytes,
-                    flag: "--session-device-mb",
-                });
-            }
+            let what = format!("an argument of {}", exe.name);
+            let new = std::iter::once(&plan.values[value]);
+            super::call::room_for(id, session, (new, &what), &[], limits)?;
             session.arrays.insert(
                 p.array,
                 SessionArray {
