@@ -770,9 +770,10 @@ _DEFAULT_LOCK = threading.Lock()
 
 
 def open_client() -> Client | None:
-    """The client this process opened last and has not closed, if any."""
+    """The client this process opened last and has not closed, if any (one
+    whose session the server ended counts as closed)."""
     with _DEFAULT_LOCK:
-        _OPENED[:] = [r for r in _OPENED if r() is not None and not r()._closed]
+        _OPENED[:] = [r for r in _OPENED if r() is not None and not r()._closed and not r()._ended.is_set()]
         return _OPENED[-1]() if _OPENED else None
 
 

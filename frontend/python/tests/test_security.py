@@ -30,6 +30,7 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import pw
+import pw.client
 from pw._local import _env, _stop
 from pw._proto import pb
 from pw.tools import find_tool
@@ -352,6 +353,10 @@ def test_an_idle_session_yields_to_clients_waiting(tmp_path):
             assert len(waiter.devices) == DEVICES
         with pytest.raises(pw.SessionError, match=r"--idle-timeout-s"):
             doubler(1).compile(idle)
+        # Its session is over: once its link ends (at its next heartbeat),
+        # it is no longer the client p.run would use.
+        _wait("the idle client to hear its session ended", lambda: pw.client.open_client() is not idle)
+        idle.close()
     finally:
         c.stop()
 
