@@ -339,7 +339,11 @@ fn session_request(m: pw_wire::proto::SessionRequest) {
     use pw_wire::proto::{call_argument::Argument, session_request::Request};
     match m.request {
         Some(Request::Call(c)) => {
-            for (a, data) in c.arguments.iter().zip(c.inline.iter().map(Some).chain(std::iter::repeat(None))) {
+            for (a, data) in c
+                .arguments
+                .iter()
+                .zip(c.inline.iter().map(Some).chain(std::iter::repeat(None)))
+            {
                 if let Some(Argument::Host(t)) = &a.argument {
                     if let (Ok((dtype, dims, bytes)), Some(data)) = (t.read(REQUEST_LIMIT), data) {
                         if data.len() as u64 == bytes {
