@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tonic::Status;
 
+/// How long closing a traced session waits for its calls in flight.
+const TRACE_WAIT: Duration = Duration::from_secs(5);
+
 use super::stream::{Next, Out};
 use crate::service::Messages;
 
@@ -289,6 +292,12 @@ impl Sessions<'_> {
     /// Closes session `id`: its slice goes to the line, and every worker
     /// of the slice drops what it held.
     async fn close(&self, id: u64, why: &str) {
+        // Runs finish in any order: a traced session's trace should hold
+        // every call it made.
+        if self.traced() {
+            let most = Some(tokio::time::Instant::now() + TRACE_WAIT);
+            self.calls_below(id, 1, most).await;
+        }
         let devices = self.registered();
         let lease = self.client_lease();
         let closed = {

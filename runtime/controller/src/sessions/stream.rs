@@ -244,23 +244,37 @@ impl Sessions<'_> {
     /// whether it had to.
     async fn room_for_a_call(&self, id: u64) -> bool {
         let most = self.c.inner.config.limits.calls_in_flight;
+        self.calls_below(id, most, None).await
+    }
+
+    /// Waits until session `id` (if it is still open) has fewer than `n`
+    /// calls running, or `deadline` passes; whether it had to wait.
+    pub(crate) async fn calls_below(
+        &self,
+        id: u64,
+        n: u64,
+        deadline: Option<tokio::time::Instant>,
+    ) -> bool {
+        let running = |s: &Self| s.lock().get(id).map_or(0, |x| x.calls_running);
         let mut waited = false;
         loop {
-            let room = {
-                let mut s = self.lock();
-                match s.get(id) {
-                    Ok(session) if session.calls_running >= most => {
-                        Some(session.call_ended.clone())
-                    }
-                    _ => None,
-                }
+            let ended = match self.lock().get(id) {
+                Ok(session) if session.calls_running >= n => session.call_ended.clone(),
+                _ => return waited,
             };
-            let Some(ended) = room else { return waited };
             let notified = ended.notified();
             // Checked again once registered: a call may have ended between.
-            if self.lock().get(id).is_ok_and(|s| s.calls_running >= most) {
-                notified.await;
-                waited = true;
+            if running(self) < n {
+                return waited;
+            }
+            waited = true;
+            match deadline {
+                Some(at) => {
+                    if tokio::time::timeout_at(at, notified).await.is_err() {
+                        return waited;
+                    }
+                }
+                None => notified.await,
             }
         }
     }
