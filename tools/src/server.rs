@@ -23,7 +23,8 @@ use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
         pw-worker --controller 127.0.0.1:29000 --devices 2   # on every host\n  \
         pw-run examples/pipeline.mlir examples/pipeline/input_*.npy --server 127.0.0.1:29000\n  \
         PW_TOKEN=$(cat token) PW_CLUSTER_SECRET=$(cat cluster-secret) pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n  \
-        pw-server --http 8080          # the status page on http://127.0.0.1:8080/\n  \
+        pw-server --http 8080          # the status page on http://127.0.0.1:8080/, metrics on /metrics\n  \
+        pw-server --log-format json    # one JSON object per log line\n  \
         pw-server --max-recoveries 0   # a lost worker fails the run at once\n  \
         pw-status --server 127.0.0.1:29000   # the same in a terminal\n\n\
         The server prints `pw-server: listening on HOST:PORT` once it serves. Set\n\
@@ -34,13 +35,24 @@ pub struct Cli {
     #[arg(long, default_value = "127.0.0.1:29000", value_name = "HOST:PORT")]
     pub listen: String,
 
-    /// Serve the status page (`/`) and its JSON (`/api/status`) here: what
-    /// is queued on every device, the runs, stalled ones with their chain
-    /// of unmet dependencies. A bare PORT is on loopback; give a host
+    /// Serve the status page (`/`), its JSON (`/api/status`) and
+    /// Prometheus metrics (`/metrics`) here: what is queued on every
+    /// device and what each did lately, the runs, stalled ones with their
+    /// chain of unmet dependencies, the sessions. A bare PORT is on loopback; give a host
     /// (0.0.0.0:PORT) to serve others (then --token is needed). With
     /// --tls-cert it is served over HTTPS.
     #[arg(long, value_name = "HOST:PORT|PORT")]
     pub http: Option<String>,
+
+    /// How log lines are written to standard error: `text`, or `json` (one
+    /// object per line, for log shippers). PW_LOG sets the level.
+    #[arg(
+        long,
+        env = "PW_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    pub log_format: pw_wire::process::LogFormat,
 
     /// A run whose progress did not change for this long is flagged
     /// stalled (status page, pw-status), in milliseconds.
@@ -224,6 +236,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    pw_wire::process::init("info", cli.log_format);
     match serve(cli) {
         Ok(()) => 0,
         Err(e) => {
@@ -237,7 +250,7 @@ fn serve(cli: Cli) -> Result<(), String> {
     let http = cli
         .http
         .as_deref()
-        .map(crate::status::http_address)
+        .map(|a| pw_wire::net::listen_address(a, "--http"))
         .transpose()?;
     if cli.lease_ms <= cli.heartbeat_ms {
         return Err("--lease-ms must be longer than --heartbeat-ms".into());

@@ -2,8 +2,9 @@
 //! active runs and, for a stalled one, its chain of unmet dependencies
 //! (the data is the controller's, `pw_controller::watch`).
 //!
-//! * `pw-server --http HOST:PORT` serves `/api/status` (JSON) and `/` (one
-//!   self-contained page, `status.html`, polling the JSON once a second).
+//! * `pw-server --http HOST:PORT` serves `/api/status` (JSON), `/` (one
+//!   self-contained page, `status.html`, polling the JSON once a second)
+//!   and `/metrics` (Prometheus, `pw_controller::metrics`).
 //! * `pw-status --server ADDR` prints the same as tables, or the JSON with
 //!   `--json`. It asks the controller's gRPC (`Controller.Overview`), so it
 //!   needs only the address workers and pw-run use, not the HTTP port.
@@ -15,21 +16,6 @@ use std::{fmt::Write as _, io::Write, sync::Arc};
 
 /// The page, served as is.
 pub const PAGE: &str = include_str!("status.html");
-
-/// The address `--http` asks for: `HOST:PORT`, or a bare port on
-/// loopback.
-pub fn http_address(asked: &str) -> Result<std::net::SocketAddr, String> {
-    let full = if asked.bytes().all(|b| b.is_ascii_digit()) && !asked.is_empty() {
-        format!("127.0.0.1:{asked}")
-    } else {
-        asked.to_owned()
-    };
-    use std::net::ToSocketAddrs;
-    full.to_socket_addrs()
-        .map_err(|e| format!("--http {asked}: not HOST:PORT or PORT: {e}"))?
-        .next()
-        .ok_or_else(|| format!("--http {asked}: names no address"))
-}
 
 /// Serves the page and `/api/status` on `listener` until the runtime ends,
 /// over TLS with `tls` (HTTPS). With a `token`, each request must present it: the `x-pw-token` header,
@@ -66,6 +52,15 @@ pub async fn serve_http(
                 (header::CACHE_CONTROL, "no-store"),
             ],
             c.status().overview().await.to_string(),
+        )
+    }
+    async fn metrics(State(c): State<Controller>) -> impl IntoResponse {
+        (
+            [
+                (header::CONTENT_TYPE, pw_wire::metrics::CONTENT_TYPE),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            c.metrics_text(),
         )
     }
     async fn check(
@@ -106,6 +101,7 @@ pub async fn serve_http(
     let app = Router::new()
         .route("/", get(page))
         .route("/api/status", get(api))
+        .route("/metrics", get(metrics))
         .with_state(controller)
         .layer(middleware::from_fn(move |r, n| {
             check(token.clone(), secure, r, n)

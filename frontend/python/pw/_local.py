@@ -75,9 +75,10 @@ def _stop(proc: subprocess.Popen):
 
 class LocalServer:
     """A pw-server and one pw-worker on 127.0.0.1, started now; ``stop()``
-    ends both (by PID). ``server_args`` go to pw-server."""
+    ends both (by PID). ``server_args`` go to pw-server, ``worker_args``
+    to pw-worker."""
 
-    def __init__(self, devices: int, server_args=()):
+    def __init__(self, devices: int, server_args=(), worker_args=()):
         self.devices = devices
         self.logs = tempfile.mkdtemp(prefix="pw-local-")
         env = _env()
@@ -102,6 +103,7 @@ class LocalServer:
                 "127.0.0.1:0",
                 "--connect-timeout",
                 "5",
+                *worker_args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=open(worker_log, "w"),

@@ -44,6 +44,7 @@ pub mod client;
 pub mod compile;
 pub mod error;
 pub mod lowering;
+pub mod metrics;
 pub mod recovery;
 pub mod registry;
 pub mod resource_manager;
@@ -175,6 +176,7 @@ pub(crate) struct Inner {
     pub(crate) sessions: Store,
     pub(crate) watch: Watch,
     pub(crate) counters: Counters,
+    pub(crate) metrics: metrics::Metrics,
 }
 
 impl Controller {
@@ -195,6 +197,7 @@ impl Controller {
                 reads: transfer::Reads::default(),
                 watch: Watch::default(),
                 counters: Counters::default(),
+                metrics: metrics::Metrics::default(),
             }),
         }
     }

@@ -45,6 +45,8 @@ pub struct WorkerEntry {
     pub client: WorkerClient,
     pub last_heartbeat: Instant,
     pub counters: proto::WorkerCounters,
+    /// Per local device: what it did and holds (the last heartbeat).
+    pub devices_activity: Vec<proto::DeviceActivity>,
     /// Per active run: the part's steps known complete.
     pub progress: BTreeMap<u64, u32>,
     /// Executables it has loaded.
@@ -233,6 +235,7 @@ impl Workers {
         if let Some(w) = self.lock().workers.get_mut(&worker) {
             w.last_heartbeat = Instant::now();
             w.counters = beat.counters.unwrap_or_default();
+            w.devices_activity = beat.devices.clone();
             w.progress = beat.runs.iter().map(|p| (p.run, p.steps_done)).collect();
         }
     }
@@ -432,6 +435,7 @@ pub async fn register(
             client,
             last_heartbeat: Instant::now(),
             counters: proto::WorkerCounters::default(),
+            devices_activity: Vec::new(),
             progress: BTreeMap::new(),
             loaded: Default::default(),
             session,

@@ -184,9 +184,9 @@ impl Rounds<'_> {
     ) -> std::result::Result<BTreeMap<u32, proto::PartDone>, Stop> {
         let prepared = &self.prepared;
         let mut events = c.inner.runs.open(run, &prepared.workers);
-        let watching = c
-            .status()
-            .watch_run(run, &self.label, &prepared.plan, &prepared.parts);
+        let watching =
+            c.status()
+                .watch_run(run, (&self.label, None), &prepared.plan, &prepared.parts);
         let may_recover = c.inner.config.max_recoveries as usize > self.summary.recoveries.len();
         let patience = Patience {
             deadline: self.deadline,

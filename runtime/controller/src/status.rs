@@ -24,7 +24,7 @@ use pw_core::plan::{Part, Plan};
 use pw_wire::proto;
 use serde_json::{json, Value};
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet, VecDeque},
     sync::{
         atomic::{AtomicU64, Ordering},
         Mutex,
@@ -54,6 +54,8 @@ const MAX_CHAIN: usize = 64;
 /// What the controller keeps of one active run.
 struct Watched {
     name: String,
+    /// The session it is a call of.
+    session: Option<u64>,
     /// Per plan step: label, kind, devices.
     steps: Vec<(String, &'static str, Vec<i64>)>,
     /// Per worker: the plan index of each step of its part.
@@ -67,15 +69,67 @@ struct Watched {
     reported: bool,
 }
 
-/// The active runs (see the module doc).
+/// The active runs (see the module doc), and whose the runs that ended
+/// lately were (the devices' timelines name them).
 #[derive(Default)]
 pub struct Watch {
     runs: Mutex<BTreeMap<u64, Watched>>,
+    ended: Mutex<VecDeque<Ended>>,
 }
+
+/// A run that ended: its name and session, and when.
+struct Ended {
+    run: u64,
+    name: String,
+    session: Option<u64>,
+    at: Instant,
+}
+
+/// How long, and how many, ended runs are remembered (a little more than
+/// the workers' timelines cover).
+const ENDED_FOR: Duration = Duration::from_secs(90);
+const MAX_ENDED: usize = 4096;
 
 impl Watch {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Watched>> {
         self.runs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_ended(&self) -> std::sync::MutexGuard<'_, VecDeque<Ended>> {
+        self.ended.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `run` is over: remember whose it was.
+    fn end(&self, run: u64) {
+        let Some(w) = self.lock().remove(&run) else {
+            return;
+        };
+        let mut ended = self.lock_ended();
+        let now = Instant::now();
+        while ended
+            .front()
+            .is_some_and(|e| ended.len() >= MAX_ENDED || now - e.at > ENDED_FOR)
+        {
+            ended.pop_front();
+        }
+        ended.push_back(Ended {
+            run,
+            name: w.name,
+            session: w.session,
+            at: now,
+        });
+    }
+
+    /// Run `run`'s name and session, while active or lately ended.
+    fn owner(&self, run: u64) -> Option<(String, Option<u64>)> {
+        if let Some(w) = self.lock().get(&run) {
+            return Some((w.name.clone(), w.session));
+        }
+        self.lock_ended()
+            .iter()
+            .rev()
+            .find(|e| e.run == run)
+            .map(|e| (e.name.clone(), e.session))
     }
 
     /// A heartbeat of `worker` said how far its runs have got.
@@ -101,7 +155,7 @@ pub struct Watching {
 
 impl Drop for Watching {
     fn drop(&mut self) {
-        self.controller.inner.watch.lock().remove(&self.run);
+        self.controller.inner.watch.end(self.run);
     }
 }
 
@@ -184,17 +238,19 @@ impl Status<'_> {
         c.bytes_to_clients.fetch_add(to, Ordering::Relaxed);
     }
 
-    /// Starts watching run `run` (named `name`) of `plan`, split into
-    /// `parts`; it is watched until the guard is dropped.
+    /// Starts watching run `run` (named `name`, a call of `session` if
+    /// one) of `plan`, split into `parts`; it is watched until the guard
+    /// is dropped.
     pub fn watch_run<W>(
         &self,
         run: u64,
-        name: &str,
+        (name, session): (&str, Option<u64>),
         plan: &Plan,
         parts: &BTreeMap<u32, (Part, W)>,
     ) -> Watching {
         let watched = Watched {
             name: name.to_owned(),
+            session,
             steps: plan
                 .steps
                 .iter()
@@ -265,9 +321,32 @@ impl Status<'_> {
         let stall = self.c.inner.config.stall;
         let status = self.reply();
         let (sessions, waiting) = self.c.sessions().view();
-        let watch = self.c.inner.watch.lock();
+        let inner_watch = &self.c.inner.watch;
+        // Owners are looked up before the active runs are locked below.
+        let runs_seen: HashSet<u64> = workers
+            .iter()
+            .filter_map(|w| w.queues.as_ref().ok())
+            .flat_map(|q| {
+                q.timelines
+                    .iter()
+                    .flat_map(|t| t.spans.iter().map(|s| s.run))
+            })
+            .collect();
+        let owners: HashMap<u64, Option<(String, Option<u64>)>> = runs_seen
+            .into_iter()
+            .map(|run| (run, inner_watch.owner(run)))
+            .collect();
+        let watch = inner_watch.lock();
         let by_id: HashMap<u32, &WorkerQueues> = workers.iter().map(|w| (w.id, w)).collect();
-        let workers_json: Vec<Value> = workers.iter().map(|w| worker_json(w, &watch)).collect();
+        let session_names: HashMap<u64, &str> = sessions
+            .iter()
+            .map(|s| (s.session, s.name.as_str()))
+            .collect();
+        let owner = |run: u64| owner_json(run, owners.get(&run).cloned().flatten(), &session_names);
+        let workers_json: Vec<Value> = workers
+            .iter()
+            .map(|w| worker_json(w, &watch, &owner))
+            .collect();
         let runs_json: Vec<Value> = watch
             .iter()
             .map(|(&run, r)| {
@@ -367,7 +446,72 @@ fn step_json(run: u64, r: Option<&Watched>, worker: u32, s: &proto::QueuedStep) 
     })
 }
 
-fn worker_json(w: &WorkerQueues, watch: &BTreeMap<u64, Watched>) -> Value {
+/// Whose run `run` is, for the timelines: the session's name (or the
+/// run's, for a run of its own) and the session.
+fn owner_json(
+    run: u64,
+    owner: Option<(String, Option<u64>)>,
+    session_names: &HashMap<u64, &str>,
+) -> Value {
+    match owner {
+        Some((name, Some(session))) => json!({
+            "owner": session_names.get(&session).map_or_else(|| format!("session {session} (closed)"), |n| (*n).to_owned()),
+            "session": session,
+            "call": name,
+        }),
+        Some((name, None)) => json!({"owner": name, "session": null}),
+        None => json!({"owner": format!("run {run}"), "session": null}),
+    }
+}
+
+/// One device's recent past and counters, from its worker's answer.
+fn activity_json(w: &WorkerQueues, local: u32, owner: &dyn Fn(u64) -> Value) -> (Value, Value) {
+    let Ok(reply) = &w.queues else {
+        return (Value::Array(Vec::new()), Value::Null);
+    };
+    let timeline = reply
+        .timelines
+        .iter()
+        .find(|t| t.local_device == local)
+        .map(|t| {
+            t.spans
+                .iter()
+                .map(|s| {
+                    let mut span = json!({
+                        "start_ago_ms": s.start_ago_ms,
+                        "end_ago_ms": s.end_ago_ms,
+                        "state": if s.waiting { "waiting" } else { "busy" },
+                        "run": s.run,
+                    });
+                    if let (Value::Object(to), Value::Object(from)) = (&mut span, owner(s.run)) {
+                        to.extend(from);
+                    }
+                    span
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let counters = reply
+        .devices
+        .iter()
+        .find(|d| d.local_device == local)
+        .map_or(Value::Null, |d| {
+            json!({
+                "busy_s": d.busy_us as f64 / 1e6,
+                "waiting_s": d.waiting_us as f64 / 1e6,
+                "queued_steps": d.queued_steps,
+                "held_bytes": d.held_bytes,
+                "held_buffers": d.held_buffers,
+            })
+        });
+    (Value::Array(timeline), counters)
+}
+
+fn worker_json(
+    w: &WorkerQueues,
+    watch: &BTreeMap<u64, Watched>,
+    owner: &dyn Fn(u64) -> Value,
+) -> Value {
     // Per global device: its pending steps across runs, in run order.
     let mut queued: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
     let mut more: BTreeMap<i64, u32> = BTreeMap::new();
@@ -395,6 +539,7 @@ fn worker_json(w: &WorkerQueues, watch: &BTreeMap<u64, Watched>) -> Value {
             } else {
                 list.remove(0)
             };
+            let (timeline, activity) = activity_json(w, *local, owner);
             json!({
                 "id": global,
                 "local_id": local,
@@ -402,6 +547,8 @@ fn worker_json(w: &WorkerQueues, watch: &BTreeMap<u64, Watched>) -> Value {
                 "running": running,
                 "queue": list,
                 "more": more.get(global).copied().unwrap_or(0),
+                "timeline": timeline,
+                "activity": activity,
             })
         })
         .collect();

@@ -153,7 +153,11 @@ impl Session {
     pub async fn handle(&self, request: Rq) -> std::result::Result<Rs, Failure> {
         self.controller.sessions().touch(self.id);
         let results = result_handles(&request);
+        let name = request_name(&request);
         let answer = self.answer(request).await.map_err(Failure::from);
+        self.controller
+            .metrics()
+            .proxy_request(&name, answer.is_ok());
         if let Err(e) = &answer {
             let mut s = self.state();
             for h in results {

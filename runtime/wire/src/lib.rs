@@ -32,6 +32,7 @@ pub mod bulk;
 pub mod error;
 pub mod framing;
 pub mod link;
+pub mod metrics;
 pub mod net;
 pub mod part;
 pub mod process;

@@ -373,3 +373,18 @@ pub async fn is_loopback(address: &str) -> bool {
         Err(_) => false,
     }
 }
+
+/// The address a `flag` (`--http`, `--metrics`) asks to listen on:
+/// `HOST:PORT`, or a bare port on loopback.
+pub fn listen_address(asked: &str, flag: &str) -> Result<std::net::SocketAddr, String> {
+    let full = if asked.bytes().all(|b| b.is_ascii_digit()) && !asked.is_empty() {
+        format!("127.0.0.1:{asked}")
+    } else {
+        asked.to_owned()
+    };
+    use std::net::ToSocketAddrs;
+    full.to_socket_addrs()
+        .map_err(|e| format!("{flag} {asked}: not HOST:PORT or PORT: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{flag} {asked}: names no address"))
+}

@@ -1,20 +1,46 @@
 //! What pw's binaries share at start and stop: XLA's logging quieted, pw's
 //! own log from `PW_LOG`, and graceful stops on SIGINT and SIGTERM.
 
+/// How pw's log lines are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// For people: time, level, target, message and fields.
+    #[default]
+    Text,
+    /// One JSON object per line (time, level, target, fields, spans), for
+    /// log shippers.
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("the log format is text or json, not {other:?}")),
+        }
+    }
+}
+
 /// Keeps XLA's errors only (unless `TF_CPP_MIN_LOG_LEVEL` says otherwise)
 /// and logs pw's events to standard error at `PW_LOG`'s level, else at
-/// `default_level`. Call first thing in `main`, before any thread exists.
-pub fn init(default_level: &str) {
+/// `default_level`, as `format` says. Call first thing in `main`, before
+/// any thread exists.
+pub fn init(default_level: &str, format: LogFormat) {
     if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
         std::env::set_var("TF_CPP_MIN_LOG_LEVEL", "2");
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PW_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PW_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => log.init(),
+        LogFormat::Json => log.json().flatten_event(true).init(),
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.

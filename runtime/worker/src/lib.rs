@@ -20,9 +20,11 @@
 //! compiled executables, and depends on the binding, the executor, the wire
 //! and the data plane only.
 
+pub mod activity;
 pub mod bulk;
 pub mod commands;
 pub mod faults;
+pub mod metrics;
 pub mod pool;
 pub mod queues;
 pub mod service;
@@ -73,6 +75,8 @@ pub struct Config {
     /// Most bytes held for pieces that arrive before their steps.
     pub early_limit: u64,
     pub faults: Faults,
+    /// Where to serve Prometheus metrics ([`metrics`]), if anywhere.
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// Counters a worker reports (see `WorkerCounters` in the protocol).
@@ -123,6 +127,8 @@ pub struct State {
     pub patience: Duration,
     /// The active parts, for `Worker.Queues` (the status page).
     pub queues: Arc<queues::Tracker>,
+    /// What each device did lately (timelines, metrics).
+    pub activity: activity::Activity,
 }
 
 impl State {
@@ -326,8 +332,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("--listen {address}: not a loopback address, so anyone who can reach it could drive this worker; give --cluster-secret (or PW_CLUSTER_SECRET), the secret pw-server and its workers share")]
-    Unprotected { address: String },
+    #[error("{flag} {address}: not a loopback address, so anyone who can reach it could {what}; give --cluster-secret (or PW_CLUSTER_SECRET), the secret pw-server and its workers share")]
+    Unprotected {
+        flag: &'static str,
+        address: String,
+        what: &'static str,
+    },
+    #[error("cannot serve metrics on {address}: {source}")]
+    MetricsPort {
+        address: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot start the thread that {what}: {source}")]
     Thread {
         what: &'static str,
@@ -374,7 +390,9 @@ pub async fn serve(
     })?;
     if pw_wire::auth::cluster_secret().is_none() && !bound.ip().is_loopback() {
         return Err(Error::Unprotected {
+            flag: "--listen",
             address: bound.to_string(),
+            what: "drive this worker",
         });
     }
     let address = config
@@ -437,7 +455,31 @@ pub async fn serve(
         runtime: tokio::runtime::Handle::current(),
         patience: Duration::from_secs(600),
         queues: tracker,
+        activity: activity::Activity::default(),
     });
+    let locals = client
+        .addressable_devices()
+        .iter()
+        .map(|d| d.id() as u32)
+        .collect();
+    tokio::spawn(activity::sample(Arc::downgrade(&state), locals));
+    if let Some(at) = config.metrics {
+        if pw_wire::auth::cluster_secret().is_none() && !at.ip().is_loopback() {
+            return Err(Error::Unprotected {
+                flag: "--metrics",
+                address: at.to_string(),
+                what: "read what this worker runs",
+            });
+        }
+        let listener =
+            tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|source| Error::MetricsPort {
+                    address: at.to_string(),
+                    source,
+                })?;
+        tokio::spawn(metrics::serve(listener, Arc::downgrade(&state)));
+    }
     let (incoming, linked) = (state.receiver.clone(), state.clone());
     let controller: pw_dataplane::ControllerLink =
         Arc::new(move |stream, _tcp| linked.controller_link(stream));
@@ -566,6 +608,7 @@ async fn attach_loop(
                     let beat = proto::worker_event::Event::Heartbeat(proto::Heartbeat {
                         counters: Some(state.snapshot()),
                         runs,
+                        devices: state.activity.counters(state),
                     });
                     if tx.send(proto::WorkerEvent { event: Some(beat) }).is_err() {
                         break "the session closed".to_owned();

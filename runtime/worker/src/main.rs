@@ -20,7 +20,8 @@ use std::{io::Write, path::PathBuf, time::Duration};
     after_help = "Examples:\n  \
         pw-worker --controller 127.0.0.1:29000 --devices 2\n  \
         PW_CLUSTER_SECRET=$(cat /run/secrets/pw-cluster) pw-worker --controller head:29000 --listen 0.0.0.0:29100 --advertise $(hostname):29100 --plugin /opt/pjrt/xla_cuda_plugin.so\n  \
-        pw-worker --controller 127.0.0.1:29000 --island pod0   # share an island with other workers\n\n\
+        pw-worker --controller 127.0.0.1:29000 --island pod0   # share an island with other workers\n  \
+        pw-worker --controller 127.0.0.1:29000 --metrics 9400  # Prometheus metrics on http://127.0.0.1:9400/metrics\n\n\
         The worker prints `pw-worker: listening on HOST:PORT`, then registers. If the\n\
         server refuses it (incompatible plugin or protocol), it exits with code 2 and\n\
         the reason. If it loses the server, it drops its runs and registers again; it\n\
@@ -97,11 +98,28 @@ struct Cli {
     /// Give up after this many seconds without reaching the server.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     connect_timeout: u64,
+
+    /// Serve Prometheus metrics (`/metrics`) here: what this worker
+    /// counts and what each of its devices did and holds. A bare PORT is
+    /// on loopback; another host needs the cluster secret, which a scrape
+    /// then presents as `Authorization: Bearer SECRET`.
+    #[arg(long, value_name = "HOST:PORT|PORT")]
+    metrics: Option<String>,
+
+    /// How log lines are written to standard error: `text`, or `json` (one
+    /// object per line, for log shippers). PW_LOG sets the level.
+    #[arg(
+        long,
+        env = "PW_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    log_format: pw_wire::process::LogFormat,
 }
 
 fn main() {
-    pw_wire::process::init("info");
     let cli = Cli::parse();
+    pw_wire::process::init("info", cli.log_format);
     let faults = match Faults::from_env() {
         Ok(f) => f,
         Err(e) => {
@@ -127,6 +145,18 @@ fn main() {
         eprintln!("pw-worker: error: {e}");
         std::process::exit(2);
     }
+    let metrics = match cli
+        .metrics
+        .as_deref()
+        .map(|a| pw_wire::net::listen_address(a, "--metrics"))
+    {
+        None => None,
+        Some(Ok(at)) => Some(at),
+        Some(Err(e)) => {
+            eprintln!("pw-worker: error: {e}");
+            std::process::exit(2);
+        }
+    };
     let config = Config {
         controller: cli.controller,
         listen: cli.listen,
@@ -139,6 +169,7 @@ fn main() {
         transport: cli.data_plane,
         early_limit: 4 << 30,
         faults,
+        metrics,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

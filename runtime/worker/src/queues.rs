@@ -102,7 +102,10 @@ pub fn queues(state: &State) -> proto::QueuesReply {
         })
         .collect();
     runs.sort_by_key(|r| r.run);
-    proto::QueuesReply { runs }
+    proto::QueuesReply {
+        runs,
+        ..Default::default()
+    }
 }
 
 /// The step (position in the part) that writes each value.

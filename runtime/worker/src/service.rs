@@ -320,7 +320,11 @@ impl proto::worker_server::Worker for WorkerService {
         &self,
         _: Request<proto::QueuesRequest>,
     ) -> Result<Response<proto::QueuesReply>, Status> {
-        Ok(Response::new(crate::queues::queues(&self.state)))
+        let mut reply = crate::queues::queues(&self.state);
+        let activity = &self.state.activity;
+        reply.timelines = activity.timelines(std::time::Instant::now());
+        reply.devices = activity.counters(&self.state);
+        Ok(Response::new(reply))
     }
 }
 

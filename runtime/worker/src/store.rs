@@ -17,9 +17,24 @@ use tokio::sync::Notify;
 /// What the store holds of one run.
 #[derive(Default)]
 struct RunObjects {
-    buffers: HashMap<(ValueId, usize), Arc<Buffer>>,
+    buffers: HashMap<(ValueId, usize), Stored>,
     /// Why the run is over, once it is: waiting readers give up.
     ended: Option<String>,
+}
+
+/// A stored shard, with what [`ObjectStore::held`] counts of it.
+struct Stored {
+    buffer: Arc<Buffer>,
+    /// Its local device (`u32::MAX` if PJRT could not say).
+    device: u32,
+    bytes: u64,
+}
+
+/// What the store holds on one local device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Held {
+    pub bytes: u64,
+    pub buffers: u64,
 }
 
 /// See the module doc.
@@ -43,12 +58,17 @@ impl ObjectStore {
         position: usize,
         buffer: Arc<Buffer>,
     ) -> Result<(), String> {
+        let stored = Stored {
+            device: buffer.device().map_or(u32::MAX, |d| d.id() as u32),
+            bytes: buffer.on_device_size().map_or(0, |b| b as u64),
+            buffer,
+        };
         let mut runs = self.lock();
         let objects = runs.entry(run).or_default();
         if let Some(why) = &objects.ended {
             return Err(format!("run {run} is over: {why}"));
         }
-        objects.buffers.insert((value, position), buffer);
+        objects.buffers.insert((value, position), stored);
         drop(runs);
         self.changed.notify_waiters();
         Ok(())
@@ -76,9 +96,9 @@ impl ObjectStore {
             .into_iter()
             .filter_map(|k| {
                 if take {
-                    objects.buffers.remove(&k)
+                    objects.buffers.remove(&k).map(|s| s.buffer)
                 } else {
-                    objects.buffers.get(&k).cloned()
+                    objects.buffers.get(&k).map(|s| s.buffer.clone())
                 }
                 .map(|b| (k.1, b))
             })
@@ -89,7 +109,7 @@ impl ObjectStore {
     pub fn get(&self, run: u64, value: ValueId, position: usize) -> Option<Arc<Buffer>> {
         self.lock()
             .get(&run)
-            .and_then(|o| o.buffers.get(&(value, position)).cloned())
+            .and_then(|o| o.buffers.get(&(value, position)).map(|s| s.buffer.clone()))
     }
 
     /// Drops values `values` of owner `run` (the owner lives on).
@@ -119,8 +139,8 @@ impl ObjectStore {
                 let objects = runs
                     .get(&run)
                     .ok_or_else(|| format!("this worker holds nothing of run {run}"))?;
-                if let Some(b) = objects.buffers.get(&(value, position)) {
-                    return Ok(b.clone());
+                if let Some(s) = objects.buffers.get(&(value, position)) {
+                    return Ok(s.buffer.clone());
                 }
                 if let Some(why) = &objects.ended {
                     return Err(format!("run {run} is over: {why}"));
@@ -168,5 +188,16 @@ impl ObjectStore {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// What the store holds per local device, over every owner.
+    pub fn held(&self) -> std::collections::BTreeMap<u32, Held> {
+        let mut held = std::collections::BTreeMap::<u32, Held>::new();
+        for s in self.lock().values().flat_map(|o| o.buffers.values()) {
+            let h = held.entry(s.device).or_default();
+            h.bytes += s.bytes;
+            h.buffers += 1;
+        }
+        held
     }
 }

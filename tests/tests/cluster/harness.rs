@@ -517,6 +517,31 @@ pub fn example_args(example: &str) -> Vec<String> {
 
 /// `program`, the `input_<i>.npy` of `data` and `--expect` its
 /// `expected_<i>.npy` (in order of i), as pw-run arguments.
+/// The long pipeline (64 microbatches through 512-wide layers, about two
+/// seconds of work here), made by the front end with its JAX outputs,
+/// once per test binary.
+pub fn long_pipeline() -> Vec<String> {
+    let dir = repo_root().join("target/test-artefacts/long-pipeline");
+    let program = dir.join("long.mlir");
+    if !program.is_file() {
+        std::fs::create_dir_all(&dir).expect("artefact dir");
+        let mut make = Command::new(repo_root().join(".venv/bin/python"));
+        make.arg(repo_root().join("benches/make_pipeline.py"))
+            .arg(dir.join("long.mlir.tmp"))
+            .args(["64", "512", "256", "--data"])
+            .arg(dir.join("data"));
+        let out = run_bounded(make, Duration::from_secs(300));
+        assert!(out.status.success(), "make_pipeline.py: {}", text(&out).1);
+        std::fs::rename(dir.join("long.mlir.tmp"), &program).expect("rename");
+    }
+    // JAX's outputs come from jaxlib's own XLA, pw's from the PJRT
+    // plugin's build of it: over 1024-wide float32 sums they differ by a
+    // few units in the last place on some CPUs (seen: 1.6e-6).
+    let mut args = program_args(&program, &dir.join("data"));
+    args.extend(["--atol".to_owned(), "1e-5".to_owned()]);
+    args
+}
+
 pub fn program_args(program: &Path, data: &Path) -> Vec<String> {
     let files = |prefix: &str| {
         let mut found: Vec<(usize, String)> = std::fs::read_dir(data)

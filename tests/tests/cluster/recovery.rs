@@ -10,8 +10,8 @@
 //! (set PW_RECOVERY_SEED to replay a failure).
 
 use crate::harness::{
-    assert_matches, example_args, faulty_cluster, program_args, run_bounded, serial, text, Cluster,
-    Place, Proc,
+    assert_matches, example_args, faulty_cluster, long_pipeline, run_bounded, serial, text,
+    Cluster, Place, Proc,
 };
 use pw_tests::repo_root as repo;
 use std::{
@@ -114,31 +114,6 @@ fn every_example_recovers_from_a_worker_killed_at_a_random_point() {
         "{runs} runs recovered in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-}
-
-/// The long pipeline (64 microbatches through 512-wide layers, about two
-/// seconds of work here), made by the front end with its JAX outputs,
-/// once per test binary.
-fn long_pipeline() -> Vec<String> {
-    let dir = repo().join("target/test-artefacts/long-pipeline");
-    let program = dir.join("long.mlir");
-    if !program.is_file() {
-        std::fs::create_dir_all(&dir).expect("artefact dir");
-        let mut make = Command::new(repo().join(".venv/bin/python"));
-        make.arg(repo().join("benches/make_pipeline.py"))
-            .arg(dir.join("long.mlir.tmp"))
-            .args(["64", "512", "256", "--data"])
-            .arg(dir.join("data"));
-        let out = run_bounded(make, Duration::from_secs(300));
-        assert!(out.status.success(), "make_pipeline.py: {}", text(&out).1);
-        std::fs::rename(dir.join("long.mlir.tmp"), &program).expect("rename");
-    }
-    // JAX's outputs come from jaxlib's own XLA, pw's from the PJRT
-    // plugin's build of it: over 1024-wide float32 sums they differ by a
-    // few units in the last place on some CPUs (seen: 1.6e-6).
-    let mut args = program_args(&program, &dir.join("data"));
-    args.extend(["--atol".to_owned(), "1e-5".to_owned()]);
-    args
 }
 
 #[test]

@@ -1,9 +1,13 @@
 //! The status page: `/api/status` and `pw-status` show what is queued on
 //! every device and, for a run that stopped making progress, its chain of
 //! unmet dependencies; a real headless Chromium renders the page of a run
-//! stalled by a hung (SIGSTOPped) worker.
+//! stalled by a hung (SIGSTOPped) worker, with the chain drawn as a graph
+//! and the timeline of a device that was busy, and the screenshot holds
+//! both.
 
-use crate::harness::{bin, example_args, run_bounded, serial, slow_cluster, text, Cluster, Proc};
+use crate::harness::{
+    bin, example_args, long_pipeline, run_bounded, serial, slow_cluster, text, Cluster, Proc,
+};
 use pw_tests::repo_root;
 use serde_json::Value;
 use std::{
@@ -167,6 +171,32 @@ fn the_status_json_and_pw_status_show_queues_and_the_stalled_chain() {
     assert_eq!(last["worker"], 1, "{r:#}");
     assert_eq!(last["state"], "not enqueued", "{r:#}");
     assert!(v["counters"]["runs_ok"].is_u64(), "{v:#}");
+    // Every device has its activity; worker 2's devices have been seen
+    // waiting for the pieces worker 1 does not send yet.
+    let v = wait_status(port, Duration::from_secs(30), |v| {
+        list(&v["workers"]).iter().any(|w| {
+            w["id"] == 2
+                && list(&w["devices"])
+                    .iter()
+                    .flat_map(|d| list(&d["timeline"]))
+                    .any(|s| s["state"] == "waiting" && s["owner"].is_string())
+        })
+    });
+    for d in list(&v["workers"]).iter().flat_map(|w| list(&w["devices"])) {
+        let a = &d["activity"];
+        for field in [
+            "busy_s",
+            "waiting_s",
+            "queued_steps",
+            "held_bytes",
+            "held_buffers",
+        ] {
+            assert!(
+                a[field].is_number(),
+                "device activity without {field}: {d:#}"
+            );
+        }
+    }
     // pw-status: the same as tables, and the raw JSON.
     let mut tables = Command::new(bin("pw-status"));
     tables.args(["--server", &c.address]);
@@ -211,6 +241,35 @@ fn the_status_json_and_pw_status_show_queues_and_the_stalled_chain() {
     let _ = run.child.kill();
 }
 
+/// How many busy spans worker `w`'s devices show.
+fn busy_spans(w: &Value) -> usize {
+    list(&w["devices"])
+        .iter()
+        .flat_map(|d| list(&d["timeline"]))
+        .filter(|s| s["state"] == "busy")
+        .count()
+}
+
+/// Pixels of the PNG at `path` within 3 of colour `hex` (`rrggbb`) in
+/// each channel.
+fn pixels_of(path: &std::path::Path, hex: &str) -> usize {
+    let want: Vec<i32> = (0..3)
+        .map(|i| i32::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("a hex colour"))
+        .collect();
+    let file = std::fs::File::open(path).expect("the screenshot");
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let channels = info.color_type.samples();
+    assert!(channels >= 3, "a colour screenshot: {:?}", info.color_type);
+    buf[..info.buffer_size()]
+        .chunks(channels)
+        .filter(|p| (0..3).all(|i| (i32::from(p[i]) - want[i]).abs() <= 3))
+        .count()
+}
+
 /// The DOM text of `s` as Chromium serializes it.
 fn escaped(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -231,8 +290,11 @@ fn the_page_shows_a_run_stalled_by_a_hung_worker_in_chromium() {
         return;
     }
     let port = free_port();
+    // The long pipeline: worker 0's stage keeps its devices busy for a
+    // while before worker 1 (which sleeps before its first step) hangs.
+    let args = long_pipeline();
     let c = cluster(port);
-    let mut run = c.spawn_pw_run(&example_args("pipeline"));
+    let mut run = c.spawn_pw_run(&args);
     let deadline = Instant::now() + Duration::from_secs(60);
     let started = |c: &Cluster| {
         c.status()
@@ -247,8 +309,11 @@ fn the_page_shows_a_run_stalled_by_a_hung_worker_in_chromium() {
         std::thread::sleep(Duration::from_millis(50));
     }
     c.workers[1].signal("STOP");
-    let v = wait_status(port, Duration::from_secs(30), |v| {
+    let v = wait_status(port, Duration::from_secs(60), |v| {
         stalled(v)
+            && list(&v["workers"])
+                .iter()
+                .any(|w| w["id"] == 0 && busy_spans(w) > 0)
             && list(&v["workers"])
                 .iter()
                 .any(|w| w["id"] == 1 && w["answering"] == false)
@@ -306,6 +371,30 @@ fn the_page_shows_a_run_stalled_by_a_hung_worker_in_chromium() {
         "no unmet value {value}:\n{dom}"
     );
     assert!(dom.contains("not answering"), "{dom}");
+    // The chain as a graph, ending at the hung worker; worker 0's devices
+    // busy with the run, in its colour.
+    assert!(
+        dom.contains("class=\"chain-graph\""),
+        "no chain graph:\n{dom}"
+    );
+    assert!(
+        dom.contains("class=\"node not-answering\""),
+        "no hung link in the graph:\n{dom}"
+    );
+    let row = dom
+        .split("<tr class=\"device-row\" data-worker=\"0\"")
+        .nth(1)
+        .expect("worker 0's devices in the timelines");
+    let busy = row
+        .split("</tr>")
+        .next()
+        .and_then(|r| r.split("<rect class=\"busy\"").nth(1))
+        .expect("a busy span on worker 0");
+    let fill = busy
+        .split("fill=\"#")
+        .nth(1)
+        .map(|f| f[..6].to_owned())
+        .expect("the span's colour");
     // The picture, kept as a test artefact.
     let dir = repo_root().join("target/test-artefacts");
     std::fs::create_dir_all(&dir).expect("artefacts dir");
@@ -318,6 +407,20 @@ fn the_page_shows_a_run_stalled_by_a_hung_worker_in_chromium() {
     assert_eq!(out.status.code(), Some(0), "chromium: {}", text(&out).1);
     let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
     assert!(size > 1000, "no screenshot at {}", png.display());
+    // In the picture: the busy span in its colour, and the red of the
+    // hung link.
+    let busy_pixels = pixels_of(&png, &fill);
+    let red_pixels = pixels_of(&png, "d62728");
+    assert!(
+        busy_pixels >= 20,
+        "{busy_pixels} pixels of the busy span's #{fill} in {}",
+        png.display()
+    );
+    assert!(
+        red_pixels >= 500,
+        "{red_pixels} pixels of the hung link's red in {}",
+        png.display()
+    );
     eprintln!("the status page: {}", png.display());
     c.workers[1].signal("CONT");
     let _ = run.child.kill();

@@ -3,7 +3,7 @@
 fn main() {
     // XLA's errors only; pw's own log with PW_LOG=debug (compilations,
     // enqueueing) or trace (every step).
-    pw_wire::process::init("warn");
+    pw_wire::process::init("warn", pw_wire::process::LogFormat::Text);
     // A bug must still end as a one-line error and exit code 1, never as a
     // panic message with a backtrace.
     std::panic::set_hook(Box::new(|info| {

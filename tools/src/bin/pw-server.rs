@@ -1,6 +1,5 @@
 //! pw-server: see `pw_tools::server`.
 
 fn main() {
-    pw_wire::process::init("info");
     std::process::exit(pw_tools::server::main(std::env::args_os().collect()));
 }

@@ -286,7 +286,12 @@ impl Sessions<'_> {
         let run = self.c.inner.runs.next_id();
         let mut events = self.c.inner.runs.open(run, &prepared.workers);
         let status = self.c.status();
-        let watching = status.watch_run(run, &launch.exe.name, &prepared.plan, &prepared.parts);
+        let watching = status.watch_run(
+            run,
+            (&launch.exe.name, Some(id)),
+            &prepared.plan,
+            &prepared.parts,
+        );
         let traced = self.traced();
         let mut summary = RunSummary::default();
         let started = self.start(id, run, &launch, traced, &mut summary, t0).await;
@@ -414,10 +419,13 @@ impl Sessions<'_> {
             .map(|(_, t)| *t)
             .min()
             .unwrap_or_default();
-        let ran = t0.elapsed().saturating_sub(sent).as_nanos() as u64;
+        let took = t0.elapsed();
+        let ran = took.saturating_sub(sent).as_nanos() as u64;
+        let metrics = self.c.metrics();
         self.update(id, |s| {
             s.counters.run_ns += ran;
             s.call_done();
+            metrics.call(id, &s.name, took.as_secs_f64());
         });
     }
 }

@@ -312,6 +312,7 @@ impl Sessions<'_> {
             closed
         };
         let Some(session) = closed else { return };
+        self.c.metrics().session_closed(id, &session.name);
         if let Some(dir) = &self.c.inner.config.trace_sessions {
             super::trace::write(dir, id, &session.trace);
         }

@@ -1,0 +1,160 @@
+"""Prometheus metrics, read as Prometheus reads them: pw-server's `/metrics`
+(on its --http listener) and pw-worker's (`--metrics`), parsed by the
+`prometheus_client` package's OpenMetrics parser (the format both serve),
+checked against what the test did: a session's calls, the runs they made,
+the bytes it sent and fetched, the arrays it keeps on the devices (counted
+by the controller from its metadata and by the worker from its PJRT
+buffers: the two must agree), and the requests of an unmodified JAX
+program through the IFRT proxy.
+
+One pw-server and one pw-worker of 4 CPU devices, real processes on
+127.0.0.1, ended by PID."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+import pw
+from pw._local import LocalServer
+
+from test_session import doubler
+
+CALLS = 5
+WAIT_S = 10.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    http, metrics = _free_port(), _free_port()
+    s = LocalServer(4, server_args=["--http", f"127.0.0.1:{http}"], worker_args=["--metrics", f"127.0.0.1:{metrics}"])
+    s.http = f"http://127.0.0.1:{http}/metrics"
+    s.worker_metrics = f"http://127.0.0.1:{metrics}/metrics"
+    yield s
+    s.stop()
+
+
+def scrape(url: str) -> dict:
+    """{(sample name, sorted labels): value} of one scrape of `url`."""
+    with urllib.request.urlopen(url, timeout=10) as r:
+        assert r.status == 200
+        assert r.headers["Content-Type"].startswith("application/openmetrics-text"), r.headers["Content-Type"]
+        text = r.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+def value(samples: dict, metric: str, /, **labels) -> float:
+    """The sum of `metric`'s samples whose labels include `labels`."""
+    want = set((k, str(v)) for k, v in labels.items())
+    hits = [v for (n, ls), v in samples.items() if n == metric and want <= set(ls)]
+    assert hits, f"no sample {metric}{labels}: {sorted(n for n, _ in samples)}"
+    return sum(hits)
+
+
+def eventually(check, what: str):
+    """`check()` until it returns a true value (bounded by WAIT_S)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"{what} did not happen within {WAIT_S} s"
+        time.sleep(0.1)
+
+
+def test_the_metrics_count_what_a_session_did(cluster):
+    before = scrape(cluster.http)
+    runs_before = value(before, "pw_runs_total", outcome="ok")
+    bytes_in = lambda m: value(m, "pw_client_bytes_total", direction="received")
+    bytes_out = lambda m: value(m, "pw_client_bytes_total", direction="sent")
+    worker_in = lambda m: value(m, "pw_worker_client_bytes_total", direction="received")
+    worker_out = lambda m: value(m, "pw_worker_client_bytes_total", direction="sent")
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    with pw.connect(cluster.address, devices=2, name="metrics-test") as client:
+        exe = doubler().compile(client)
+        kept = []
+        for i in range(CALLS):
+            y = exe(x + i)
+            np.testing.assert_array_equal(np.asarray(y), (x + i) * 2)
+            kept.append(y)
+        after = scrape(cluster.http)
+        session = dict(name="metrics-test", session=client.session)
+        assert value(after, "pw_session_calls_total", **session) == CALLS
+        assert value(after, "pw_session_call_duration_seconds_count", **session) == CALLS
+        assert value(after, "pw_session_call_duration_seconds_sum", **session) > 0
+        assert value(after, "pw_session_devices", **session) == 2
+        assert value(after, "pw_session_arrays", **session) == CALLS
+        assert value(after, "pw_sessions") == 1
+        assert value(after, "pw_runs_total", outcome="ok") - runs_before == CALLS
+        # Each call sent x (128 bytes) and fetched y (128 bytes): through
+        # the controller or straight to and from the worker.
+        sent = bytes_in(after) - bytes_in(before) + worker_in(after) - worker_in(before)
+        fetched = bytes_out(after) - bytes_out(before) + worker_out(after) - worker_out(before)
+        assert sent >= CALLS * x.nbytes, sent
+        assert fetched >= CALLS * x.nbytes, fetched
+        # The kept arrays: the controller's count of their bytes, and the
+        # worker's of its buffers (its heartbeat, and its own /metrics).
+        want = value(after, "pw_session_device_bytes", **session)
+        assert want == CALLS * x.nbytes
+        eventually(lambda: value(scrape(cluster.http), "pw_device_held_bytes") == want, "the heartbeat's held bytes")
+        own = scrape(cluster.worker_metrics)
+        assert value(own, "pw_device_held_bytes") == want
+        assert value(own, "pw_device_held_buffers") == 2 * CALLS  # two shards each
+        assert value(own, "pw_worker_parts_total", outcome="done") >= CALLS
+        assert value(own, "pw_device_busy_seconds_total") >= 0
+        assert len([k for k in own if k[0] == "pw_device_queued_steps"]) == 4
+        assert value(after, "pw_workers") == 1
+        assert value(after, "pw_worker_heartbeat_age_seconds") < 5
+    # The session's samples leave with it; the worker frees its arrays.
+    closed = eventually(
+        lambda: (lambda m: m if not any(n.startswith("pw_session_") for n, _ in m) else None)(scrape(cluster.http)),
+        "the session's samples leaving",
+    )
+    assert value(closed, "pw_sessions") == 0
+    eventually(lambda: value(scrape(cluster.worker_metrics), "pw_device_held_bytes") == 0, "the arrays being freed")
+
+
+def test_the_metrics_count_the_proxy_s_requests(cluster):
+    """An unmodified JAX program through the proxy: its requests by type."""
+    program = textwrap.dedent(
+        """
+        import jax, numpy as np
+        x = jax.device_put(np.arange(8, dtype=np.float32))
+        y = jax.jit(lambda v: v * 3)(x)
+        assert np.asarray(y).tolist() == [3.0 * i for i in range(8)]
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
+    env.update(JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{cluster.address}")
+    before = scrape(cluster.http)
+    count = lambda m, request: sum(
+        v for (n, ls), v in m.items() if n == "pw_proxy_requests_total" and ("request", request) in ls
+    )
+    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    after = scrape(cluster.http)
+    for request in ["InitRequest", "CompileRequest", "LoadedExecutableExecuteRequest", "CopyToHostBufferRequest"]:
+        assert count(after, request) - count(before, request) >= 1, (request, sorted(k for k in after if "proxy" in k[0]))
+    ok = value(after, "pw_proxy_requests_total", status="ok") - (
+        value(before, "pw_proxy_requests_total", status="ok") if any("proxy" in k[0] for k in before) else 0
+    )
+    assert ok >= 4
