@@ -3,8 +3,9 @@
 //! unfinished step ([`queues::queues`], the same view `Worker.Queues`
 //! gives) and counts the time since the last look as *busy* (the step is
 //! enqueued with every input met: the device runs it), *waiting* (it
-//! waits for an input, a piece from a peer, or for the host to enqueue it)
-//! or idle (nothing queued). Busy and waiting time add up into counters;
+//! waits for an input, for the host to enqueue it, or it is a piece sent
+//! to or received from a peer: the network's work) or idle (nothing
+//! queued). Busy and waiting time add up into counters;
 //! the last [`KEEP`] of it is kept as spans (at most [`MAX_SPANS`] per
 //! device), each naming the run whose step it was.
 //!
@@ -177,7 +178,10 @@ pub fn look(queues: &proto::QueuesReply) -> Seen {
                 continue;
             }
             entry.0 = d.steps.first().map(|s| {
-                if s.not_enqueued || !s.waits_for.is_empty() {
+                // A piece to or from a peer is the network's work, not the
+                // device's.
+                let network = s.role.starts_with("send") || s.role.starts_with("receive");
+                if s.not_enqueued || !s.waits_for.is_empty() || network {
                     Doing::Waiting { run: run.run }
                 } else {
                     Doing::Busy { run: run.run }

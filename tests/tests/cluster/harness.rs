@@ -515,24 +515,24 @@ pub fn example_args(example: &str) -> Vec<String> {
     )
 }
 
-/// `program`, the `input_<i>.npy` of `data` and `--expect` its
-/// `expected_<i>.npy` (in order of i), as pw-run arguments.
-/// The long pipeline (64 microbatches through 512-wide layers, about two
-/// seconds of work here), made by the front end with its JAX outputs,
-/// once per test binary.
-pub fn long_pipeline() -> Vec<String> {
-    let dir = repo_root().join("target/test-artefacts/long-pipeline");
-    let program = dir.join("long.mlir");
+/// A 3-stage MLP pipeline of `microbatches` through `width`-wide layers,
+/// `batch` rows each, made by the front end with its JAX outputs (once:
+/// kept under `target/test-artefacts/NAME-pipeline`), as pw-run arguments.
+pub fn made_pipeline(name: &str, [microbatches, width, batch]: [u32; 3]) -> Vec<String> {
+    let dir = repo_root().join(format!("target/test-artefacts/{name}-pipeline"));
+    let program = dir.join(format!("{name}.mlir"));
     if !program.is_file() {
         std::fs::create_dir_all(&dir).expect("artefact dir");
+        let partial = dir.join(format!("{name}.mlir.tmp"));
         let mut make = Command::new(repo_root().join(".venv/bin/python"));
         make.arg(repo_root().join("benches/make_pipeline.py"))
-            .arg(dir.join("long.mlir.tmp"))
-            .args(["64", "512", "256", "--data"])
+            .arg(&partial)
+            .args([microbatches, width, batch].map(|n| n.to_string()))
+            .arg("--data")
             .arg(dir.join("data"));
         let out = run_bounded(make, Duration::from_secs(300));
         assert!(out.status.success(), "make_pipeline.py: {}", text(&out).1);
-        std::fs::rename(dir.join("long.mlir.tmp"), &program).expect("rename");
+        std::fs::rename(&partial, &program).expect("rename");
     }
     // JAX's outputs come from jaxlib's own XLA, pw's from the PJRT
     // plugin's build of it: over 1024-wide float32 sums they differ by a
@@ -542,6 +542,14 @@ pub fn long_pipeline() -> Vec<String> {
     args
 }
 
+/// The long pipeline of the recovery tests: 64 microbatches through
+/// 512-wide layers, about two seconds of work here.
+pub fn long_pipeline() -> Vec<String> {
+    made_pipeline("long", [64, 512, 256])
+}
+
+/// `program`, the `input_<i>.npy` of `data` and `--expect` its
+/// `expected_<i>.npy` (in order of i), as pw-run arguments.
 pub fn program_args(program: &Path, data: &Path) -> Vec<String> {
     let files = |prefix: &str| {
         let mut found: Vec<(usize, String)> = std::fs::read_dir(data)

@@ -10,14 +10,9 @@
 //! (set PW_RECOVERY_SEED to replay a failure).
 
 use crate::harness::{
-    assert_matches, example_args, faulty_cluster, long_pipeline, run_bounded, serial, text,
-    Cluster, Place, Proc,
+    assert_matches, example_args, faulty_cluster, long_pipeline, serial, Cluster, Place, Proc,
 };
-use pw_tests::repo_root as repo;
-use std::{
-    process::Command,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 const EXAMPLES: [&str; 4] = ["pipeline", "rl_step", "partially_placed", "pipeline_train"];
 

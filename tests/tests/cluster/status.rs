@@ -6,7 +6,7 @@
 //! both.
 
 use crate::harness::{
-    bin, example_args, long_pipeline, run_bounded, serial, slow_cluster, text, Cluster, Proc,
+    bin, example_args, made_pipeline, run_bounded, serial, slow_cluster, text, Cluster, Proc,
 };
 use pw_tests::repo_root;
 use serde_json::Value;
@@ -290,9 +290,10 @@ fn the_page_shows_a_run_stalled_by_a_hung_worker_in_chromium() {
         return;
     }
     let port = free_port();
-    // The long pipeline: worker 0's stage keeps its devices busy for a
-    // while before worker 1 (which sleeps before its first step) hangs.
-    let args = long_pipeline();
+    // Wide layers: worker 0's stage keeps its devices busy for a while
+    // before worker 1 (which sleeps before its first step) hangs; few
+    // microbatches, so every host enqueues its whole part.
+    let args = made_pipeline("wide", [8, 1024, 1024]);
     let c = cluster(port);
     let mut run = c.spawn_pw_run(&args);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -308,6 +309,17 @@ fn the_page_shows_a_run_stalled_by_a_hung_worker_in_chromium() {
         assert!(Instant::now() < deadline, "worker 1 never started the run");
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Worker 0 computes its stage (worker 1 takes its pieces while its host
+    // sleeps); then worker 1 hangs.
+    wait_status(port, Duration::from_secs(60), |v| {
+        list(&v["workers"]).iter().any(|w| {
+            w["id"] == 0
+                && busy_spans(w) > 0
+                && list(&w["devices"])
+                    .iter()
+                    .all(|d| d["activity"]["queued_steps"] == 0)
+        })
+    });
     c.workers[1].signal("STOP");
     let v = wait_status(port, Duration::from_secs(60), |v| {
         stalled(v)
