@@ -56,6 +56,10 @@ if [[ -d frontend/python/tests ]]; then
   "$PW_VENV/bin/python" -m pytest -q frontend/python/tests
 fi
 
+step "wheel: built, installed into a fresh venv, trained through the proxy and run in a session (scripts/test-wheel.sh)"
+# From the binaries the build step made (a release build would double it).
+bash scripts/test-wheel.sh --profile debug
+
 step "fuzz targets, 15 s each (scripts/fuzz.sh)"
 bash scripts/fuzz.sh --seconds "${PW_FUZZ_SECONDS:-15}"
 

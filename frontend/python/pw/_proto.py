@@ -1,7 +1,10 @@
-"""pw's wire protocol for Python: the message classes of the checkout's
-``pw.proto`` (``runtime/wire/proto/``, or ``runtime/proto/`` where the
-runtime keeps it there), generated with grpcio-tools the first time they
-are needed (and again whenever the .proto changes) into ``_generated/``.
+"""pw's wire protocol for Python: the message classes of ``pw.proto``,
+generated with grpcio-tools the first time they are needed (and again
+whenever the .proto changes) into ``_generated/``. The .proto is the
+package's own copy where it has one (pw's wheel carries it, with its
+messages already generated: scripts/build-wheel.sh), else the checkout's
+(``runtime/wire/proto/``, or ``runtime/proto/`` where the runtime keeps it
+there).
 
 May import errors and the standard library (and grpc_tools) only."""
 
@@ -21,15 +24,20 @@ _REPO = os.path.abspath(os.path.join(_HERE, "..", "..", ".."))
 PROTO_CANDIDATES = tuple(
     os.path.join(_REPO, *parts, "pw.proto") for parts in [("runtime", "wire", "proto"), ("runtime", "proto")]
 )
+# The copy pw's wheel carries.
+PACKAGED_PROTO = os.path.join(_HERE, "pw.proto")
+# Generated modules are named pw_pb2_<the first 16 hex digits of the
+# .proto's SHA-256>.py (scripts/build-wheel.sh names the wheel's so too).
 _OUT = os.path.join(_HERE, "_generated")
 
 
 def _find_proto() -> str:
-    for path in PROTO_CANDIDATES:
+    for path in (PACKAGED_PROTO, *PROTO_CANDIDATES):
         if os.path.isfile(path):
             return path
     raise PwError(
-        f"{' or '.join(PROTO_CANDIDATES)} not found: the pw client runs from a checkout of the repository"
+        f"{' or '.join(PROTO_CANDIDATES)} not found: the pw client runs from a checkout of the repository "
+        f"or from an install of pw's wheel (scripts/build-wheel.sh)"
     )
 
 

@@ -17,6 +17,8 @@ import numpy as np
 from .errors import ToolError
 
 _REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+# The binaries pw's wheel carries (scripts/build-wheel.sh); absent in a checkout.
+_BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin")
 
 # `file:line:col: error: message`, as pw-opt and pw-run render diagnostics.
 _HEADER = re.compile(r"^(?P<file>.+?):\d+:\d+: (?:error|warning|note|remark): ")
@@ -34,21 +36,32 @@ def check_schedule(schedule: str | None) -> str | None:
     return schedule
 
 
-def find_tool(name: str) -> str:
-    """The path of a pw binary: $PW_BIN_DIR, the repository's target
-    directory (release, then debug), then $PATH."""
-    candidates = []
+def tool_dirs() -> list[str]:
+    """Where `find_tool` looks before $PATH, in order: the package's own
+    binaries (`pw/_bin`, in an install of pw's wheel), $PW_BIN_DIR, then a
+    checkout's target/release and target/debug."""
+    dirs = [_BIN] if os.path.isdir(_BIN) else []
     if os.environ.get("PW_BIN_DIR"):
-        candidates.append(os.path.join(os.environ["PW_BIN_DIR"], name))
-    for profile in ("release", "debug"):
-        candidates.append(os.path.join(_REPO, "target", profile, name))
-    for c in candidates:
-        if os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
+        dirs.append(os.environ["PW_BIN_DIR"])
+    if os.path.isfile(os.path.join(_REPO, "Cargo.toml")):
+        dirs += [os.path.join(_REPO, "target", profile) for profile in ("release", "debug")]
+    return dirs
+
+
+def find_tool(name: str) -> str:
+    """The path of a pw binary: the first in `tool_dirs()`, else on $PATH."""
+    dirs = tool_dirs()
+    for d in dirs:
+        path = os.path.join(d, name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
     found = shutil.which(name)
     if found:
         return found
-    raise ToolError(f"{name} not found: build it (cargo build -p pw-tools) or set PW_BIN_DIR")
+    raise ToolError(
+        f"{name} not found (looked in {', '.join(dirs + ['$PATH'])}): install pw's wheel (scripts/build-wheel.sh), "
+        f"build the binaries (cargo build --release -p pw-tools -p pw-worker) or set PW_BIN_DIR"
+    )
 
 
 def _diagnostics(stderr: str, source: str) -> str:

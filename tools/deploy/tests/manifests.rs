@@ -802,9 +802,12 @@ fn dockerfile() -> Vec<Instruction> {
     out
 }
 
-/// Tests that the container recipe builds the binaries the manifests run,
-/// puts them and the plugins where the manifests look for them, and that
-/// the worker image carries nothing of MLIR.
+/// Where deploy/Dockerfile's build stage installs pw's wheel.
+const WHEEL_DIR: &str = "/opt/pw/wheel";
+
+/// Tests that the container recipe builds the binaries the manifests run
+/// (in pw's wheel), puts them and the plugins where the manifests look for
+/// them, and that the worker image carries nothing of MLIR.
 #[test]
 fn the_dockerfile_builds_what_the_manifests_run() {
     let all = dockerfile();
@@ -828,23 +831,50 @@ fn the_dockerfile_builds_what_the_manifests_run() {
             );
         }
     }
-    // The build stage builds pw-server and pw-worker, with the MLIR packages.
+    // The build stage builds pw's wheel with the MLIR packages and installs
+    // it under WHEEL_DIR; scripts/build-wheel.sh builds pw-server and
+    // pw-worker (release, locked) and puts them in the wheel.
     let build = stage("build");
-    let cargo: Vec<_> = build
+    let wheel: Vec<_> = build
         .iter()
-        .filter(|i| i.keyword == "RUN" && i.rest.contains("cargo build"))
+        .filter(|i| i.keyword == "RUN" && i.rest.contains("scripts/build-wheel.sh"))
         .collect();
-    assert_eq!(cargo.len(), 1);
-    for bin in ["pw-server", "pw-worker"] {
-        assert!(
-            cargo[0].rest.contains(&format!("--bin {bin}")),
-            "the build makes {bin}"
-        );
-    }
-    assert!(cargo[0].rest.contains("--release") && cargo[0].rest.contains("--locked"));
+    assert_eq!(wheel.len(), 1, "one RUN builds the wheel");
+    assert!(wheel[0].rest.contains("scripts/build-wheel.sh --build "));
+    assert!(wheel[0]
+        .rest
+        .contains(&format!("--no-deps --target {WHEEL_DIR} ")));
     assert!(build
         .iter()
         .any(|i| i.keyword == "RUN" && i.rest.contains("libmlir-22-dev")));
+    let script = std::fs::read_to_string(repo_root().join("scripts/build-wheel.sh"))
+        .expect("scripts/build-wheel.sh");
+    let code: Vec<&str> = script
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+    let cargo: Vec<&&str> = code.iter().filter(|l| l.contains("cargo build")).collect();
+    assert_eq!(cargo.len(), 1, "build-wheel.sh runs one cargo build");
+    for arg in [
+        "--release",
+        "--locked",
+        "--bins",
+        "-p pw-tools",
+        "-p pw-worker",
+    ] {
+        assert!(cargo[0].contains(arg), "build-wheel.sh: cargo build {arg}");
+    }
+    let bins: Vec<&str> = code
+        .iter()
+        .find_map(|l| l.strip_prefix("bins=("))
+        .expect("build-wheel.sh lists the binaries it puts in the wheel")
+        .trim_end_matches(')')
+        .split_whitespace()
+        .collect();
+    for bin in ["pw-server", "pw-status", "pw-worker"] {
+        assert!(bins.contains(&bin), "the wheel holds {bin}: {bins:?}");
+    }
 
     // The server and worker stages copy the binaries to the paths the
     // manifests run, and the plugin directory.
@@ -857,7 +887,7 @@ fn the_dockerfile_builds_what_the_manifests_run() {
         let dir = bin.trim_end_matches(file);
         assert!(
             copies.iter().any(|c| c.rest.starts_with("--from=build ")
-                && c.rest.contains(&format!("/target/release/{file} "))
+                && c.rest.contains(&format!("{WHEEL_DIR}/pw/_bin/{file} "))
                 && c.rest.trim_end().ends_with(dir)),
             "{name} copies {file} to {dir}"
         );
@@ -889,7 +919,10 @@ fn the_dockerfile_builds_what_the_manifests_run() {
                 let sources: Vec<&str> = i.rest.split_whitespace().skip(1).collect();
                 assert_eq!(
                     sources,
-                    ["/src/target/release/pw-worker", "/usr/local/bin/"],
+                    [
+                        format!("{WHEEL_DIR}/pw/_bin/pw-worker").as_str(),
+                        "/usr/local/bin/"
+                    ],
                     "worker copies only pw-worker"
                 );
             }
