@@ -25,6 +25,7 @@ use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
         PW_TOKEN=$(cat token) PW_CLUSTER_SECRET=$(cat cluster-secret) pw-server --listen 0.0.0.0:29000   # reachable from other hosts\n  \
         pw-server --http 8080          # the status page on http://127.0.0.1:8080/, metrics on /metrics\n  \
         pw-server --log-format json    # one JSON object per log line\n  \
+        pw-server --otlp-endpoint http://127.0.0.1:4317   # session traces to an OpenTelemetry collector\n  \
         pw-server --max-recoveries 0   # a lost worker fails the run at once\n  \
         pw-status --server 127.0.0.1:29000   # the same in a terminal\n\n\
         The server prints `pw-server: listening on HOST:PORT` once it serves. Set\n\
@@ -105,6 +106,12 @@ pub struct Cli {
     /// it closes.
     #[arg(long, value_name = "DIR")]
     pub trace_sessions: Option<PathBuf>,
+
+    /// Send each session's trace (the spans --trace-sessions writes) to
+    /// this OpenTelemetry collector over OTLP/gRPC as they are recorded,
+    /// one trace per session. Off unless given.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 
     /// The longest a run may take, in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
@@ -255,6 +262,9 @@ fn serve(cli: Cli) -> Result<(), String> {
     if cli.lease_ms <= cli.heartbeat_ms {
         return Err("--lease-ms must be longer than --heartbeat-ms".into());
     }
+    if let Some(endpoint) = cli.otlp_endpoint.as_deref().filter(|e| !e.is_empty()) {
+        pw_controller::otlp::check_endpoint(endpoint)?;
+    }
     let plugin = if cli.no_compile {
         None
     } else {
@@ -275,6 +285,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         capacity_wait: Duration::from_millis(cli.capacity_wait_ms),
         lineage_budget: cli.lineage_budget_mb.saturating_mul(1 << 20),
         trace_sessions: cli.trace_sessions.clone(),
+        otlp_endpoint: cli.otlp_endpoint.clone().filter(|e| !e.is_empty()),
         limits: Limits {
             request_bytes: cli.max_request_mb.saturating_mul(1 << 20),
             session_transfer_bytes: cli.session_transfer_mb.saturating_mul(1 << 20),
@@ -327,6 +338,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         let controller = Controller::new(config, Arc::new(PipelineLowerer));
         tokio::spawn(pw_controller::registry::watch_leases(controller.clone()));
         tokio::spawn(pw_controller::sessions::line::reclaim_idle(controller.clone()));
+        tokio::spawn(pw_controller::otlp::export(controller.clone()));
         if let Some(http) = http {
             let listener = tokio::net::TcpListener::bind(http)
                 .await

@@ -12,6 +12,7 @@ One pw-server and one pw-worker of 4 CPU devices, real processes on
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -42,7 +43,11 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def cluster():
     http, metrics = _free_port(), _free_port()
-    s = LocalServer(4, server_args=["--http", f"127.0.0.1:{http}"], worker_args=["--metrics", f"127.0.0.1:{metrics}"])
+    s = LocalServer(
+        4,
+        server_args=["--http", f"127.0.0.1:{http}"],
+        worker_args=["--metrics", f"127.0.0.1:{metrics}", "--log-format", "json"],
+    )
     s.http = f"http://127.0.0.1:{http}/metrics"
     s.worker_metrics = f"http://127.0.0.1:{metrics}/metrics"
     yield s
@@ -146,15 +151,22 @@ def test_the_metrics_count_the_proxy_s_requests(cluster):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
     env.update(JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{cluster.address}")
     before = scrape(cluster.http)
-    count = lambda m, request: sum(
-        v for (n, ls), v in m.items() if n == "pw_proxy_requests_total" and ("request", request) in ls
-    )
+    count = lambda m, label: sum(v for (n, ls), v in m.items() if n == "pw_proxy_requests_total" and label in ls)
     proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = scrape(cluster.http)
     for request in ["InitRequest", "CompileRequest", "LoadedExecutableExecuteRequest", "CopyToHostBufferRequest"]:
-        assert count(after, request) - count(before, request) >= 1, (request, sorted(k for k in after if "proxy" in k[0]))
-    ok = value(after, "pw_proxy_requests_total", status="ok") - (
-        value(before, "pw_proxy_requests_total", status="ok") if any("proxy" in k[0] for k in before) else 0
-    )
-    assert ok >= 4
+        label = ("request", request)
+        assert count(after, label) - count(before, label) >= 1, (request, sorted(k for k in after if "proxy" in k[0]))
+    assert count(after, ("status", "ok")) - count(before, ("status", "ok")) >= 4
+    assert count(after, ("status", "error")) == count(before, ("status", "error"))
+
+def test_a_worker_logs_json_lines(cluster):
+    """`--log-format json`: every line of the worker's log is one JSON
+    object with the time, level, target and message."""
+    with open(os.path.join(cluster.logs, "pw-worker.log")) as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines if line.startswith("{")]
+    assert records and len(records) == len(lines), lines[:5]
+    assert all({"timestamp", "level", "target"} <= r.keys() for r in records), records[:3]
+    assert any(r.get("message", "").startswith("registered with the controller") for r in records), records

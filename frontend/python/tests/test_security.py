@@ -104,7 +104,7 @@ class Cluster:
             self.stop()
             raise
 
-    def add_worker(self, tmp, secret=SECRET):
+    def add_worker(self, tmp, secret=SECRET, args=()):
         env = dict(self.env)
         env["PW_CLUSTER_SECRET"] = secret
         log = str(tmp / f"pw-worker-{len(self.workers)}.log")
@@ -117,6 +117,7 @@ class Cluster:
                 str(DEVICES),
                 "--connect-timeout",
                 "10",
+                *args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=open(log, "w"),
@@ -424,6 +425,47 @@ def test_the_status_page_asks_for_the_token(cluster, tmp_path):
         env=_env(),
     )
     assert out.returncode == 1 and "not a loopback address" in out.stderr, out.stderr
+
+
+def test_the_metrics_ask_for_the_token_and_the_cluster_secret(cluster, tmp_path):
+    """pw-server's /metrics (on the status page's listener) asks for the
+    clients' token, as Prometheus presents it (a bearer token); a
+    worker's --metrics asks for the cluster secret, and on a non-loopback
+    address without a secret the worker does not start."""
+    url = f"http://{cluster.http}/metrics"
+    assert _get(url)[0] == 401
+    assert _get(url, {"Authorization": "Bearer wrong"})[0] == 401
+    status, headers, body = _get(url, {"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200 and headers["content-type"].startswith("application/openmetrics-text")
+    assert "pw_workers " in body and body.rstrip().endswith("# EOF")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    worker = cluster.add_worker(tmp_path, args=["--metrics", f"127.0.0.1:{port}"])
+    try:
+        # The cluster has a worker already: wait for this one's port.
+        deadline = time.monotonic() + WAIT_S
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert worker.poll() is None and time.monotonic() < deadline, "the worker's metrics port never opened"
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/metrics"
+        assert _get(url)[0] == 401
+        assert _get(url, {"Authorization": f"Bearer {TOKEN}"})[0] == 401
+        status, _, body = _get(url, {"Authorization": f"Bearer {SECRET}"})
+        assert status == 200 and "pw_device_held_bytes" in body
+    finally:
+        cluster.workers.remove(worker)
+        _stop(worker)
+    env = _env()
+    env.pop("PW_CLUSTER_SECRET", None)
+    out = subprocess.run(
+        [find_tool("pw-worker"), "--controller", cluster.address, "--metrics", "0.0.0.0:0", "--connect-timeout", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert out.returncode == 1 and "--metrics 0.0.0.0:0: not a loopback address" in out.stderr, out.stderr
 
 
 def test_idle_connections_do_not_lock_clients_out(tmp_path):

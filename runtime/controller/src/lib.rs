@@ -45,6 +45,7 @@ pub mod compile;
 pub mod error;
 pub mod lowering;
 pub mod metrics;
+pub mod otlp;
 pub mod recovery;
 pub mod registry;
 pub mod resource_manager;
@@ -97,6 +98,9 @@ pub struct Config {
     /// Where a Chrome trace of each session goes when it closes (None:
     /// sessions are not traced).
     pub trace_sessions: Option<PathBuf>,
+    /// The OTLP/gRPC collector the sessions' traces go to as they are
+    /// recorded (None: none; [`otlp`]).
+    pub otlp_endpoint: Option<String>,
     /// What one client may ask of the server.
     pub limits: Limits,
 }
@@ -155,6 +159,7 @@ impl Default for Config {
             capacity_wait: Duration::from_secs(10),
             lineage_budget: 1 << 30,
             trace_sessions: None,
+            otlp_endpoint: None,
             limits: Limits::default(),
         }
     }
@@ -177,6 +182,7 @@ pub(crate) struct Inner {
     pub(crate) watch: Watch,
     pub(crate) counters: Counters,
     pub(crate) metrics: metrics::Metrics,
+    pub(crate) otlp: Option<otlp::Queue>,
 }
 
 impl Controller {
@@ -186,6 +192,7 @@ impl Controller {
             .as_deref()
             .and_then(|d| pw_exec::cache::DiskCache::open(Some(d)));
         let compiler = Compiler::new(config.plugin.clone(), disk);
+        let otlp = config.otlp_endpoint.clone().map(otlp::Queue::new);
         Controller {
             inner: Arc::new(Inner {
                 sessions: Store::new(config.client_lease),
@@ -198,6 +205,7 @@ impl Controller {
                 watch: Watch::default(),
                 counters: Counters::default(),
                 metrics: metrics::Metrics::default(),
+                otlp,
             }),
         }
     }

@@ -2,7 +2,9 @@
 //! Python: calls sent without waiting, each taking the previous call's
 //! outputs, keep their order and give JAX's outputs; a flood is held to
 //! `--max-calls-in-flight`; a client that vanishes with calls in flight
-//! leaves nothing on the workers and its devices to the next client.
+//! leaves nothing on the workers and its devices to the next client; with
+//! `--otlp-endpoint`, the session's trace reaches an OpenTelemetry
+//! collector (a real OTLP/gRPC service in the test).
 
 use crate::harness::{serial, Cluster, Place};
 use pw_controller::api::controller_client::ControllerClient;
@@ -271,4 +273,149 @@ fn a_sessions_calls_keep_their_order_are_held_back_and_end_with_it() {
         assert_eq!(next.devices, 4);
     });
     c.assert_no_buffers();
+}
+
+/// A span a collector received, with its resource's attributes.
+type Received = (Vec<KeyValue>, OtlpSpan);
+
+/// An OTLP trace collector: keeps every span it is sent.
+#[derive(Clone, Default)]
+struct Collector(std::sync::Arc<std::sync::Mutex<Vec<Received>>>);
+
+use opentelemetry_proto::tonic::{
+    collector::trace::v1::{
+        trace_service_server::{TraceService, TraceServiceServer},
+        ExportTraceServiceRequest, ExportTraceServiceResponse,
+    },
+    common::v1::{any_value::Value as Any, KeyValue},
+    trace::v1::Span as OtlpSpan,
+};
+
+#[tonic::async_trait]
+impl TraceService for Collector {
+    async fn export(
+        &self,
+        request: Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let mut kept = self.0.lock().unwrap();
+        for r in request.into_inner().resource_spans {
+            let resource = r.resource.map(|r| r.attributes).unwrap_or_default();
+            for s in r.scope_spans.into_iter().flat_map(|s| s.spans) {
+                kept.push((resource.clone(), s));
+            }
+        }
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+/// The string value of attribute `key`.
+fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a str> {
+    attributes.iter().find(|a| a.key == key).and_then(|a| {
+        match a.value.as_ref()?.value.as_ref()? {
+            Any::StringValue(s) => Some(s.as_str()),
+            _ => None,
+        }
+    })
+}
+
+#[test]
+fn a_sessions_trace_reaches_an_opentelemetry_collector() {
+    let _serial = serial();
+    let rt = runtime();
+    let collector = Collector::default();
+    let incoming = rt.block_on(async {
+        tonic::transport::server::TcpIncoming::bind("127.0.0.1:0".parse().unwrap()).unwrap()
+    });
+    let endpoint = format!("http://{}", incoming.local_addr().unwrap());
+    let service = TraceServiceServer::new(collector.clone());
+    rt.spawn(
+        tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming(incoming),
+    );
+    let mut c = Cluster::server(&["--otlp-endpoint", &endpoint], &Place::default());
+    c.add_worker(4, &[], &[], &Place::default());
+    c.wait_for_workers(1);
+    const CALLS: u64 = 3;
+    let session_id = rt.block_on(async {
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut api = ControllerClient::new(channel);
+        let mut session = Session::open(&mut api).await;
+        let (program, inputs) = pipeline(&mut api, &session).await;
+        let outputs = program.outputs.len() as u64;
+        let ids = |k: u64| (0..outputs).map(move |o| CLIENT_IDS + k * outputs + o);
+        for k in 0..CALLS {
+            session.send(call(&program, &inputs, ids(k).collect(), vec![]));
+        }
+        let got = floats(&session.fetch(1, ids(CALLS - 1).next().unwrap()).await);
+        let want = expected(0);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 1e-5 + 1e-5 * w.abs(),
+                "{g} against JAX's {w}"
+            );
+        }
+        let id = session.id;
+        drop(session);
+        id
+    });
+    // The root span comes when the session has closed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let spans = loop {
+        let spans = collector.0.lock().unwrap().clone();
+        if spans.iter().any(|(_, s)| s.name == "session rust-client") {
+            break spans;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no root span within 20 s; the collector has {} spans",
+            spans.len()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (_, root) = spans
+        .iter()
+        .find(|(_, s)| s.name == "session rust-client")
+        .unwrap();
+    assert_eq!(root.trace_id.len(), 16);
+    assert_eq!(root.span_id.len(), 8);
+    assert!(root.end_time_unix_nano > root.start_time_unix_nano);
+    let id = session_id.to_string();
+    for (resource, s) in &spans {
+        assert_eq!(attribute(resource, "service.name"), Some("pw-server"));
+        assert_eq!(s.trace_id, root.trace_id, "{}", s.name);
+        assert_eq!(attribute(&s.attributes, "pw.session.id"), Some(id.as_str()));
+        if s.span_id != root.span_id {
+            assert_eq!(s.parent_span_id, root.span_id, "{}", s.name);
+            assert!(attribute(&s.attributes, "pw.track").is_some(), "{}", s.name);
+            // Within the session, to the clocks' agreement (1 ms).
+            assert!(
+                s.start_time_unix_nano + 1_000_000 >= root.start_time_unix_nano
+                    && s.end_time_unix_nano <= root.end_time_unix_nano + 1_000_000
+                    && s.start_time_unix_nano <= s.end_time_unix_nano,
+                "{} outside the session",
+                s.name
+            );
+        }
+    }
+    let named = |part: &str| spans.iter().filter(|(_, s)| s.name.contains(part)).count();
+    assert_eq!(
+        named("on the workers until its outputs are ready"),
+        CALLS as usize
+    );
+    // Calls count from 1.
+    for k in 1..=CALLS {
+        assert!(named(&format!("call {k} of ")) >= 2, "call {k}'s spans");
+    }
+    assert_eq!(named("fetch of array"), 1);
+    assert!(
+        spans
+            .iter()
+            .any(|(_, s)| attribute(&s.attributes, "pw.track")
+                .is_some_and(|t| t.starts_with("device"))),
+        "no device spans"
+    );
 }

@@ -313,6 +313,7 @@ impl Sessions<'_> {
         };
         let Some(session) = closed else { return };
         self.c.metrics().session_closed(id, &session.name);
+        self.trace_closed(id, &session);
         if let Some(dir) = &self.c.inner.config.trace_sessions {
             super::trace::write(dir, id, &session.trace);
         }

@@ -1,6 +1,7 @@
 //! Session traces (`pw-server --trace-sessions DIR`): each finished call's
 //! timeline joins its session's, written as a Chrome trace when the session
-//! closes. Beside the workers' tracks (enqueue, devices, network), a call
+//! closes; with `--otlp-endpoint`, the same spans go to an OpenTelemetry
+//! collector as they are recorded ([`crate::otlp`]). Beside the workers' tracks (enqueue, devices, network), a call
 //! shows where its time went before and after: on the client's track,
 //! asking for it and getting it to the server (from the times the client
 //! put in the call: exact on one host, as good as the clocks' agreement
@@ -28,15 +29,16 @@ impl Sessions<'_> {
     ) {
         summary.steps = step_lines(plan);
         let spans = summary.spans();
-        self.update(id, |session| {
-            let shift = t0.saturating_duration_since(session.opened);
-            if session.trace.len() + spans.len() <= MAX_SPANS {
-                session.trace.extend(spans.into_iter().map(|mut s| {
+        self.add_spans(id, |opened| {
+            let shift = t0.saturating_duration_since(opened);
+            spans
+                .into_iter()
+                .map(|mut s| {
                     s.start += shift;
                     s.end += shift;
                     s
-                }));
-            }
+                })
+                .collect()
         });
     }
 }
@@ -54,9 +56,9 @@ pub(crate) struct CallTimes {
 }
 
 impl Sessions<'_> {
-    /// Whether sessions are traced.
+    /// Whether sessions are traced (to files or to a collector).
     pub(crate) fn traced(&self) -> bool {
-        self.c.inner.config.trace_sessions.is_some()
+        self.c.inner.config.trace_sessions.is_some() || self.c.inner.otlp.is_some()
     }
 
     /// The name of session `id`'s executable `exe`, for its spans.
@@ -66,15 +68,31 @@ impl Sessions<'_> {
         known.map_or_else(|| format!("executable {exe}"), |e| e.name.clone())
     }
 
-    /// Adds spans to session `id`'s trace; `spans` gets the session's
-    /// opening instant.
+    /// Adds spans to session `id`'s trace (kept for its file, handed to
+    /// the OTLP exporter); `spans` gets the session's opening instant.
     fn add_spans(&self, id: u64, spans: impl FnOnce(Instant) -> Vec<Span>) {
+        let otlp = self.c.inner.otlp.as_ref();
+        let files = self.c.inner.config.trace_sessions.is_some();
         self.update(id, |session| {
             let spans = spans(session.opened);
-            if session.trace.len() + spans.len() <= MAX_SPANS {
+            if session.trace.len() + spans.len() > MAX_SPANS {
+                return;
+            }
+            if let Some(q) = otlp {
+                q.offer(otlp_batch(id, session, spans.clone(), None));
+            }
+            if files {
                 session.trace.extend(spans);
             }
         });
+    }
+
+    /// Session `id` closed: the collector gets its root span.
+    pub(crate) fn trace_closed(&self, id: u64, session: &super::Session) {
+        if let Some(q) = self.c.inner.otlp.as_ref() {
+            let closed = session.opened.elapsed();
+            q.offer(otlp_batch(id, session, Vec::new(), Some(closed)));
+        }
     }
 
     /// Traces how call `n` of executable `name` was taken (`t`).
@@ -154,6 +172,24 @@ impl Sessions<'_> {
                 end: now.saturating_duration_since(opened),
             }]
         });
+    }
+}
+
+/// Spans of session `id` for the OTLP exporter.
+fn otlp_batch(
+    id: u64,
+    session: &super::Session,
+    spans: Vec<Span>,
+    closed: Option<Duration>,
+) -> crate::otlp::Batch {
+    crate::otlp::Batch {
+        session: id,
+        name: session.name.clone(),
+        opened: SystemTime::now()
+            .checked_sub(session.opened.elapsed())
+            .unwrap_or(SystemTime::UNIX_EPOCH),
+        spans,
+        closed,
     }
 }
 
