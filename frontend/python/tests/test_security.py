@@ -445,7 +445,10 @@ def test_the_metrics_ask_for_the_token_and_the_cluster_secret(cluster, tmp_path)
     try:
         # The cluster has a worker already: wait for this one's port.
         deadline = time.monotonic() + WAIT_S
-        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
             assert worker.poll() is None and time.monotonic() < deadline, "the worker's metrics port never opened"
             time.sleep(0.1)
         url = f"http://127.0.0.1:{port}/metrics"

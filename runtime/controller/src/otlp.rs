@@ -13,6 +13,7 @@
 //! collector that is down or refuses costs a warning per failure streak
 //! and the spans of those exports, nothing else.
 
+use crate::sessions::trace::track_name;
 use crate::Controller;
 use opentelemetry_proto::tonic::{
     collector::trace::v1::{trace_service_client::TraceServiceClient, ExportTraceServiceRequest},
@@ -20,7 +21,7 @@ use opentelemetry_proto::tonic::{
     resource::v1::Resource,
     trace::v1::{span::SpanKind, ResourceSpans, ScopeSpans, Span as OtlpSpan},
 };
-use pw_exec::trace::{Span, Track};
+use pw_exec::trace::Span;
 use std::{
     sync::{
         atomic::{AtomicU64, Ordering},
@@ -171,19 +172,6 @@ fn text(key: &str, value: String) -> KeyValue {
             value: Some(any_value::Value::StringValue(value)),
         }),
         ..Default::default()
-    }
-}
-
-/// The track's name, as the session's Chrome trace names it.
-fn track_name(track: Track) -> String {
-    match track {
-        Track::Host(w) => format!("worker {w} host"),
-        Track::Device(d) => format!("device {d}"),
-        Track::Network => "network".into(),
-        Track::Compiler => "compiler".into(),
-        Track::Recovery => "recovery".into(),
-        Track::Client => "client".into(),
-        Track::Controller => "controller".into(),
     }
 }
 

@@ -155,6 +155,17 @@ fn expected(i: usize) -> Vec<f32> {
     floats(a.bytes())
 }
 
+/// Output `i` is JAX's, to 1e-5.
+fn assert_jax(got: &[f32], want: &[f32], i: usize) {
+    assert_eq!(got.len(), want.len(), "output {i}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g - w).abs() <= 1e-5 + 1e-5 * w.abs(),
+            "output {i}: {g} against JAX's {w}"
+        );
+    }
+}
+
 fn floats(bytes: &[u8]) -> Vec<f32> {
     bytes
         .chunks_exact(4)
@@ -245,14 +256,7 @@ fn a_sessions_calls_keep_their_order_are_held_back_and_end_with_it() {
         }
         for (i, array) in ids(39).enumerate() {
             let got = floats(&session.fetch(i as u64 + 1, array).await);
-            let want = expected(i);
-            assert_eq!(got.len(), want.len(), "output {i}");
-            for (g, w) in got.iter().zip(&want) {
-                assert!(
-                    (g - w).abs() <= 1e-5 + 1e-5 * w.abs(),
-                    "output {i}: {g} against JAX's {w}"
-                );
-            }
+            assert_jax(&got, &expected(i), i);
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let seen = watcher.await.unwrap();
@@ -350,14 +354,7 @@ fn a_sessions_trace_reaches_an_opentelemetry_collector() {
             session.send(call(&program, &inputs, ids(k).collect(), vec![]));
         }
         let got = floats(&session.fetch(1, ids(CALLS - 1).next().unwrap()).await);
-        let want = expected(0);
-        assert_eq!(got.len(), want.len());
-        for (g, w) in got.iter().zip(&want) {
-            assert!(
-                (g - w).abs() <= 1e-5 + 1e-5 * w.abs(),
-                "{g} against JAX's {w}"
-            );
-        }
+        assert_jax(&got, &expected(0), 0);
         let id = session.id;
         drop(session);
         id

@@ -56,7 +56,7 @@ pub mod line;
 pub mod lineage;
 pub mod link;
 pub mod stream;
-mod trace;
+pub(crate) mod trace;
 
 use crate::{
     error::{Error, Result, DATA_LOSS},

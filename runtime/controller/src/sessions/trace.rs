@@ -211,10 +211,9 @@ fn client_times(t: &CallTimes) -> Option<(Duration, Duration)> {
     Some((before, queued))
 }
 
-/// Writes session `id`'s trace to `dir/session-ID.json` (whole or not at
-/// all: through a temporary file).
-pub(crate) fn write(dir: &std::path::Path, id: u64, spans: &[Span]) {
-    let json = chrome_json(spans, &|track| match track {
+/// A track's name in a session's trace (its file and its OTLP spans).
+pub(crate) fn track_name(track: Track) -> String {
+    match track {
         Track::Host(w) => format!("worker {w} host (enqueue)"),
         Track::Device(d) => format!("device {d}"),
         Track::Network => "network (worker to worker)".into(),
@@ -222,7 +221,13 @@ pub(crate) fn write(dir: &std::path::Path, id: u64, spans: &[Span]) {
         Track::Recovery => "recoveries".into(),
         Track::Client => "client".into(),
         Track::Controller => "controller (the session's requests)".into(),
-    });
+    }
+}
+
+/// Writes session `id`'s trace to `dir/session-ID.json` (whole or not at
+/// all: through a temporary file).
+pub(crate) fn write(dir: &std::path::Path, id: u64, spans: &[Span]) {
+    let json = chrome_json(spans, &track_name);
     let path = dir.join(format!("session-{id}.json"));
     let tmp = dir.join(format!(".session-{id}.json.tmp"));
     let written = std::fs::create_dir_all(dir)
