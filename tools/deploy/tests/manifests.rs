@@ -856,15 +856,20 @@ fn the_dockerfile_builds_what_the_manifests_run() {
         .collect();
     let cargo: Vec<&&str> = code.iter().filter(|l| l.contains("cargo build")).collect();
     assert_eq!(cargo.len(), 1, "build-wheel.sh runs one cargo build");
-    for arg in [
-        "--release",
-        "--locked",
-        "--bins",
-        "-p pw-tools",
-        "-p pw-worker",
-    ] {
+    for arg in ["--locked", "--bins", "-p pw-tools", "-p pw-worker"] {
         assert!(cargo[0].contains(arg), "build-wheel.sh: cargo build {arg}");
     }
+    // Release binaries unless asked otherwise (the Dockerfile does not).
+    assert!(
+        code.iter()
+            .any(|l| l.trim() == "build=0 out=\"\" profile=release")
+            && code.iter().any(|l| l.contains("flags=(--release)")),
+        "build-wheel.sh builds release binaries by default"
+    );
+    assert!(
+        !wheel[0].rest.contains("--profile"),
+        "the images take release binaries"
+    );
     let bins: Vec<&str> = code
         .iter()
         .find_map(|l| l.strip_prefix("bins=("))
