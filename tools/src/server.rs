@@ -41,7 +41,9 @@ pub struct Cli {
     /// device and what each did lately, the runs, stalled ones with their
     /// chain of unmet dependencies, the sessions. A bare PORT is on loopback; give a host
     /// (0.0.0.0:PORT) to serve others (then --token is needed). With
-    /// --tls-cert it is served over HTTPS.
+    /// --tls-cert it is served over HTTPS. `/metrics` also admits the
+    /// scrape token PW_METRICS_TOKEN (`Authorization: Bearer`), which
+    /// opens nothing else.
     #[arg(long, value_name = "HOST:PORT|PORT")]
     pub http: Option<String>,
 
@@ -306,6 +308,7 @@ fn serve(cli: Cli) -> Result<(), String> {
     if token.is_some() && cluster_secret.is_none() {
         return Err("--token protects the clients' calls, but the workers' ports would stay open to anyone who can reach them: give --cluster-secret (or PW_CLUSTER_SECRET) too, to pw-server and every pw-worker".into());
     }
+    pw_wire::auth::metrics_token()?;
     let secured = cluster_secret.is_some();
     pw_wire::tls::init(&pw_wire::tls::Files {
         cert: cli.tls_cert.clone(),

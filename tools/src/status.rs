@@ -21,12 +21,13 @@ pub const PAGE: &str = include_str!("status.html");
 /// over TLS with `tls` (HTTPS). With a `token`, each request must present it: the `x-pw-token` header,
 /// `Authorization: Bearer TOKEN`, or the cookie that opening
 /// `/?token=TOKEN` once sets (so a browser needs it in the address only
-/// the first time).
+/// the first time); `/metrics` also takes the scrape token
+/// (`PW_METRICS_TOKEN`, as `Authorization: Bearer`).
 pub async fn serve_http(
     listener: tokio::net::TcpListener,
     controller: Controller,
     token: Option<String>,
-    tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    tls: Option<Arc<pw_wire::http::TlsConfig>>,
 ) {
     use axum::{
         extract::{Request, State},
@@ -72,6 +73,9 @@ pub async fn serve_http(
         let Some(want) = token.as_deref() else {
             return next.run(request).await;
         };
+        if scrapes(&request) {
+            return next.run(request).await;
+        }
         match presented(&request, want) {
             Presented::Yes => next.run(request).await,
             Presented::InQuery => (
@@ -106,88 +110,9 @@ pub async fn serve_http(
         .layer(middleware::from_fn(move |r, n| {
             check(token.clone(), secure, r, n)
         }));
-    let listener = Speaking::new(listener, tls);
+    let listener = pw_wire::http::Speaking::new(listener, tls);
     if let Err(e) = axum::serve(listener, app).await {
         eprintln!("pw-server: error: the status page stopped: {e}");
-    }
-}
-
-/// The status page's listener: the connections that speak
-/// ([`pw_wire::net::incoming`]: silent ones are closed and bounded), over
-/// TLS when the server has a certificate. Each TLS handshake runs in a
-/// task of its own, within [`HANDSHAKE_TIMEOUT`] and at most
-/// [`MAX_HANDSHAKES`] at once, so a slow client holds up no one else.
-struct Speaking {
-    addr: std::net::SocketAddr,
-    ready: tokio::sync::mpsc::Receiver<(Box<dyn Connection>, std::net::SocketAddr)>,
-}
-
-/// A connection the page is served on: plain TCP or TLS over it.
-trait Connection: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
-impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Connection for T {}
-
-/// How long a client may take to finish its TLS handshake.
-const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-/// TLS handshakes under way at once; more connections are closed.
-const MAX_HANDSHAKES: usize = 256;
-
-impl Speaking {
-    fn new(
-        listener: tokio::net::TcpListener,
-        tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
-    ) -> Speaking {
-        use tokio_stream::StreamExt;
-        let addr = listener
-            .local_addr()
-            .unwrap_or_else(|_| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
-        let (tx, ready) = tokio::sync::mpsc::channel(64);
-        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-        let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
-        tokio::spawn(async move {
-            let mut incoming = Box::pin(pw_wire::net::incoming(listener));
-            while let Some(stream) = incoming.next().await {
-                let Ok(stream) = stream else { continue };
-                let peer = stream.peer_addr().unwrap_or(addr);
-                let Some(acceptor) = &acceptor else {
-                    let plain: Box<dyn Connection> = Box::new(stream);
-                    if tx.send((plain, peer)).await.is_err() {
-                        return;
-                    }
-                    continue;
-                };
-                let Ok(slot) = handshakes.clone().try_acquire_owned() else {
-                    continue;
-                };
-                let (acceptor, tx) = (acceptor.clone(), tx.clone());
-                tokio::spawn(async move {
-                    let accepted =
-                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
-                    drop(slot);
-                    if let Ok(Ok(tls)) = accepted {
-                        let tls: Box<dyn Connection> = Box::new(tls);
-                        let _ = tx.send((tls, peer)).await;
-                    }
-                });
-            }
-        });
-        Speaking { addr, ready }
-    }
-}
-
-impl axum::serve::Listener for Speaking {
-    type Io = Box<dyn Connection>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.ready.recv().await {
-            Some(connection) => connection,
-            // The accepting task is gone: nothing more will come.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.addr)
     }
 }
 
@@ -202,6 +127,19 @@ enum Presented {
 }
 
 /// Whether `request` presents the token `want`, and how.
+/// Whether `request` is a scrape of `/metrics` with the scrape token
+/// (`PW_METRICS_TOKEN`), which opens that path alone.
+fn scrapes(request: &axum::extract::Request) -> bool {
+    let Ok(Some(scrape)) = pw_wire::auth::metrics_token() else {
+        return false;
+    };
+    let given = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    request.uri().path() == "/metrics" && pw_wire::auth::bearer_is(given, &[scrape])
+}
+
 fn presented(request: &axum::extract::Request, want: &str) -> Presented {
     use axum::http::header;
     let same = |given: &str| pw_wire::auth::same(given.as_bytes(), want.as_bytes());

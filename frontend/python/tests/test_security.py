@@ -39,6 +39,7 @@ from test_session import doubler
 
 TOKEN = f"security-token-{os.getpid()}"
 SECRET = f"security-cluster-secret-{os.getpid()}"
+SCRAPE = f"security-scrape-token-{os.getpid()}"
 DEVICES = 4
 LEASE_MS = 2000
 WAIT_S = 30
@@ -62,13 +63,14 @@ def _announced(proc, log, timeout=60.0):
 
 
 class Cluster:
-    """pw-server (`server_args` more) and one pw-worker, with the token and
-    the cluster secret; `nofile` is the server's limit on open files, when
-    given."""
+    """pw-server (`server_args` more) and one pw-worker, with the token,
+    the cluster secret and the scrape token; `nofile` is the server's limit
+    on open files, when given."""
 
     def __init__(self, tmp, server_args=(), nofile=None, extra_env=None):
         env = _env()
         env["PW_CLUSTER_SECRET"] = SECRET
+        env["PW_METRICS_TOKEN"] = SCRAPE
         env.update(extra_env or {})
         self.env = env
         log = str(tmp / "pw-server.log")
@@ -427,38 +429,59 @@ def test_the_status_page_asks_for_the_token(cluster, tmp_path):
     assert out.returncode == 1 and "not a loopback address" in out.stderr, out.stderr
 
 
+def _open_port(port, proc):
+    """Waits (bounded) until `proc` listens on 127.0.0.1:`port`."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        assert proc.poll() is None and time.monotonic() < deadline, f"port {port} never opened"
+        time.sleep(0.1)
+
+
 def test_the_metrics_ask_for_the_token_and_the_cluster_secret(cluster, tmp_path):
     """pw-server's /metrics (on the status page's listener) asks for the
-    clients' token, as Prometheus presents it (a bearer token); a
-    worker's --metrics asks for the cluster secret, and on a non-loopback
-    address without a secret the worker does not start."""
+    clients' token or the scrape token (PW_METRICS_TOKEN), as Prometheus
+    presents it (a bearer token), and the scrape token opens nothing else;
+    a worker's --metrics asks for the cluster secret or the scrape token,
+    and on a non-loopback address without a secret the worker does not
+    start; a scrape token too short to be one stops both at start."""
     url = f"http://{cluster.http}/metrics"
     assert _get(url)[0] == 401
     assert _get(url, {"Authorization": "Bearer wrong"})[0] == 401
     status, headers, body = _get(url, {"Authorization": f"Bearer {TOKEN}"})
     assert status == 200 and headers["content-type"].startswith("application/openmetrics-text")
     assert "pw_workers " in body and body.rstrip().endswith("# EOF")
+    status, _, body = _get(url, {"Authorization": f"Bearer {SCRAPE}"})
+    assert status == 200 and "pw_workers " in body
+    for path in ("/", "/api/status", "/metrics/../api/status"):
+        assert _get(f"http://{cluster.http}{path}", {"Authorization": f"Bearer {SCRAPE}"})[0] == 401, path
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     worker = cluster.add_worker(tmp_path, args=["--metrics", f"127.0.0.1:{port}"])
     try:
         # The cluster has a worker already: wait for this one's port.
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert worker.poll() is None and time.monotonic() < deadline, "the worker's metrics port never opened"
-            time.sleep(0.1)
+        _open_port(port, worker)
         url = f"http://127.0.0.1:{port}/metrics"
         assert _get(url)[0] == 401
         assert _get(url, {"Authorization": f"Bearer {TOKEN}"})[0] == 401
-        status, _, body = _get(url, {"Authorization": f"Bearer {SECRET}"})
-        assert status == 200 and "pw_device_held_bytes" in body
+        for credential in (SECRET, SCRAPE):
+            status, _, body = _get(url, {"Authorization": f"Bearer {credential}"})
+            assert status == 200 and "pw_device_held_bytes" in body
     finally:
         cluster.workers.remove(worker)
         _stop(worker)
+    for tool in ("pw-server", "pw-worker"):
+        out = subprocess.run(
+            [find_tool(tool), *(["--listen", "127.0.0.1:0"] if tool == "pw-server" else ["--controller", cluster.address])],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(cluster.env, PW_METRICS_TOKEN="short"),
+        )
+        assert out.returncode != 0 and "PW_METRICS_TOKEN has 5 bytes" in out.stderr, (tool, out.stderr)
     env = _env()
     env.pop("PW_CLUSTER_SECRET", None)
     out = subprocess.run(
@@ -588,6 +611,16 @@ def test_grpc_ports_serve_tls(tmp_path, monkeypatch):
             _get(f"https://{c.http}/api/status", {"x-pw-token": TOKEN}, ssl.create_default_context())
         with pytest.raises((http.client.HTTPException, ConnectionError, urllib.error.URLError)):
             _get(f"http://{c.http}/api/status", {"x-pw-token": TOKEN})
+        # A worker's metrics are HTTPS with its certificate too.
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        worker = c.add_worker(tmp_path, args=["--metrics", f"127.0.0.1:{port}"])
+        _open_port(port, worker)
+        status, _, body = _get(f"https://127.0.0.1:{port}/metrics", {"Authorization": f"Bearer {SCRAPE}"}, trusted)
+        assert status == 200 and "pw_device_held_bytes" in body
+        with pytest.raises((http.client.HTTPException, ConnectionError, urllib.error.URLError)):
+            _get(f"http://127.0.0.1:{port}/metrics", {"Authorization": f"Bearer {SCRAPE}"})
         with c.connect(devices=1) as client:
             y = doubler(1).compile(client)(np.ones((8, 4), np.float32))
             np.testing.assert_array_equal(np.asarray(y), 2)
@@ -598,7 +631,7 @@ def test_grpc_ports_serve_tls(tmp_path, monkeypatch):
             timeout=30,
             env=dict(os.environ, PW_TOKEN=TOKEN, PW_TLS_CA=tls["PW_TLS_CA"]),
         )
-        assert out.returncode == 0 and "WORKERS (1)" in out.stdout, out.stderr
+        assert out.returncode == 0 and "WORKERS (2)" in out.stdout, out.stderr
         monkeypatch.delenv("PW_TLS_CA")
         with pytest.raises(pw.ServerError):
             c.connect(devices=1, timeout=5)

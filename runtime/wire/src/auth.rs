@@ -17,6 +17,12 @@
 //!   neither inject pieces nor replay a recorded handshake, and the id a
 //!   connection speaks for is the one the MAC covers.
 //!
+//! * **Monitoring → `/metrics`** (pw-server's HTTP port, a worker's
+//!   `--metrics`): a scrape token (`PW_METRICS_TOKEN`, [`metrics_token`])
+//!   as `Authorization: Bearer`, besides the credentials each port takes
+//!   anyway. It opens `/metrics` and nothing else, so Prometheus needs
+//!   neither a client's token nor the cluster secret.
+//!
 //! Without a cluster secret the cluster's ports are open; the binaries
 //! allow that only when they listen on loopback addresses alone.
 
@@ -81,6 +87,30 @@ pub fn cluster_secret() -> Option<&'static Secret> {
                 .and_then(|s| Secret::new(&s, "PW_CLUSTER_SECRET").ok())
         })
         .as_ref()
+}
+
+static METRICS: OnceLock<Result<Option<Secret>, String>> = OnceLock::new();
+
+/// This process's scrape token (`PW_METRICS_TOKEN`, unset or empty:
+/// none), which admits to `/metrics` only; the error says why the
+/// variable's value cannot be one (the binaries check at start).
+pub fn metrics_token() -> Result<Option<&'static Secret>, &'static str> {
+    METRICS
+        .get_or_init(|| match std::env::var("PW_METRICS_TOKEN") {
+            Ok(s) if !s.is_empty() => Secret::new(&s, "PW_METRICS_TOKEN").map(Some),
+            _ => Ok(None),
+        })
+        .as_ref()
+        .map(Option::as_ref)
+        .map_err(String::as_str)
+}
+
+/// Whether the `Authorization` header value `given` is `Bearer S` for one
+/// of `secrets`.
+pub fn bearer_is(given: Option<&str>, secrets: &[&Secret]) -> bool {
+    given
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|g| secrets.iter().any(|s| same(g.as_bytes(), s.as_bytes())))
 }
 
 /// Whether two byte strings are equal, in a time that does not depend on

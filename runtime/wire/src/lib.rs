@@ -31,6 +31,7 @@ pub mod auth;
 pub mod bulk;
 pub mod error;
 pub mod framing;
+pub mod http;
 pub mod link;
 pub mod metrics;
 pub mod net;

@@ -478,7 +478,8 @@ pub async fn serve(
                     address: at.to_string(),
                     source,
                 })?;
-        tokio::spawn(metrics::serve(listener, Arc::downgrade(&state)));
+        let tls = pw_wire::tls::http_server()?;
+        tokio::spawn(metrics::serve(listener, tls, Arc::downgrade(&state)));
     }
     let (incoming, linked) = (state.receiver.clone(), state.clone());
     let controller: pw_dataplane::ControllerLink =

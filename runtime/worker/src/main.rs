@@ -101,8 +101,10 @@ struct Cli {
 
     /// Serve Prometheus metrics (`/metrics`) here: what this worker
     /// counts and what each of its devices did and holds. A bare PORT is
-    /// on loopback; another host needs the cluster secret, which a scrape
-    /// then presents as `Authorization: Bearer SECRET`.
+    /// on loopback; another host needs the cluster secret. A scrape
+    /// presents it, or the scrape token PW_METRICS_TOKEN (which opens
+    /// only this port), as `Authorization: Bearer SECRET`; HTTPS with
+    /// --tls-cert.
     #[arg(long, value_name = "HOST:PORT|PORT")]
     metrics: Option<String>,
 
@@ -135,6 +137,10 @@ fn main() {
                 std::process::exit(2);
             }
         }
+    }
+    if let Err(e) = pw_wire::auth::metrics_token() {
+        eprintln!("pw-worker: error: {e}");
+        std::process::exit(2);
     }
     let tls = pw_wire::tls::Files {
         cert: cli.tls_cert.clone(),

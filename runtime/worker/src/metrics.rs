@@ -3,9 +3,12 @@
 //! device labelled with its local id and kind), the same the controller's
 //! `/metrics` shows of it from heartbeats, but read when scraped.
 //!
-//! Plain HTTP. With a cluster secret, a scrape must present it
-//! (`Authorization: Bearer SECRET`); without one the port must be on
-//! loopback (`serve` refuses otherwise, as the worker's service does).
+//! HTTPS when the worker has a certificate (`--tls-cert`), with the one it
+//! serves its other ports with; plain HTTP otherwise. With a cluster
+//! secret or a scrape token (`PW_METRICS_TOKEN`), a scrape must present
+//! one of them (`Authorization: Bearer SECRET`); without a cluster secret
+//! the port must be on loopback (`serve` refuses otherwise, as the
+//! worker's service does).
 
 use crate::State;
 use pw_wire::metrics::{labels, WorkerMetrics};
@@ -38,20 +41,29 @@ pub fn text(state: &State) -> String {
     pw_wire::metrics::text(&registry)
 }
 
-/// Whether `headers` present the cluster secret (always, without one).
+/// Whether `headers` present the cluster secret or the scrape token
+/// (always, with neither).
 fn admitted(headers: &axum::http::HeaderMap) -> bool {
-    let Some(secret) = pw_wire::auth::cluster_secret() else {
-        return true;
-    };
-    headers
+    let wanted: Vec<&pw_wire::auth::Secret> = [
+        pw_wire::auth::cluster_secret(),
+        pw_wire::auth::metrics_token().ok().flatten(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let given = headers
         .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| pw_wire::auth::same(given.as_bytes(), secret.as_bytes()))
+        .and_then(|v| v.to_str().ok());
+    wanted.is_empty() || pw_wire::auth::bearer_is(given, &wanted)
 }
 
-/// Serves `/metrics` on `listener` while the worker lives.
-pub async fn serve(listener: tokio::net::TcpListener, state: Weak<State>) {
+/// Serves `/metrics` on `listener` (over TLS with `tls`) while the worker
+/// lives.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    tls: Option<Arc<pw_wire::http::TlsConfig>>,
+    state: Weak<State>,
+) {
     use axum::{
         extract::State as Shared,
         http::{header, HeaderMap, StatusCode},
@@ -82,6 +94,7 @@ pub async fn serve(listener: tokio::net::TcpListener, state: Weak<State>) {
     let app = Router::new()
         .route("/metrics", get(metrics))
         .with_state(Arc::new(state));
+    let listener = pw_wire::http::Speaking::new(listener, tls);
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!("the metrics port stopped: {e}");
     }

@@ -34,9 +34,17 @@
 //!   completion index) rather than pod IPs, so one certificate naming
 //!   `*.NAME` covers the head and every worker.
 //! - A ClusterIP Service `NAME-server` gives clients (`pw-run --server`,
-//!   `pw.connect`) one name for the server, and a NetworkPolicy
-//!   `NAME-workers` admits to the workers' unauthenticated ports only the
-//!   pods of this cluster.
+//!   `pw.connect`) one name for the server (and its status page), and a
+//!   NetworkPolicy `NAME-workers` admits to the workers' service and data
+//!   ports only the pods of this cluster (their metrics port, which asks
+//!   for a bearer credential, from anywhere).
+//! - Prometheus metrics: pw-server's on its status page's `/metrics`, each
+//!   worker's on `--metrics-port`. Both also take the scrape token (the
+//!   Secret's `metrics-token`, read as `PW_METRICS_TOKEN`), which opens
+//!   `/metrics` and nothing else. The pods carry the `prometheus.io/*`
+//!   scrape annotations; with `--service-monitor`, a headless Service
+//!   `NAME-metrics` and a ServiceMonitor `NAME` (the Prometheus
+//!   operator's) instead, which name the scrape token's Secret key.
 //!
 //! Paths inside the containers are those of the images `deploy/Dockerfile`
 //! builds: [`SERVER_BIN`], [`WORKER_BIN`], plugins in [`PLUGIN_DIR`].
@@ -201,10 +209,18 @@ pub struct Options {
     #[arg(long, default_value_t = 29000, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub server_port: u16,
 
-    /// pw-server's status page, on the pod's loopback (reach it with
-    /// `kubectl port-forward`); 0: no status page.
+    /// pw-server's status page and its /metrics, on the pod's address
+    /// and the NAME-server Service (port `http`): the page asks for the
+    /// token, /metrics for the token or the scrape token; HTTPS with
+    /// --tls-secret. 0: no status page.
     #[arg(long, default_value_t = 29080, value_name = "PORT")]
     pub status_port: u16,
+
+    /// Each pw-worker's Prometheus metrics (`pw-worker --metrics`), for a
+    /// scrape with the scrape token or the cluster secret; HTTPS with
+    /// --tls-secret. 0: none.
+    #[arg(long, default_value_t = 29102, value_name = "PORT")]
+    pub metrics_port: u16,
 
     /// Each pw-worker's service port, for the server and its peers.
     #[arg(long, default_value_t = 29100, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
@@ -227,6 +243,26 @@ pub struct Options {
     /// share (PW_CLUSTER_SECRET; no client needs it).
     #[arg(long, default_value = "cluster-secret", value_name = "KEY")]
     pub cluster_secret_key: String,
+
+    /// The key, in the same Secret, of the scrape token (PW_METRICS_TOKEN):
+    /// it opens the /metrics ports and nothing else, so Prometheus holds
+    /// neither the clients' token nor the cluster secret. Needed unless
+    /// both --status-port and --metrics-port are 0.
+    #[arg(long, default_value = "metrics-token", value_name = "KEY")]
+    pub metrics_token_key: String,
+
+    /// Add a ServiceMonitor (monitoring.coreos.com/v1, the Prometheus
+    /// operator's) that scrapes the server and every worker with the
+    /// scrape token, and the headless Service NAME-metrics it selects,
+    /// instead of the pods' prometheus.io/* annotations.
+    #[arg(long)]
+    pub service_monitor: bool,
+
+    /// A label of the ServiceMonitor (repeatable), for the Prometheus that
+    /// should pick it up (its serviceMonitorSelector), e.g.
+    /// release=prometheus.
+    #[arg(long = "service-monitor-label", value_name = "KEY=VALUE")]
+    pub service_monitor_labels: Vec<String>,
 
     /// A Secret of type kubernetes.io/tls (tls.crt, tls.key, ca.crt, as
     /// cert-manager issues it) to mount in every pod: every gRPC port, the
@@ -339,6 +375,16 @@ impl Options {
         format!("{}-server", self.name)
     }
 
+    /// The name of the Service that the ServiceMonitor selects.
+    pub fn metrics_service_name(&self) -> String {
+        format!("{}-metrics", self.name)
+    }
+
+    /// Whether any process serves `/metrics`.
+    pub fn scraped(&self) -> bool {
+        self.status_port != 0 || self.metrics_port != 0
+    }
+
     /// The NetworkPolicy's name.
     pub fn policy_name(&self) -> String {
         format!("{}-workers", self.name)
@@ -367,7 +413,11 @@ impl Options {
         }
         // The longest names Kubernetes derives from NAME must be labels too.
         let longest_pod = format!("{}-{WORKER}-0-{}{POD_SUFFIX}", self.name, self.workers - 1);
-        for derived in [longest_pod, self.service_name()] {
+        for derived in [
+            longest_pod,
+            self.service_name(),
+            self.metrics_service_name(),
+        ] {
             if derived.len() > names::MAX_LABEL {
                 return Err(flag(
                     "name",
@@ -440,6 +490,17 @@ impl Options {
         if let Some(why) = names::secret_key(&self.cluster_secret_key) {
             return Err(flag("cluster-secret-key", &self.cluster_secret_key, why));
         }
+        if let Some(why) = names::secret_key(&self.metrics_token_key) {
+            return Err(flag("metrics-token-key", &self.metrics_token_key, why));
+        }
+        if [&self.token_key, &self.cluster_secret_key].contains(&&self.metrics_token_key) {
+            return Err(flag(
+                "metrics-token-key",
+                &self.metrics_token_key,
+                "must differ from --token-key and --cluster-secret-key: the scrape token opens only /metrics"
+                    .into(),
+            ));
+        }
         if self.cluster_secret_key == self.token_key {
             return Err(flag(
                 "cluster-secret-key",
@@ -453,6 +514,28 @@ impl Options {
                 "status-port",
                 &self.status_port.to_string(),
                 "is also --server-port: pw-server needs two ports".into(),
+            ));
+        }
+        if self.metrics_port != 0 && [self.worker_port, self.data_port].contains(&self.metrics_port)
+        {
+            return Err(flag(
+                "metrics-port",
+                &self.metrics_port.to_string(),
+                "is also --worker-port or --data-port: pw-worker needs a port for each".into(),
+            ));
+        }
+        if self.service_monitor && !self.scraped() {
+            return Err(flag(
+                "service-monitor",
+                "true",
+                "has nothing to scrape: --status-port and --metrics-port are both 0".into(),
+            ));
+        }
+        if !self.service_monitor && !self.service_monitor_labels.is_empty() {
+            return Err(flag(
+                "service-monitor-label",
+                &self.service_monitor_labels[0],
+                "labels the ServiceMonitor, which only --service-monitor adds".into(),
             ));
         }
         if self.data_port == self.worker_port {
@@ -471,23 +554,14 @@ impl Options {
                 format!("must be longer than the heartbeat ({heartbeat} ms), or pw-server refuses to start"),
             ));
         }
-        for selector in &self.node_selectors {
-            let Some((key, value)) = selector.split_once('=') else {
-                return Err(flag("node-selector", selector, "is not KEY=VALUE".into()));
-            };
-            if let Some(why) = names::label_key(key) {
-                return Err(flag(
-                    "node-selector",
-                    selector,
-                    format!("the label key {why}"),
-                ));
-            }
-            if let Some(why) = names::label_value(value) {
-                return Err(flag(
-                    "node-selector",
-                    selector,
-                    format!("the label value {why}"),
-                ));
+        for (name, labels) in [
+            ("node-selector", &self.node_selectors),
+            ("service-monitor-label", &self.service_monitor_labels),
+        ] {
+            for label in labels {
+                if let Some(why) = check_label(label) {
+                    return Err(flag(name, label, why));
+                }
             }
         }
         for (name, quantity) in [
@@ -510,6 +584,9 @@ pub struct Manifests {
     pub jobset: Object<JobSetSpec>,
     pub service: Object<ServiceSpec>,
     pub policy: Option<Object<NetworkPolicySpec>>,
+    /// With `--service-monitor`: the headless Service of the metrics
+    /// ports and the ServiceMonitor that selects it.
+    pub monitor: Option<(Object<ServiceSpec>, Object<ServiceMonitorSpec>)>,
 }
 
 impl Manifests {
@@ -520,7 +597,7 @@ impl Manifests {
             "# pw cluster {name}: pw-server and {w} pw-worker(s) with {d} {p} device(s) each,\n\
              # as a JobSet (generated by pw-deploy {version}). It needs the JobSet controller\n\
              # and the Secret {secret} (keys {key}: the server's token, {cluster}: the secret\n\
-             # pw-server and the workers share){tls}; see docs/deploy.md.\n",
+             # pw-server and the workers share{scrape}){tls}; see docs/deploy.md.\n",
             name = o.name,
             w = o.workers,
             d = o.devices_per_worker,
@@ -529,6 +606,11 @@ impl Manifests {
             secret = o.token_secret(),
             key = o.token_key,
             cluster = o.cluster_secret_key,
+            scrape = if o.scraped() {
+                format!(",\n# {}: the scrape token of the /metrics ports", o.metrics_token_key)
+            } else {
+                String::new()
+            },
             tls = match &o.tls_secret {
                 Some(t) => format!(
                     ",\n# and the TLS Secret {t} (tls.crt, tls.key, ca.crt; the certificate names *.{0}\n# and {0}-server)",
@@ -545,6 +627,12 @@ impl Manifests {
         if let Some(policy) = &self.policy {
             out.push_str("---\n");
             out.push_str(&serde_yaml_ng::to_string(policy).map_err(yaml)?);
+        }
+        if let Some((service, monitor)) = &self.monitor {
+            out.push_str("---\n");
+            out.push_str(&serde_yaml_ng::to_string(service).map_err(yaml)?);
+            out.push_str("---\n");
+            out.push_str(&serde_yaml_ng::to_string(monitor).map_err(yaml)?);
         }
         Ok(out)
     }
@@ -591,19 +679,19 @@ pub fn manifests(o: &Options) -> Result<Manifests, Error> {
             replicated_jobs: vec![head, workers],
         },
     };
+    let mut ports = vec![service_port("grpc", o.server_port, "grpc")];
+    if o.status_port != 0 {
+        ports.push(service_port("http", o.status_port, "http"));
+    }
     let service = Object {
         api_version: "v1",
         kind: "Service",
         metadata: metadata(o, o.service_name(), Some("server")),
         spec: ServiceSpec {
             kind: "ClusterIP",
+            cluster_ip: None,
             selector: selector(o, "server"),
-            ports: vec![ServicePort {
-                name: "grpc".into(),
-                port: o.server_port,
-                target_port: "grpc".into(),
-                protocol: "TCP",
-            }],
+            ports,
         },
     };
     let policy = (!o.no_network_policy).then(|| Object {
@@ -615,27 +703,147 @@ pub fn manifests(o: &Options) -> Result<Manifests, Error> {
                 match_labels: selector(o, "worker"),
             },
             policy_types: vec!["Ingress"],
-            ingress: vec![IngressRule {
-                from: vec![Peer {
-                    pod_selector: LabelSelector {
-                        match_labels: instance(o),
-                    },
-                }],
-                ports: [o.worker_port, o.data_port]
-                    .into_iter()
-                    .map(|port| PolicyPort {
-                        protocol: "TCP",
-                        port,
-                    })
-                    .collect(),
-            }],
+            ingress: policy_rules(o),
         },
     });
     Ok(Manifests {
         jobset,
         service,
         policy,
+        monitor: o
+            .service_monitor
+            .then(|| (metrics_service(o), service_monitor(o))),
     })
+}
+
+/// Who may reach a worker: the pods of this cluster its service and data
+/// ports, anyone its metrics port (which asks for a bearer credential).
+fn policy_rules(o: &Options) -> Vec<IngressRule> {
+    let ports = |ports: &[u16]| {
+        ports
+            .iter()
+            .map(|&port| PolicyPort {
+                protocol: "TCP",
+                port,
+            })
+            .collect()
+    };
+    let mut rules = vec![IngressRule {
+        from: vec![Peer {
+            pod_selector: LabelSelector {
+                match_labels: instance(o),
+            },
+        }],
+        ports: ports(&[o.worker_port, o.data_port]),
+    }];
+    if o.metrics_port != 0 {
+        rules.push(IngressRule {
+            from: Vec::new(),
+            ports: ports(&[o.metrics_port]),
+        });
+    }
+    rules
+}
+
+/// The Service of every `/metrics` port of the cluster, headless (one
+/// endpoint per pod) so Prometheus scrapes each process: the server's
+/// status page (port `server-metrics`) and each worker's metrics port
+/// (`worker-metrics`). A pod joins the endpoints of the port it names.
+fn metrics_service(o: &Options) -> Object<ServiceSpec> {
+    let mut ports = Vec::new();
+    if o.status_port != 0 {
+        ports.push(service_port("server-metrics", o.status_port, "http"));
+    }
+    if o.metrics_port != 0 {
+        ports.push(service_port("worker-metrics", o.metrics_port, "metrics"));
+    }
+    Object {
+        api_version: "v1",
+        kind: "Service",
+        metadata: metadata(o, o.metrics_service_name(), Some("metrics")),
+        spec: ServiceSpec {
+            kind: "ClusterIP",
+            cluster_ip: Some("None"),
+            selector: instance(o),
+            ports,
+        },
+    }
+}
+
+/// The Prometheus operator's ServiceMonitor of [`metrics_service`]: each
+/// port scraped with the scrape token and, with `--tls-secret`, over
+/// HTTPS checked against the cluster's CA for the name the certificate
+/// holds (targets are pod addresses).
+fn service_monitor(o: &Options) -> Object<ServiceMonitorSpec> {
+    let endpoint = |port: &str, host: String| MonitorEndpoint {
+        port: port.into(),
+        path: "/metrics",
+        scheme: if o.tls_secret.is_some() {
+            "https"
+        } else {
+            "http"
+        },
+        authorization: MonitorAuthorization {
+            kind: "Bearer",
+            credentials: SecretKeyRef {
+                name: o.token_secret(),
+                key: o.metrics_token_key.clone(),
+            },
+        },
+        tls_config: o.tls_secret.as_ref().map(|secret| MonitorTls {
+            ca: SecretOrConfigMap {
+                secret: SecretKeyRef {
+                    name: secret.clone(),
+                    key: "ca.crt".into(),
+                },
+            },
+            server_name: host,
+        }),
+    };
+    let mut endpoints = Vec::new();
+    if o.status_port != 0 {
+        endpoints.push(endpoint("server-metrics", o.head_host()));
+    }
+    if o.metrics_port != 0 {
+        endpoints.push(endpoint("worker-metrics", o.worker_host("0")));
+    }
+    let mut metadata = metadata(o, o.name.clone(), Some("metrics"));
+    metadata
+        .labels
+        .extend(split_labels(&o.service_monitor_labels));
+    Object {
+        api_version: "monitoring.coreos.com/v1",
+        kind: "ServiceMonitor",
+        metadata,
+        spec: ServiceMonitorSpec {
+            selector: LabelSelector {
+                match_labels: selector(o, "metrics"),
+            },
+            endpoints,
+        },
+    }
+}
+
+/// `prometheus.io/*`: the annotations Prometheus' usual pod scrape
+/// configuration reads (none with `--service-monitor`, or without a port).
+fn scrape_annotations(o: &Options, port: u16) -> Map {
+    if o.service_monitor || port == 0 {
+        return Map::new();
+    }
+    let scheme = if o.tls_secret.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    [
+        ("prometheus.io/scrape", "true".to_owned()),
+        ("prometheus.io/port", port.to_string()),
+        ("prometheus.io/path", "/metrics".to_owned()),
+        ("prometheus.io/scheme", scheme.to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
 }
 
 /// A replicated job of one indexed Job with `pods` pods of `pod`.
@@ -671,7 +879,7 @@ fn server_pod(o: &Options) -> PodTemplate {
         Platform::Cuda | Platform::Tpu => args.push("--no-compile".into()),
     }
     if o.status_port != 0 {
-        args.extend(["--http".to_owned(), format!("127.0.0.1:{}", o.status_port)]);
+        args.extend(["--http".to_owned(), format!("0.0.0.0:{}", o.status_port)]);
     }
     for (flag, value) in [
         ("--heartbeat-ms", o.heartbeat_ms),
@@ -687,7 +895,12 @@ fn server_pod(o: &Options) -> PodTemplate {
         secret_env("PW_TOKEN", o, &o.token_key),
         secret_env("PW_CLUSTER_SECRET", o, &o.cluster_secret_key),
     ];
+    env.extend(scrape_env(o));
     env.extend(tls_env(o));
+    let mut ports = vec![port("grpc", o.server_port)];
+    if o.status_port != 0 {
+        ports.push(port("http", o.status_port));
+    }
     let mut volume_mounts = vec![VolumeMount {
         name: "compile-cache".into(),
         mount_path: COMPILE_CACHE.into(),
@@ -700,7 +913,7 @@ fn server_pod(o: &Options) -> PodTemplate {
         command: vec![SERVER_BIN.into()],
         args,
         env,
-        ports: vec![port("grpc", o.server_port)],
+        ports,
         readiness_probe: Some(probe("grpc")),
         resources: Resources::default(),
         volume_mounts,
@@ -714,6 +927,7 @@ fn server_pod(o: &Options) -> PodTemplate {
     PodTemplate {
         metadata: Metadata {
             labels: labels(o, Some("server")),
+            annotations: scrape_annotations(o, o.status_port),
             ..Metadata::default()
         },
         spec: PodSpec {
@@ -757,6 +971,14 @@ fn worker_pod(o: &Options) -> PodTemplate {
     if let Some(island) = &o.island {
         args.extend(["--island".to_owned(), island.clone()]);
     }
+    let mut ports = vec![port("worker", o.worker_port), port("data", o.data_port)];
+    if o.metrics_port != 0 {
+        args.extend([
+            "--metrics".to_owned(),
+            format!("0.0.0.0:{}", o.metrics_port),
+        ]);
+        ports.push(port("metrics", o.metrics_port));
+    }
     let mut resources = Resources::default();
     if let Some(resource) = o.platform.resource() {
         resources
@@ -774,6 +996,7 @@ fn worker_pod(o: &Options) -> PodTemplate {
         None => field_env("POD_IP", "status.podIP"),
     }];
     env.push(secret_env("PW_CLUSTER_SECRET", o, &o.cluster_secret_key));
+    env.extend(scrape_env(o));
     env.extend(tls_env(o));
     let container = Container {
         name: "pw-worker".into(),
@@ -781,7 +1004,7 @@ fn worker_pod(o: &Options) -> PodTemplate {
         command: vec![WORKER_BIN.into()],
         args,
         env,
-        ports: vec![port("worker", o.worker_port), port("data", o.data_port)],
+        ports,
         readiness_probe: Some(probe("worker")),
         resources,
         volume_mounts: tls_mount(o).into_iter().collect(),
@@ -806,20 +1029,15 @@ fn worker_pod(o: &Options) -> PodTemplate {
             }],
         }
     };
-    let node_selector = o
-        .node_selectors
-        .iter()
-        .filter_map(|s| s.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
     PodTemplate {
         metadata: Metadata {
             labels: labels(o, Some("worker")),
+            annotations: scrape_annotations(o, o.metrics_port),
             ..Metadata::default()
         },
         spec: PodSpec {
             restart_policy: "OnFailure",
-            node_selector,
+            node_selector: split_labels(&o.node_selectors),
             affinity: Some(Affinity {
                 pod_anti_affinity: anti,
             }),
@@ -894,6 +1112,12 @@ fn tls_volume(o: &Options) -> Option<Volume> {
     })
 }
 
+/// `PW_METRICS_TOKEN`, the scrape token (none when nothing is scraped).
+fn scrape_env(o: &Options) -> Option<EnvVar> {
+    o.scraped()
+        .then(|| secret_env("PW_METRICS_TOKEN", o, &o.metrics_token_key))
+}
+
 /// `name`, read from key `key` of the cluster's Secret.
 fn secret_env(name: &str, o: &Options, key: &str) -> EnvVar {
     EnvVar {
@@ -906,6 +1130,15 @@ fn secret_env(name: &str, o: &Options, key: &str) -> EnvVar {
             }),
             ..EnvSource::default()
         }),
+    }
+}
+
+fn service_port(name: &str, port: u16, target: &str) -> ServicePort {
+    ServicePort {
+        name: name.into(),
+        port,
+        target_port: target.into(),
+        protocol: "TCP",
     }
 }
 
@@ -931,6 +1164,7 @@ fn metadata(o: &Options, name: String, component: Option<&str>) -> Metadata {
         name: Some(name),
         namespace: o.namespace.clone(),
         labels: labels(o, component),
+        ..Metadata::default()
     }
 }
 
@@ -955,6 +1189,26 @@ fn selector(o: &Options, component: &str) -> Map {
     let mut m = instance(o);
     m.insert("app.kubernetes.io/component".into(), component.into());
     m
+}
+
+/// Returns why `label` is not `KEY=VALUE` with a label's key and value.
+fn check_label(label: &str) -> Option<String> {
+    let Some((key, value)) = label.split_once('=') else {
+        return Some("is not KEY=VALUE".into());
+    };
+    if let Some(why) = names::label_key(key) {
+        return Some(format!("the label key {why}"));
+    }
+    names::label_value(value).map(|why| format!("the label value {why}"))
+}
+
+/// `KEY=VALUE` labels (checked by [`check_label`]) as a map.
+fn split_labels(labels: &[String]) -> Map {
+    labels
+        .iter()
+        .filter_map(|s| s.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
 }
 
 /// Returns why `s` cannot be one argument or image name: empty, with

@@ -59,25 +59,30 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Kubernetes: a JobSet with a head job (pw-server) and a worker job
-    /// (one pw-worker per pod), a Service for clients and a NetworkPolicy.
+    /// (one pw-worker per pod), a Service for clients, a NetworkPolicy and,
+    /// with --service-monitor, a ServiceMonitor for Prometheus.
     #[command(after_help = K8S_HELP)]
     K8s(k8s::Options),
 }
 
 const K8S_HELP: &str = "Examples:\n  \
-    kubectl create secret generic pw-token --from-literal=token=$(openssl rand -hex 16) --from-literal=cluster-secret=$(openssl rand -hex 16)\n  \
+    kubectl create secret generic pw-token --from-literal=token=$(openssl rand -hex 16) --from-literal=cluster-secret=$(openssl rand -hex 16) --from-literal=metrics-token=$(openssl rand -hex 16)\n  \
     pw-deploy k8s --name pw --workers 4 --devices-per-worker 8 --image pw-server:0.1 --worker-image pw-worker:0.1 | kubectl apply -f -\n  \
     pw-deploy k8s --name gpu --workers 2 --devices-per-worker 8 --platform cuda --image pw-server:0.1 --worker-image pw-worker-cuda:0.1\n  \
     pw-deploy k8s --name tpu --workers 4 --devices-per-worker 4 --platform tpu --node-selector pool=tpu --image pw-server:0.1 --worker-image pw-worker-tpu:0.1 --out tpu.yaml\n  \
-    pw-deploy k8s --name pw --workers 4 --devices-per-worker 8 --image pw-server:0.1 --tls-secret pw-tls   # TLS on every port (cert-manager's Secret)\n\n\
+    pw-deploy k8s --name pw --workers 4 --devices-per-worker 8 --image pw-server:0.1 --tls-secret pw-tls   # TLS on every port (cert-manager's Secret)\n  \
+    pw-deploy k8s --name pw --workers 4 --devices-per-worker 8 --image pw-server:0.1 --service-monitor --service-monitor-label release=prometheus   # scraped by the Prometheus operator\n\n\
     The head pod is NAME-head-0-0.NAME (JobSet DNS hostnames); workers register\n\
     there and advertise their pod IP (with --tls-secret, their DNS name\n\
     NAME-worker-0-I.NAME: the certificate names *.NAME and NAME-server). Pods restart on failure (restartPolicy\n\
     OnFailure, --backoff-limit); a restarted worker registers again. The JobSet\n\
     controller must be installed, and the Secret (--token-secret, default\n\
     NAME-token) must hold the token under --token-key and the cluster secret\n\
-    under --cluster-secret-key. Clients reach the server\n\
-    through the Service NAME-server (kubectl port-forward service/NAME-server 29000).\n\
+    under --cluster-secret-key (and, unless nothing serves /metrics, the scrape\n\
+    token under --metrics-token-key). Clients reach the server and its status page\n\
+    through the Service NAME-server (kubectl port-forward service/NAME-server 29000 29080).\n\
+    Prometheus scrapes the server's /metrics on --status-port and each worker's on\n\
+    --metrics-port with the scrape token (pod annotations prometheus.io/*, or --service-monitor).\n\
     Images: deploy/Dockerfile. See docs/deploy.md.";
 
 /// Runs pw-deploy with `args` (the program name first); returns the exit

@@ -42,6 +42,28 @@ fn kinds_api_versions_and_namespace() {
     let without = manifests(&["--no-network-policy"]);
     assert_eq!(without.len(), 2);
     assert!(without.iter().all(|d| str_at(d, "kind") != "NetworkPolicy"));
+    let monitored = manifests(&["--service-monitor", "--namespace", "ml-team"]);
+    let kinds: Vec<(&str, &str, &str)> = monitored
+        .iter()
+        .map(|d| {
+            (
+                str_at(d, "apiVersion"),
+                str_at(d, "kind"),
+                str_at(d, "metadata.name"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds[2..],
+        [
+            ("networking.k8s.io/v1", "NetworkPolicy", "pwtest-workers"),
+            ("v1", "Service", "pwtest-metrics"),
+            ("monitoring.coreos.com/v1", "ServiceMonitor", "pwtest"),
+        ]
+    );
+    assert!(monitored
+        .iter()
+        .all(|d| str_at(d, "metadata.namespace") == "ml-team"));
 }
 
 /// Tests the JobSet's shape: DNS hostnames, the head (one pod) listed and
@@ -169,7 +191,7 @@ fn workers_find_the_head_by_its_stable_name() {
 fn every_declared_port_is_served_and_every_served_port_declared() {
     for extra in [
         &[][..],
-        &["--status-port", "0"],
+        &["--status-port", "0", "--metrics-port", "0"],
         &[
             "--server-port",
             "443",
@@ -179,6 +201,8 @@ fn every_declared_port_is_served_and_every_served_port_declared() {
             "7000",
             "--data-port",
             "7001",
+            "--metrics-port",
+            "9400",
         ],
     ] {
         let docs = manifests(extra);
@@ -242,7 +266,8 @@ fn every_declared_port_is_served_and_every_served_port_declared() {
         ));
         assert_eq!(strings(policy, "spec.policyTypes"), ["Ingress"]);
         let rules = seq(policy, "spec.ingress");
-        assert_eq!(rules.len(), 1);
+        let metrics = worker_ports.iter().find(|(n, _)| n == "metrics");
+        assert_eq!(rules.len(), 1 + metrics.is_some() as usize);
         let from = at(&rules[0], "from.0.podSelector.matchLabels");
         assert!(
             selects(from, at(head, "metadata.labels")),
@@ -252,14 +277,164 @@ fn every_declared_port_is_served_and_every_served_port_declared() {
             selects(from, at(worker, "metadata.labels")),
             "workers reach each other"
         );
-        let admitted: BTreeSet<u16> = seq(&rules[0], "ports")
+        let admitted = |rule: &Value| -> BTreeSet<u16> {
+            seq(rule, "ports")
+                .iter()
+                .map(|p| u64_at(p, "port") as u16)
+                .collect()
+        };
+        let inside: BTreeSet<u16> = worker_ports
             .iter()
-            .map(|p| u64_at(p, "port") as u16)
+            .filter(|(n, _)| n != "metrics")
+            .map(|(_, p)| *p)
             .collect();
-        let worker_declared: BTreeSet<u16> = worker_ports.iter().map(|(_, p)| *p).collect();
         assert_eq!(
-            admitted, worker_declared,
-            "the policy admits exactly the workers' ports"
+            admitted(&rules[0]),
+            inside,
+            "the cluster's pods reach exactly the workers' service and data ports"
+        );
+        if let Some((_, port)) = metrics {
+            assert!(
+                try_at(&rules[1], "from").is_none(),
+                "the metrics port is open to any scraper (it asks for a bearer credential)"
+            );
+            assert_eq!(admitted(&rules[1]), BTreeSet::from([*port]));
+        }
+    }
+}
+
+/// Tests how Prometheus finds the metrics: the pods' `prometheus.io/*`
+/// annotations by default (the port each serves `/metrics` on, https with
+/// TLS); with `--service-monitor`, none of them but a headless Service of
+/// both metrics ports and a ServiceMonitor selecting it that scrapes with
+/// the scrape token's Secret key (and, with TLS, checks the certificate
+/// against the cluster's CA for the names it holds); and that the scrape
+/// token reaches both containers only when something serves `/metrics`.
+#[test]
+fn prometheus_scrapes_with_the_scrape_token() {
+    let annotation = |p: &Value, key: &str| {
+        try_at(p, &format!("metadata.annotations.[prometheus.io/{key}]"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    for (extra, scheme) in [
+        (&[][..], "http"),
+        (&["--tls-secret", "pwtest-tls"][..], "https"),
+    ] {
+        let docs = manifests(extra);
+        let js = object(&docs, "JobSet");
+        for (name, port) in [("head", "http"), ("worker", "metrics")] {
+            let p = pod(replicated_job(js, name));
+            let c = container(p);
+            let (_, number) = container_ports(c)
+                .into_iter()
+                .find(|(n, _)| n == port)
+                .unwrap_or_else(|| panic!("{name} declares no {port} port"));
+            assert_eq!(annotation(p, "scrape").as_deref(), Some("true"), "{name}");
+            assert_eq!(annotation(p, "port"), Some(number.to_string()), "{name}");
+            assert_eq!(annotation(p, "path").as_deref(), Some("/metrics"), "{name}");
+            assert_eq!(annotation(p, "scheme").as_deref(), Some(scheme), "{name}");
+            let e = env(c, "PW_METRICS_TOKEN");
+            assert_eq!(str_at(e, "valueFrom.secretKeyRef.name"), "pwtest-token");
+            assert_eq!(str_at(e, "valueFrom.secretKeyRef.key"), "metrics-token");
+        }
+    }
+    let quiet = manifests(&["--status-port", "0", "--metrics-port", "0"]);
+    for name in ["head", "worker"] {
+        let p = pod(replicated_job(object(&quiet, "JobSet"), name));
+        assert_eq!(annotation(p, "scrape"), None, "{name}: nothing to scrape");
+        assert!(
+            seq(container(p), "env")
+                .iter()
+                .all(|e| str_at(e, "name") != "PW_METRICS_TOKEN"),
+            "{name}: no scrape token when nothing is scraped"
+        );
+    }
+
+    let docs = manifests(&[
+        "--service-monitor",
+        "--service-monitor-label",
+        "release=prometheus",
+        "--tls-secret",
+        "pwtest-tls",
+        "--metrics-token-key",
+        "scrape",
+    ]);
+    let js = object(&docs, "JobSet");
+    let head = pod(replicated_job(js, "head"));
+    let worker = pod(replicated_job(js, "worker"));
+    for p in [head, worker] {
+        assert_eq!(annotation(p, "scrape"), None, "the ServiceMonitor scrapes");
+    }
+    let services: Vec<&Value> = docs
+        .iter()
+        .filter(|d| str_at(d, "kind") == "Service")
+        .collect();
+    assert_eq!(services.len(), 2);
+    let metrics = services
+        .iter()
+        .find(|s| str_at(s, "metadata.name") == "pwtest-metrics")
+        .expect("the metrics Service");
+    assert_eq!(
+        str_at(metrics, "spec.clusterIP"),
+        "None",
+        "headless: one target per pod"
+    );
+    for p in [head, worker] {
+        assert!(selects(
+            at(metrics, "spec.selector"),
+            at(p, "metadata.labels")
+        ));
+    }
+    let monitor = object(&docs, "ServiceMonitor");
+    assert_eq!(
+        str_at(monitor, "metadata.labels.release"),
+        "prometheus",
+        "Prometheus' serviceMonitorSelector"
+    );
+    for s in &services {
+        assert_eq!(
+            selects(
+                at(monitor, "spec.selector.matchLabels"),
+                at(s, "metadata.labels")
+            ),
+            str_at(s, "metadata.name") == "pwtest-metrics",
+            "the ServiceMonitor selects the metrics Service alone"
+        );
+    }
+    let endpoints = seq(monitor, "spec.endpoints");
+    let service_ports = seq(metrics, "spec.ports");
+    assert_eq!(endpoints.len(), 2);
+    assert_eq!(service_ports.len(), 2);
+    for (e, (p, host)) in endpoints.iter().zip([
+        (head, "pwtest-head-0-0.pwtest"),
+        (worker, "pwtest-worker-0-0.pwtest"),
+    ]) {
+        let port = str_at(e, "port");
+        let sp = service_ports
+            .iter()
+            .find(|sp| str_at(sp, "name") == port)
+            .unwrap_or_else(|| panic!("the endpoint's port {port} is not the Service's"));
+        let target = str_at(sp, "targetPort");
+        let (_, number) = container_ports(container(p))
+            .into_iter()
+            .find(|(n, _)| n == target)
+            .unwrap_or_else(|| panic!("{port}: no container port {target}"));
+        assert_eq!(u64_at(sp, "port") as u16, number);
+        assert_eq!(str_at(e, "path"), "/metrics");
+        assert_eq!(str_at(e, "scheme"), "https");
+        assert_eq!(str_at(e, "authorization.type"), "Bearer");
+        assert_eq!(str_at(e, "authorization.credentials.name"), "pwtest-token");
+        assert_eq!(str_at(e, "authorization.credentials.key"), "scrape");
+        assert_eq!(str_at(e, "tlsConfig.ca.secret.name"), "pwtest-tls");
+        assert_eq!(str_at(e, "tlsConfig.ca.secret.key"), "ca.crt");
+        assert_eq!(str_at(e, "tlsConfig.serverName"), host);
+        assert_eq!(
+            str_at(
+                env(container(p), "PW_METRICS_TOKEN"),
+                "valueFrom.secretKeyRef.key"
+            ),
+            "scrape"
         );
     }
 }
@@ -620,6 +795,31 @@ fn bad_input_is_refused_clearly() {
         (&["--server-port", "70000"], 2, "--server-port"),
         (&["--status-port", "29000"], 1, "two ports"),
         (&["--data-port", "29100"], 1, "two ports"),
+        (&["--metrics-port", "29101"], 1, "--metrics-port"),
+        (&["--metrics-port", "70000"], 2, "--metrics-port"),
+        (&["--metrics-token-key", "token"], 1, "--metrics-token-key"),
+        (&["--metrics-token-key", "a b"], 1, "--metrics-token-key"),
+        (
+            &[
+                "--service-monitor",
+                "--status-port",
+                "0",
+                "--metrics-port",
+                "0",
+            ],
+            1,
+            "nothing to scrape",
+        ),
+        (
+            &["--service-monitor-label", "release=prometheus"],
+            1,
+            "only --service-monitor",
+        ),
+        (
+            &["--service-monitor", "--service-monitor-label", "release"],
+            1,
+            "KEY=VALUE",
+        ),
         (&["--token-secret", "Bad_Secret"], 1, "--token-secret"),
         (&["--token-key", "a/b"], 1, "--token-key"),
         (

@@ -229,15 +229,12 @@ fn local_command(c: &Value, bins: &Path, args: Vec<String>, token: &str) -> Comm
     let mut cmd = Command::new(bins.join(name));
     cmd.args(args)
         .env_remove("PW_TOKEN")
-        .env_remove("PW_CLUSTER_SECRET");
+        .env_remove("PW_CLUSTER_SECRET")
+        .env_remove("PW_METRICS_TOKEN");
     for e in seq(c, "env") {
         let name = str_at(e, "name");
         let value = if try_at(e, "valueFrom.secretKeyRef").is_some() {
-            match str_at(e, "valueFrom.secretKeyRef.key") {
-                "token" => token.to_owned(),
-                "cluster-secret" => format!("{token}-cluster"),
-                other => panic!("a key of the Secret the test does not know: {other}"),
-            }
+            secret_value(str_at(e, "valueFrom.secretKeyRef.key"), token)
         } else if str_at(e, "valueFrom.fieldRef.fieldPath") == "status.podIP" {
             "127.0.0.1".to_owned()
         } else {
@@ -248,27 +245,46 @@ fn local_command(c: &Value, bins: &Path, args: Vec<String>, token: &str) -> Comm
     cmd
 }
 
-/// The PIDs of the workers the server lists on its status page
-/// (`GET /api/status` on the manifests' `--http` port, on the pod's
-/// loopback, presenting the token), or None when it does not answer.
-fn registered(status: &str, token: &str) -> Option<BTreeSet<u32>> {
+/// The value of the cluster Secret's `key` in this test (the keys
+/// pw-deploy writes by default).
+fn secret_value(key: &str, token: &str) -> String {
+    match key {
+        "token" => token.to_owned(),
+        "cluster-secret" => format!("{token}-cluster"),
+        "metrics-token" => format!("{token}-scrape"),
+        other => panic!("a key of the Secret the test does not know: {other}"),
+    }
+}
+
+/// `GET path` on `address` with one `header` (`Name: value`): the status
+/// code and the body, or None when nothing answers.
+fn get(address: &str, path: &str, header: &str) -> Option<(u16, String)> {
     use std::io::Write;
-    let mut stream = std::net::TcpStream::connect(status).ok()?;
+    let mut stream = std::net::TcpStream::connect(address).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .ok()?;
     write!(
         stream,
-        "GET /api/status HTTP/1.1\r\nHost: {status}\r\nx-pw-token: {token}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{header}\r\nConnection: close\r\n\r\n"
     )
     .ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let (head, body) = response.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.1 200") {
+    let code = head.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()?;
+    Some((code, body.to_owned()))
+}
+
+/// The PIDs of the workers the server lists on its status page
+/// (`GET /api/status` on the manifests' `--http` port, presenting the
+/// token), or None when it does not answer.
+fn registered(status: &str, token: &str) -> Option<BTreeSet<u32>> {
+    let (code, body) = get(status, "/api/status", &format!("x-pw-token: {token}"))?;
+    if code != 200 {
         return None;
     }
-    let v: Value = serde_yaml_ng::from_str(body).ok()?;
+    let v: Value = serde_yaml_ng::from_str(&body).ok()?;
     Some(
         seq(&v, "workers")
             .iter()
@@ -356,6 +372,7 @@ fn the_manifests_command_lines_run_a_cluster() {
         "1000",
         "--connect-timeout",
         "20",
+        "--service-monitor",
     ]);
     let js = object(&docs, "JobSet");
     let head = container(pod(replicated_job(js, "head")));
@@ -416,11 +433,17 @@ fn the_manifests_command_lines_run_a_cluster() {
             flag(&args, "--listen").map(|a| host_port(&a).1),
             "a worker advertises the port it listens on"
         );
-        local_command(worker, &bins, args, &token)
+        (local_command(worker, &bins, args, &token), ports)
     };
-    let w0 = start(worker_command(), "pw-worker-0", dir.path());
-    let mut w1 = start(worker_command(), "pw-worker-1", dir.path());
+    let (command, w0_ports) = worker_command();
+    let w0 = start(command, "pw-worker-0", dir.path());
+    let mut w1 = start(worker_command().0, "pw-worker-1", dir.path());
     wait_for_workers(&server, &status, &token, &[&w0, &w1]);
+    scrape_as_the_service_monitor_says(
+        &docs,
+        &token,
+        &[(head, &server_ports), (worker, &w0_ports)],
+    );
 
     let report = run_pipeline(&bins, &address, &token);
     assert!(
@@ -444,7 +467,7 @@ fn the_manifests_command_lines_run_a_cluster() {
     // the next run works.
     let old_pid = w1.child.id();
     w1.kill();
-    let w1b = start(worker_command(), "pw-worker-1-restarted", dir.path());
+    let w1b = start(worker_command().0, "pw-worker-1-restarted", dir.path());
     assert_ne!(w1b.child.id(), old_pid);
     wait_for_workers(&server, &status, &token, &[&w0, &w1b]);
     let report = run_pipeline(&bins, &address, &token);
@@ -454,6 +477,85 @@ fn the_manifests_command_lines_run_a_cluster() {
     );
     assert!(report.contains("matches"), "{report}");
     drop((w0, w1b, server));
+}
+
+/// Scrapes every endpoint of the manifests' ServiceMonitor as Prometheus
+/// would: its Service port's target, a named port of one of `containers`
+/// (each with its manifest-to-local port map), with the credentials the
+/// endpoint names. They get the metrics; no credentials, and the
+/// clients' token at a worker, get 401; and the scrape token opens
+/// nothing but `/metrics`.
+fn scrape_as_the_service_monitor_says(
+    docs: &[Value],
+    token: &str,
+    containers: &[(&Value, &HashMap<u16, u16>)],
+) {
+    let monitor = object(docs, "ServiceMonitor");
+    let service = docs
+        .iter()
+        .find(|d| {
+            str_at(d, "kind") == "Service"
+                && selects(
+                    at(monitor, "spec.selector.matchLabels"),
+                    at(d, "metadata.labels"),
+                )
+        })
+        .expect("the Service the ServiceMonitor selects");
+    let endpoints = seq(monitor, "spec.endpoints");
+    assert_eq!(endpoints.len(), 2, "the server and the workers");
+    for e in endpoints {
+        let port = str_at(e, "port");
+        let target = seq(service, "spec.ports")
+            .iter()
+            .find(|p| str_at(p, "name") == port)
+            .map(|p| str_at(p, "targetPort"))
+            .unwrap_or_else(|| panic!("no Service port {port}"));
+        let (program, local) = containers
+            .iter()
+            .find_map(|(c, ports)| {
+                let (_, manifest) = container_ports(c).into_iter().find(|(n, _)| n == target)?;
+                Some((str_at(c, "name"), ports[&manifest]))
+            })
+            .unwrap_or_else(|| panic!("no container serves the port {target}"));
+        let address = format!("127.0.0.1:{local}");
+        assert_eq!(str_at(e, "scheme"), "http");
+        assert_eq!(str_at(e, "authorization.type"), "Bearer");
+        let scrape = secret_value(str_at(e, "authorization.credentials.key"), token);
+        let path = str_at(e, "path");
+        let (code, body) = get(&address, path, &format!("Authorization: Bearer {scrape}"))
+            .unwrap_or_else(|| panic!("{program}: nothing answers on {address}"));
+        assert_eq!(
+            code, 200,
+            "{program}: the ServiceMonitor's credentials:\n{body}"
+        );
+        assert!(
+            body.lines().any(|l| l.starts_with("pw_")),
+            "{program}: pw's metrics:\n{body}"
+        );
+        for (header, why) in [
+            ("X-None: 1".to_owned(), "no credentials"),
+            (
+                format!("Authorization: Bearer {scrape}x"),
+                "a wrong scrape token",
+            ),
+        ] {
+            let (code, _) = get(&address, path, &header).expect("an answer");
+            assert_eq!(code, 401, "{program}: {why}");
+        }
+        if program == "pw-worker" {
+            let (code, _) =
+                get(&address, path, &format!("Authorization: Bearer {token}")).expect("an answer");
+            assert_eq!(code, 401, "a client's token does not open a worker");
+        } else {
+            let (code, _) = get(
+                &address,
+                "/api/status",
+                &format!("Authorization: Bearer {scrape}"),
+            )
+            .expect("an answer");
+            assert_eq!(code, 401, "the scrape token opens /metrics alone");
+        }
+    }
 }
 
 /// Tests that every pw-server, pw-worker, pw-run and pw-status flag that

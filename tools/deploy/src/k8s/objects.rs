@@ -1,5 +1,6 @@
-//! The subset of the Kubernetes API (core/v1, batch/v1, networking.k8s.io/v1)
-//! and of JobSet (jobset.x-k8s.io/v1alpha2) that pw-deploy writes, as plain
+//! The subset of the Kubernetes API (core/v1, batch/v1, networking.k8s.io/v1),
+//! of JobSet (jobset.x-k8s.io/v1alpha2) and of the Prometheus operator's
+//! ServiceMonitor (monitoring.coreos.com/v1) that pw-deploy writes, as plain
 //! serde data: field names and nesting are the API's (camelCase), optional
 //! fields are left out when unset, and fields are printed in declaration
 //! order so the YAML reads like a hand-written manifest.
@@ -29,6 +30,8 @@ pub struct Metadata {
     pub namespace: Option<String>,
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub labels: Map,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub annotations: Map,
 }
 
 // -- JobSet ------------------------------------------------------------------
@@ -307,6 +310,9 @@ pub struct LabelSelector {
 pub struct ServiceSpec {
     #[serde(rename = "type")]
     pub kind: &'static str,
+    /// `None` for a headless Service (no virtual IP: one address per pod).
+    #[serde(rename = "clusterIP", skip_serializing_if = "Option::is_none")]
+    pub cluster_ip: Option<&'static str>,
     pub selector: Map,
     pub ports: Vec<ServicePort>,
 }
@@ -334,6 +340,8 @@ pub struct NetworkPolicySpec {
 #[derive(Serialize, Debug, Clone)]
 #[serde(rename_all = "camelCase")]
 pub struct IngressRule {
+    /// Empty: from anywhere.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<Peer>,
     pub ports: Vec<PolicyPort>,
 }
@@ -349,4 +357,52 @@ pub struct Peer {
 pub struct PolicyPort {
     pub protocol: &'static str,
     pub port: u16,
+}
+
+// -- monitoring.coreos.com/v1 ServiceMonitor ---------------------------------------
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceMonitorSpec {
+    pub selector: LabelSelector,
+    pub endpoints: Vec<MonitorEndpoint>,
+}
+
+/// One port of the selected Services that Prometheus scrapes.
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct MonitorEndpoint {
+    /// A Service port's name.
+    pub port: String,
+    pub path: &'static str,
+    pub scheme: &'static str,
+    pub authorization: MonitorAuthorization,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_config: Option<MonitorTls>,
+}
+
+/// `Authorization: TYPE CREDENTIALS`, the credentials read from a Secret
+/// of the ServiceMonitor's namespace.
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct MonitorAuthorization {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub credentials: SecretKeyRef,
+}
+
+/// How Prometheus checks the target's certificate.
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct MonitorTls {
+    pub ca: SecretOrConfigMap,
+    /// The name to check the certificate for (targets are pod addresses,
+    /// which a certificate seldom names).
+    pub server_name: String,
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretOrConfigMap {
+    pub secret: SecretKeyRef,
 }

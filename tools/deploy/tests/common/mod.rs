@@ -205,8 +205,8 @@ pub fn host_port(address: &str) -> (&str, u16) {
 
 /// What a pw-server or pw-worker command line listens on: (host, port) per
 /// listening socket, read from the flags that open one (pw-server
-/// `--listen`, `--http`; pw-worker `--listen`, and `--data-port` on the
-/// `--listen` host). A flag these tests do not know of that names an
+/// `--listen`, `--http`; pw-worker `--listen`, `--data-port` on the
+/// `--listen` host, `--metrics`). A flag these tests do not know of that names an
 /// address fails the test, so a new listening flag cannot go unchecked.
 pub fn listening(command: &[String]) -> BTreeSet<(String, u16)> {
     let program = Path::new(&command[0])
@@ -229,6 +229,10 @@ pub fn listening(command: &[String]) -> BTreeSet<(String, u16)> {
         "pw-worker" => {
             if let Some(data) = flag(args, "--data-port") {
                 out.insert((host.to_owned(), data.parse().expect("a port")));
+            }
+            if let Some(metrics) = flag(args, "--metrics") {
+                let (h, p) = host_port(&metrics);
+                out.insert((h.to_owned(), p));
             }
         }
         other => panic!("unknown program {other}"),
