@@ -36,11 +36,12 @@ if ! "$PW_VENV/bin/python" -c "import sys, ray; sys.exit(ray.__version__ != '$ra
 fi
 export PW_REQUIRE_RAY=1
 
-step "test extras: prometheus_client (the metrics test parses /metrics with it)"
-prometheus_version=0.26.0
-if ! "$PW_VENV/bin/python" -c "import sys, importlib.metadata as m; sys.exit(m.version('prometheus-client') != '$prometheus_version')" >/dev/null 2>&1; then
-  "$PW_VENV/bin/pip" install -q "prometheus-client==$prometheus_version"
-fi
+step "test extras: prometheus_client and promql_parser (the metrics test parses /metrics and the Grafana dashboard's queries with them)"
+for pinned in prometheus-client==0.26.0 promql-parser==0.12.0; do
+  if ! "$PW_VENV/bin/python" -c "import sys, importlib.metadata as m; sys.exit(m.version('${pinned%%==*}') != '${pinned##*==}')" >/dev/null 2>&1; then
+    "$PW_VENV/bin/pip" install -q "$pinned"
+  fi
+done
 # pw-deploy's test that runs the manifests' command lines needs the binaries
 # built above: fail rather than skip.
 export PW_REQUIRE_BINARIES=1

@@ -138,8 +138,8 @@ def test_the_metrics_count_what_a_session_did(cluster):
     eventually(lambda: value(scrape(cluster.worker_metrics), "pw_device_held_bytes") == 0, "the arrays being freed")
 
 
-def test_the_metrics_count_the_proxy_s_requests(cluster):
-    """An unmodified JAX program through the proxy: its requests by type."""
+def _through_proxy(cluster):
+    """Runs a small unmodified JAX program through the IFRT proxy."""
     program = textwrap.dedent(
         """
         import jax, numpy as np
@@ -150,16 +150,126 @@ def test_the_metrics_count_the_proxy_s_requests(cluster):
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
     env.update(JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{cluster.address}")
-    before = scrape(cluster.http)
-    count = lambda m, label: sum(v for (n, ls), v in m.items() if n == "pw_proxy_requests_total" and label in ls)
     proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_the_metrics_count_the_proxy_s_requests(cluster):
+    """An unmodified JAX program through the proxy: its requests by type."""
+    before = scrape(cluster.http)
+    count = lambda m, label: sum(v for (n, ls), v in m.items() if n == "pw_proxy_requests_total" and label in ls)
+    _through_proxy(cluster)
     after = scrape(cluster.http)
     for request in ["InitRequest", "CompileRequest", "LoadedExecutableExecuteRequest", "CopyToHostBufferRequest"]:
         label = ("request", request)
         assert count(after, label) - count(before, label) >= 1, (request, sorted(k for k in after if "proxy" in k[0]))
     assert count(after, ("status", "ok")) - count(before, ("status", "ok")) >= 4
     assert count(after, ("status", "error")) == count(before, ("status", "error"))
+
+
+DASHBOARD = os.path.join(os.path.dirname(__file__), "..", "..", "..", "deploy", "grafana", "pw-dashboard.json")
+# Grafana's own variables, and what stands in for them when parsing.
+GRAFANA_VARIABLES = {"__rate_interval": "1m", "__interval": "15s", "__range": "1h"}
+
+
+def _selectors(node, out, grouped):
+    """The vector selectors under `node` of a promql_parser tree, as
+    (metric, labels its matchers name), into `out`; and each aggregation's
+    `by` labels with the selectors under it, into `grouped`."""
+    kind = type(node).__name__
+    if kind == "VectorSelector":
+        out.append((node.name, {m.name for m in node.matchers.matchers}))
+    elif kind == "MatrixSelector":
+        _selectors(node.vector_selector, out, grouped)
+    elif kind == "AggregateExpr":
+        inner = []
+        _selectors(node.expr, inner, grouped)
+        out.extend(inner)
+        if node.modifier is not None:
+            grouped.append((set(node.modifier.labels), inner))
+    elif kind == "Call":
+        for arg in node.args:
+            _selectors(arg, out, grouped)
+    elif kind == "BinaryExpr":
+        _selectors(node.lhs, out, grouped)
+        _selectors(node.rhs, out, grouped)
+    elif kind in ("ParenExpr", "UnaryExpr", "SubqueryExpr"):
+        _selectors(node.expr, out, grouped)
+    else:
+        assert kind in ("NumberLiteral", "StringLiteral"), kind
+
+
+def test_the_grafana_dashboard_shows_what_pw_exports(cluster):
+    """deploy/grafana/pw-dashboard.json, checked against real scrapes of
+    the server and the worker taken while a session was open and after a
+    JAX program ran through the proxy: every query parses as PromQL (the
+    `promql_parser` package, the Prometheus parser's grammar), names only
+    metrics pw exports and labels those metrics have, groups by labels
+    they have, and its legend names labels the query keeps; every panel
+    reads the dashboard's Prometheus variable, panels do not overlap, and
+    every variable a query uses is the dashboard's or Grafana's."""
+    import re
+
+    import promql_parser
+
+    with open(DASHBOARD) as f:
+        dashboard = json.load(f)
+    labels = {}  # sample name -> the label names its samples have
+
+    def scrape_both():
+        for url in (cluster.http, cluster.worker_metrics):
+            for name, ls in scrape(url):
+                labels.setdefault(name, set()).update(k for k, _ in ls)
+
+    with pw.connect(cluster.address, devices=2, name="dashboard") as client:
+        y = doubler().compile(client)(np.ones((8, 4), np.float32))
+        np.asarray(y)
+        scrape_both()
+    # The proxy's JAX takes every device: after the session.
+    _through_proxy(cluster)
+    scrape_both()
+
+    variables = {v["name"] for v in dashboard["templating"]["list"]}
+    assert "datasource" in variables
+    for v in dashboard["templating"]["list"]:
+        if v["type"] == "query":
+            metric, label = re.fullmatch(r"label_values\((\w+), (\w+)\)", v["query"]["query"]).groups()
+            assert label in labels[metric], (v["name"], metric, label)
+
+    ids, cells = set(), {}
+    queries = 0
+    for panel in dashboard["panels"]:
+        assert panel["id"] not in ids, panel["title"]
+        ids.add(panel["id"])
+        g = panel["gridPos"]
+        assert 0 <= g["x"] and g["x"] + g["w"] <= 24, panel["title"]
+        for cell in ((x, y) for x in range(g["x"], g["x"] + g["w"]) for y in range(g["y"], g["y"] + g["h"])):
+            assert cell not in cells, f"{panel['title']} overlaps {cells[cell]}"
+            cells[cell] = panel["title"]
+        if panel["type"] == "row":
+            continue
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        assert panel["targets"] and panel.get("description"), panel["title"]
+        for target in panel["targets"]:
+            expr = target["expr"]
+            used = set(re.findall(r"\$(\w+)", expr))
+            assert used <= variables | set(GRAFANA_VARIABLES), (panel["title"], used)
+            text = re.sub(r"\$(\w+)", lambda m: GRAFANA_VARIABLES.get(m.group(1), ".*"), expr)
+            selectors, grouped = [], []
+            _selectors(promql_parser.parse(text), selectors, grouped)
+            assert selectors, expr
+            for metric, matched in selectors:
+                assert metric in labels, f"{panel['title']}: pw exports no {metric}"
+                assert matched <= labels[metric], f"{panel['title']}: {metric} has no {matched - labels[metric]}"
+            for by, under in grouped:
+                have = set().union(*(labels[m] for m, _ in under))
+                assert by <= have, f"{panel['title']}: grouped by {by - have}, which {expr} does not have"
+            kept = set().union(*(by for by, _ in grouped)) if grouped else set()
+            legend = set(re.findall(r"\{\{(\w+)\}\}", target.get("legendFormat", "")))
+            assert legend <= kept - {"le"}, f"{panel['title']}: the legend names {legend - kept}"
+            queries += 1
+    assert queries >= 20, queries
+
 
 def test_a_worker_logs_json_lines(cluster):
     """`--log-format json`: every line of the worker's log is one JSON
