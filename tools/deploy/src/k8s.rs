@@ -778,11 +778,7 @@ fn service_monitor(o: &Options) -> Object<ServiceMonitorSpec> {
     let endpoint = |port: &str, host: String| MonitorEndpoint {
         port: port.into(),
         path: "/metrics",
-        scheme: if o.tls_secret.is_some() {
-            "https"
-        } else {
-            "http"
-        },
+        scheme: scheme(o),
         authorization: MonitorAuthorization {
             kind: "Bearer",
             credentials: SecretKeyRef {
@@ -824,22 +820,26 @@ fn service_monitor(o: &Options) -> Object<ServiceMonitorSpec> {
     }
 }
 
+/// The scheme of the `/metrics` ports: HTTPS with `--tls-secret`.
+fn scheme(o: &Options) -> &'static str {
+    if o.tls_secret.is_some() {
+        "https"
+    } else {
+        "http"
+    }
+}
+
 /// `prometheus.io/*`: the annotations Prometheus' usual pod scrape
 /// configuration reads (none with `--service-monitor`, or without a port).
 fn scrape_annotations(o: &Options, port: u16) -> Map {
     if o.service_monitor || port == 0 {
         return Map::new();
     }
-    let scheme = if o.tls_secret.is_some() {
-        "https"
-    } else {
-        "http"
-    };
     [
         ("prometheus.io/scrape", "true".to_owned()),
         ("prometheus.io/port", port.to_string()),
         ("prometheus.io/path", "/metrics".to_owned()),
-        ("prometheus.io/scheme", scheme.to_owned()),
+        ("prometheus.io/scheme", scheme(o).to_owned()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
