@@ -137,7 +137,7 @@ fn scrapes(request: &axum::extract::Request) -> bool {
         .headers()
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    request.uri().path() == "/metrics" && pw_wire::auth::bearer_is(given, &[scrape])
+    request.uri().path() == "/metrics" && pw_wire::auth::bearer_is(given, &[scrape.as_bytes()])
 }
 
 fn presented(request: &axum::extract::Request, want: &str) -> Presented {
@@ -146,9 +146,7 @@ fn presented(request: &axum::extract::Request, want: &str) -> Presented {
     let headers = request.headers();
     let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
     let in_header = text(pw_wire::net::TOKEN_KEY).is_some_and(same)
-        || text(header::AUTHORIZATION.as_str())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(same);
+        || pw_wire::auth::bearer_is(text(header::AUTHORIZATION.as_str()), &[want.as_bytes()]);
     let in_cookie = headers
         .get_all(header::COOKIE)
         .iter()

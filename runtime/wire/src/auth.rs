@@ -106,11 +106,11 @@ pub fn metrics_token() -> Result<Option<&'static Secret>, &'static str> {
 }
 
 /// Whether the `Authorization` header value `given` is `Bearer S` for one
-/// of `secrets`.
-pub fn bearer_is(given: Option<&str>, secrets: &[&Secret]) -> bool {
+/// of `wanted` (compared with [`same`]).
+pub fn bearer_is(given: Option<&str>, wanted: &[&[u8]]) -> bool {
     given
         .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|g| secrets.iter().any(|s| same(g.as_bytes(), s.as_bytes())))
+        .is_some_and(|g| wanted.iter().any(|w| same(g.as_bytes(), w)))
 }
 
 /// Whether two byte strings are equal, in a time that does not depend on

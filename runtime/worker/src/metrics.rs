@@ -44,12 +44,13 @@ pub fn text(state: &State) -> String {
 /// Whether `headers` present the cluster secret or the scrape token
 /// (always, with neither).
 fn admitted(headers: &axum::http::HeaderMap) -> bool {
-    let wanted: Vec<&pw_wire::auth::Secret> = [
+    let wanted: Vec<&[u8]> = [
         pw_wire::auth::cluster_secret(),
         pw_wire::auth::metrics_token().ok().flatten(),
     ]
     .into_iter()
     .flatten()
+    .map(pw_wire::auth::Secret::as_bytes)
     .collect();
     let given = headers
         .get(axum::http::header::AUTHORIZATION)
