@@ -40,6 +40,12 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// Whether one worker runs all of it, as one part (which that worker
+    /// ends by itself: `ExecuteRequest.ends_run`).
+    pub fn is_one_part(&self) -> bool {
+        self.parts.len() == 1 && self.workers.len() == 1
+    }
+
     /// The workers holding shards of `value` of the plan.
     pub fn workers_of(&self, value: usize) -> Vec<u32> {
         let mut w: Vec<u32> = self.plan.values[value]

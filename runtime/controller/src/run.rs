@@ -247,6 +247,7 @@ impl Rounds<'_> {
             bindings: &bindings,
             inline: uploaded.inline,
             keep: None,
+            ends_run: false,
         };
         let sent = runs::dispatch(c, dispatch, summary, t0)?;
         summary.timings.parts_sent = t0.elapsed();

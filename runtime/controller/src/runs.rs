@@ -122,6 +122,9 @@ pub(crate) struct Dispatch<'a> {
     pub bindings: &'a Bindings,
     pub inline: BTreeMap<u32, Vec<proto::InlineShard>>,
     pub keep: Option<(u64, &'a KeptParts)>,
+    /// A run of one part, which its worker ends once done (no release
+    /// follows its success).
+    pub ends_run: bool,
 }
 
 /// Which workers keep an executable's parts (sent once, with the key),
@@ -181,6 +184,7 @@ pub(crate) fn dispatch(
             keep_for,
             part_key,
             inputs_inline: d.inline.remove(&w).unwrap_or_default(),
+            ends_run: d.ends_run,
             ..Default::default()
         };
         if needs_part.contains(&w) {

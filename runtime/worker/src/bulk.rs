@@ -25,6 +25,9 @@ pub enum Grant {
     Write(proto::WriteGrant),
 }
 
+/// The most bytes of a direct put copied onto the device at once.
+const PUT_CHUNK: usize = 2 << 20;
+
 /// How long a client's connection waits for its ticket to arrive (the
 /// controller sends it to the worker before it answers the client, but on
 /// another connection).
@@ -159,19 +162,38 @@ fn receive(state: &State, tcp: &mut TcpStream, grant: &proto::WriteGrant) -> Res
     // The size is the grant's (the controller checked it against the
     // session's limits), not the client's.
     let _ = tcp.set_read_timeout(Some(Duration::from_secs(60)));
-    let mut bytes = vec![0u8; size as usize];
-    tcp.read_exact(&mut bytes)
-        .map_err(|e| format!("the bytes did not come: {e}"))?;
     let device = state
         .client
         .addressable_devices()
         .into_iter()
         .find(|d| d.id() as u32 == grant.local_device)
         .ok_or_else(|| format!("this worker has no device {}", grant.local_device))?;
-    let buffer = state
+    let (mut transfer, buffer) = state
         .client
-        .buffer_from_host(&bytes, dtype, &dims, &device)
+        .buffer_for_async_transfer(&device, dtype, &dims)
         .map_err(|e| e.to_string())?;
+    // Onto the device chunk by chunk as the bytes come: each chunk is
+    // still in the cache when it is copied, and nothing holds the whole.
+    let size = usize::try_from(size).map_err(|_| format!("a shard of {size} bytes"))?;
+    loop {
+        let len = (size - transfer.written()).min(PUT_CHUNK);
+        let mut chunk = Vec::with_capacity(len);
+        let got = Read::by_ref(tcp)
+            .take(len as u64)
+            .read_to_end(&mut chunk)
+            .map_err(|e| format!("the bytes did not come: {e}"))?;
+        if got != len {
+            return Err(format!(
+                "the bytes did not come: the connection closed after {} of {size}",
+                transfer.written() + got
+            ));
+        }
+        let last = transfer.written() + len == size;
+        transfer.write(chunk, last).map_err(|e| e.to_string())?;
+        if last {
+            break;
+        }
+    }
     state.store.put(
         grant.owner,
         grant.value as usize,
@@ -181,7 +203,7 @@ fn receive(state: &State, tcp: &mut TcpStream, grant: &proto::WriteGrant) -> Res
     state
         .counters
         .bytes_from_clients
-        .fetch_add(size, Ordering::Relaxed);
+        .fetch_add(size as u64, Ordering::Relaxed);
     tcp.write_all(&bulk::STORED.to_le_bytes())
         .and_then(|()| tcp.flush())
         .map_err(|e| format!("cannot answer the client: {e}"))

@@ -121,6 +121,8 @@ pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32
 struct Ready {
     kept: Arc<KeptPart>,
     bindings: Bindings,
+    /// The part is the whole run: end it once reported.
+    ends_run: bool,
 }
 
 /// The part of `r`, checked: decoded (and kept when asked), or the one
@@ -226,7 +228,11 @@ fn execute(state: &Arc<State>, mut r: proto::ExecuteRequest, t0: Instant) -> Res
             p.insert(run, (None, 0));
         }
     }
-    let ready = Ready { kept, bindings };
+    let ready = Ready {
+        kept,
+        bindings,
+        ends_run: r.ends_run,
+    };
     let peers = RunPeers {
         state: state.clone(),
         run,
@@ -408,7 +414,18 @@ fn report(
         &state.counters.parts_failed
     };
     counter.fetch_add(1, Ordering::Relaxed);
+    let failed = !report.error.is_empty();
     state.report(proto::worker_event::Event::PartDone(report));
+    if ready.ends_run {
+        state.release(
+            run,
+            if failed {
+                "the call failed"
+            } else {
+                "the call finished"
+            },
+        );
+    }
 }
 
 /// Answers a read: the shard's bytes once it is ready (the reply goes on

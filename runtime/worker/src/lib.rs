@@ -39,7 +39,7 @@ use pw_exec::{
 use pw_pjrt::{Client, ClientOptions, Plugin};
 use pw_wire::{net, proto, MAX_MESSAGE_BYTES};
 use std::{
-    collections::HashMap,
+    collections::{HashMap, VecDeque},
     path::PathBuf,
     sync::{
         atomic::{AtomicU32, AtomicU64, Ordering},
@@ -49,6 +49,10 @@ use std::{
 };
 use store::ObjectStore;
 use tokio::sync::mpsc;
+
+/// How long a released owner is remembered (so that a late request of it
+/// is refused, not taken for a new one).
+const FORGET_AFTER: Duration = Duration::from_secs(60);
 
 /// How a worker is started (the flags of `pw-worker`).
 #[derive(Debug, Clone)]
@@ -129,6 +133,8 @@ pub struct State {
     pub queues: Arc<queues::Tracker>,
     /// What each device did lately (timelines, metrics).
     pub activity: activity::Activity,
+    /// Owners released, oldest first, with when each may be forgotten.
+    released: Mutex<VecDeque<(Instant, u64)>>,
 }
 
 impl State {
@@ -251,7 +257,9 @@ impl State {
     /// Drops everything of run `run`: its buffers, its pending pieces
     /// (they fail with `why`), its peers.
     pub fn end_run(&self, run: u64, why: &str) {
-        tracing::info!(
+        // Every call ends a run: debug, not info (the controller logs
+        // failed runs).
+        tracing::debug!(
             run,
             buffers = self.client.live().buffers,
             "ending the run: {why}"
@@ -293,7 +301,7 @@ impl State {
 
     /// Drops owner `owner` (a run or a session) at once: its buffers, its
     /// pending pieces (they fail with `why`), its kept parts.
-    pub fn release(self: &Arc<Self>, owner: u64, why: &str) {
+    pub fn release(&self, owner: u64, why: &str) {
         let why = if why.is_empty() {
             "the run was released"
         } else {
@@ -301,11 +309,16 @@ impl State {
         };
         self.end_run(owner, why);
         self.kept.forget(owner);
-        let state = self.clone();
-        self.runtime.spawn(async move {
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            state.forget(owner);
-        });
+        // Forgotten once no late request of it can still arrive: swept
+        // here, at later releases (no timer per release).
+        let now = Instant::now();
+        let mut released = self.released.lock().unwrap_or_else(|e| e.into_inner());
+        while released.front().is_some_and(|(at, _)| *at <= now) {
+            if let Some((_, old)) = released.pop_front() {
+                self.forget(old);
+            }
+        }
+        released.push_back((now + FORGET_AFTER, owner));
     }
 
     /// Forgets that run `run` ended (long after, once no late request of
@@ -450,6 +463,7 @@ pub async fn serve(
         runs: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
         kept: commands::Kept::default(),
+        released: Mutex::default(),
         tickets: bulk::Tickets::default(),
         pool: Arc::default(),
         runtime: tokio::runtime::Handle::current(),

@@ -363,6 +363,7 @@ impl Sessions<'_> {
             bindings: &bindings,
             inline: uploaded.inline,
             keep: Some((id, &launch.exe.kept)),
+            ends_run: prepared.is_one_part(),
         };
         runs::dispatch(self.c, dispatch, summary, t0)?;
         Ok(uploaded.bytes.values().sum())
@@ -406,7 +407,10 @@ impl Sessions<'_> {
                 pending
             });
         }
-        transfer::release(self.c, run, &prepared.workers, &why);
+        // A run of one part that succeeded was ended by its worker.
+        if outcome.is_err() || !prepared.is_one_part() {
+            transfer::release(self.c, run, &prepared.workers, &why);
+        }
         let counters = &self.c.inner.counters;
         let counter = match outcome {
             Ok(_) => &counters.runs_ok,
