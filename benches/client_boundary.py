@@ -14,7 +14,9 @@ every process on 127.0.0.1, started and ended by PID:
   a fresh Python process.
   - dispatch: `f(x)` of a tiny jitted function (x + 1 on 16 floats)
     returning, without waiting; call + wait: `f(x).block_until_ready()`;
-    call + fetch: `np.asarray(f(x))`; the median of N.
+    call + fetch: `np.asarray(f(x))`; the median of N. The CPU each
+    process used per call + wait (user + system, from /proc/PID/stat, over
+    10 N calls): where the time of a two-core machine goes.
   - fetch / upload of 64 MiB: `np.asarray` of a device array, and
     `jax.device_put(...).block_until_ready()` of a numpy array, GB/s (the
     best of 5). In-process on CPU both may alias host memory (no copy): the
@@ -27,7 +29,8 @@ every process on 127.0.0.1, started and ended by PID:
 * Sessions (`pw.connect`, `p.compile`): a local pw-server with one pw-worker
   of 4 CPU devices; the peer is in-process JAX.
   - `exe(x)` returning, and `np.asarray(exe(x))`, for a tiny program (x * 2
-    of 8x4 floats); the median of N.
+    of 8x4 floats); the median of N; the CPU per call + fetch of the
+    client, pw-server and pw-worker, as for the proxy.
   - fetch and upload of 64 MiB: `np.asarray` of a pw.Array, and a call
     of a program that only reads its 64 MiB numpy argument (`v[:1]`) until
     its output is ready, less a tiny call's time, GB/s (the best of 5).
@@ -58,13 +61,16 @@ SIZE = 64 << 20
 # Measured in a fresh process, the same code on both sides; prints one
 # JSON line.
 BODY = r'''
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 import numpy as np
 import jax, jax.numpy as jnp
 
 what, n = sys.argv[1], int(sys.argv[2])
 SIZE = 64 << 20
 out = {}
+
+sys.path.insert(0, os.environ["PW_BENCH_DIR"])
+from client_boundary import cpu_per_call_us  # noqa: E402
 
 
 def median_ms(f, n):
@@ -85,6 +91,9 @@ if what == "calls":
     jax.block_until_ready(held)
     out["wait_ms"] = median_ms(lambda: f(x).block_until_ready(), n)
     out["fetch_ms"] = median_ms(lambda: np.asarray(f(x)), n)
+    # This process, then pw-server and its workers (none in-process).
+    pids = [os.getpid()] + [int(p) for p in os.environ.get("PW_BENCH_PIDS", "").split()]
+    out["cpu_us"] = cpu_per_call_us(pids, lambda: f(x).block_until_ready(), 10 * n)
 elif what == "bulk":
     make = jax.jit(lambda: jnp.arange(SIZE // 4, dtype=jnp.float32))
     np.asarray(make())
@@ -170,10 +179,29 @@ print(json.dumps(out))
 
 
 def measure(env, what, n):
+    env = dict(env, PW_BENCH_DIR=HERE)
     r = subprocess.run([sys.executable, "-c", BODY, what, str(n)], env=env, capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         raise RuntimeError(f"{what} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def cpu_per_call_us(pids, f, calls):
+    """CPU (user + system) per call of `f` in each of `pids`, µs."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def used():
+        times = []
+        for pid in pids:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            times.append((int(fields[11]) + int(fields[12])) / tick)
+        return times
+
+    before = used()
+    for _ in range(calls):
+        f()
+    return [round((b - a) * 1e6 / calls, 1) for a, b in zip(before, used())]
 
 
 def loopback_tcp() -> float:
@@ -245,6 +273,7 @@ def sessions(calls: int, steps: int):
             np.asarray(held[-1])
             held.clear()
             out["fetch_ms"] = median_ms(lambda: np.asarray(exe(x)), calls)
+            out["cpu_us"] = cpu_per_call_us([os.getpid(), server.server.pid, server.worker.pid], lambda: np.asarray(exe(x)), 10 * calls)
             stats = client.stats()
             out["stats"] = {k: round(stats[k], 1) for k in ("submit_us", "dispatch_us", "run_us")}
             n = SIZE // 4
@@ -285,6 +314,7 @@ def sessions(calls: int, steps: int):
     out["jax_dispatch_ms"] = median_ms(lambda: held.append(f(xj)), calls)
     jax.block_until_ready(held)
     out["jax_fetch_ms"] = median_ms(lambda: np.asarray(f(jax.device_put(x))), calls)
+    out["jax_cpu_us"] = cpu_per_call_us([os.getpid()], lambda: np.asarray(f(jax.device_put(x))), 10 * calls)[0]
     out["jax_loop_ms"] = bench.jax_loop(bench.make_inputs(512), steps, 3)
     return out
 
@@ -305,6 +335,7 @@ def main():
     server = Server()
     try:
         proxy = dict(os.environ, JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{server.address}")
+        proxy["PW_BENCH_PIDS"] = " ".join(str(p.pid) for p in server.procs)
         proxy.pop("XLA_FLAGS", None)
         runs = {}
         for what, n in [("calls", args.calls), ("bulk", 0), ("pipeline", args.steps), ("flax", args.steps * 5)]:
@@ -319,6 +350,12 @@ def main():
         ("proxy: tiny call dispatch (returns)", f"{p['dispatch_ms'] * 1e3:.0f} µs", f"{j['dispatch_ms'] * 1e3:.1f} µs", ""),
         ("proxy: tiny call + wait", f"{p['wait_ms'] * 1e3:.0f} µs", f"{j['wait_ms'] * 1e3:.1f} µs", ""),
         ("proxy: tiny call + np.asarray", f"{p['fetch_ms'] * 1e3:.0f} µs", f"{j['fetch_ms'] * 1e3:.1f} µs", ""),
+        (
+            "proxy: CPU per tiny call + wait (JAX client / pw-server / pw-workers)",
+            f"{p['cpu_us'][0]:.0f} / {p['cpu_us'][1]:.0f} / {sum(p['cpu_us'][2:]):.0f} µs",
+            f"{j['cpu_us'][0]:.0f} µs",
+            "",
+        ),
     ]
     j, p = runs["bulk"]
     rows += [
@@ -331,6 +368,12 @@ def main():
     rows += [
         ("sessions: exe(x) returns", f"{s['dispatch_ms'] * 1e3:.0f} µs", f"{s['jax_dispatch_ms'] * 1e3:.1f} µs", ""),
         ("sessions: tiny call + np.asarray", f"{s['fetch_ms'] * 1e3:.0f} µs", f"{s['jax_fetch_ms'] * 1e3:.1f} µs", ""),
+        (
+            "sessions: CPU per tiny call + np.asarray (client / pw-server / pw-worker)",
+            " / ".join(f"{c:.0f}" for c in s["cpu_us"]) + " µs",
+            f"{s['jax_cpu_us']:.0f} µs",
+            "",
+        ),
         ("sessions: np.asarray of 64 MiB", f"{s['fetch_gbps']:.2f} GB/s", "", f"{tcp:.2f} GB/s"),
         ("sessions: 64 MiB numpy argument", f"{s['upload_gbps']:.2f} GB/s", "", f"{tcp:.2f} GB/s"),
         ("sessions: 4-stage training loop, D=512, per step", f"{s['loop_ms']:.2f} ms", f"{s['jax_loop_ms']:.2f} ms", f"{s['loop_ms'] / s['jax_loop_ms']:.2f}x"),

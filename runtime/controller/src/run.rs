@@ -18,7 +18,7 @@ use pw_exec::HostArray;
 use pw_wire::proto;
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::atomic::Ordering,
+    sync::{atomic::Ordering, Arc},
     time::{Duration, Instant},
 };
 
@@ -26,7 +26,7 @@ use std::{
 pub struct RunRequest {
     pub name: String,
     pub text: String,
-    pub inputs: Vec<HostArray>,
+    pub inputs: Vec<Arc<HostArray>>,
     /// Record completion times (stats, traces).
     pub record: bool,
     /// None: the controller's default.
@@ -65,7 +65,7 @@ struct Rounds<'a> {
     /// What the next round runs.
     prepared: Prepared,
     /// The program's inputs, by value.
-    inputs: HashMap<usize, &'a HostArray>,
+    inputs: HashMap<usize, &'a Arc<HostArray>>,
     /// What the rounds keep on workers.
     kept: Kept,
     /// Each round's run id and workers, released at the end.
@@ -230,11 +230,11 @@ impl Rounds<'_> {
         let (prepared, summary, t0) = (&self.prepared, &mut self.summary, self.t0);
         let keys = compile::executables(c, &prepared.parts, summary, progress).await?;
         summary.timings.executables_ready = t0.elapsed();
-        let uploads: Vec<(usize, &HostArray)> = prepared
+        let uploads: Vec<(usize, Arc<HostArray>)> = prepared
             .plan
             .inputs
             .iter()
-            .filter_map(|v| self.inputs.get(v).map(|h| (*v, *h)))
+            .filter_map(|v| self.inputs.get(v).map(|h| (*v, Arc::clone(*h))))
             .collect();
         let uploaded = transfer::upload(c, run, prepared, &uploads).await?;
         summary.timings.inputs_sent = t0.elapsed();
@@ -363,7 +363,7 @@ impl Rounds<'_> {
 /// inputs nor computed in the round), bound from the round that kept them.
 fn kept_bindings(
     prepared: &Prepared,
-    inputs: &HashMap<usize, &HostArray>,
+    inputs: &HashMap<usize, &Arc<HostArray>>,
     kept: &Kept,
 ) -> Result<Bindings> {
     let mut bindings = Bindings::new();
@@ -389,7 +389,7 @@ fn kept_bindings(
 }
 
 /// Checks the inputs against the plan before anything is sent.
-fn check_inputs(plan: &Plan, inputs: &[HostArray]) -> Result<()> {
+fn check_inputs(plan: &Plan, inputs: &[Arc<HostArray>]) -> Result<()> {
     if inputs.len() != plan.inputs.len() {
         return Err(Error::InputCount {
             expected: plan.inputs.len(),

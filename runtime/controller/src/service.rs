@@ -196,7 +196,7 @@ impl api::controller_server::Controller for ControllerService {
         let request = RunRequest {
             name: begin.name,
             text,
-            inputs,
+            inputs: inputs.into_iter().map(std::sync::Arc::new).collect(),
             record: begin.record,
             timeout: (begin.timeout_ms > 0)
                 .then(|| std::time::Duration::from_millis(begin.timeout_ms)),

@@ -41,15 +41,22 @@ pub(crate) async fn upload(
     c: &Controller,
     run: u64,
     prepared: &Prepared,
-    inputs: &[(usize, &HostArray)],
+    inputs: &[(usize, Arc<HostArray>)],
 ) -> Result<Uploaded> {
     let mut sent = Uploaded::default();
     let mut inline_bytes: BTreeMap<u32, u64> = BTreeMap::new();
     let mut puts = Vec::new();
-    for &(id, host) in inputs {
+    for (id, host) in inputs {
+        let id = *id;
         let value = &prepared.plan.values[id];
         let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
-        let shards = pw_exec::host::split(host, &regions)?;
+        // A shard that is the whole array is the array (no copy).
+        let whole = pw_core::geometry::Region::full(&value.shape);
+        let shards = if regions.iter().all(|r| *r == whole) {
+            vec![host.clone(); regions.len()]
+        } else {
+            pw_exec::host::split(host, &regions)?
+        };
         for (position, (device, shard)) in value.devices.iter().zip(shards).enumerate() {
             let addr = prepared.addrs.get(device).copied().ok_or(Error::Unplaced)?;
             let size = shard.bytes().len() as u64;
@@ -79,6 +86,15 @@ pub(crate) async fn upload(
     Ok(sent)
 }
 
+/// A shard's bytes, shared with the chunks that carry them (no copy).
+struct ShardBytes(Arc<HostArray>);
+
+impl AsRef<[u8]> for ShardBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
 /// Uploads one shard: of value `.1` of owner `.0`, at position `.2`.
 async fn put(
     mut client: WorkerClient,
@@ -87,7 +103,7 @@ async fn put(
     shard: Arc<HostArray>,
 ) -> Result<()> {
     let t = proto::ArrayType::of(shard.dtype(), shard.shape());
-    let data = bytes::Bytes::copy_from_slice(shard.bytes());
+    let data = bytes::Bytes::from_owner(ShardBytes(shard));
     let messages: Vec<proto::PutRequest> = wire::chunks(data)
         .into_iter()
         .map(|chunk| proto::PutRequest {

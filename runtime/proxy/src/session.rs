@@ -471,7 +471,8 @@ impl Session {
                 dense(&bytes, dtype.size_in_bytes(), &dims, &s.strides)
                     .map_err(|e| invalid(format!("host buffer {handle}: {e}")))?
             }
-            _ => bytes.to_vec(),
+            // The store's own bytes (no copy: the buffer was taken).
+            _ => Vec::from(bytes),
         };
         let host = HostArray::new(dtype, &dims, data)
             .map_err(|e| invalid(format!("host buffer {handle}: {e}")))?;

@@ -198,24 +198,40 @@ impl proto::worker_server::Worker for WorkerService {
             .read(MAX_SHARD_BYTES)
             .map_err(invalid)?;
         let device = self.device(local)?;
-        let bytes = collect(
-            &mut stream,
-            first,
-            |m| m.chunk.as_ref(),
-            size,
-            Some(size),
-            "input shard",
-        )
-        .await?;
+        let head = first
+            .chunk
+            .ok_or_else(|| invalid("input shard: no chunk"))?;
+        let mut check =
+            wire::ChunkCheck::new(&head, size, Some(size), "input shard").map_err(invalid)?;
+        // The chunks as they came (memory only as bytes arrive), checked;
+        // then onto the device one by one, without a copy of the whole.
+        let mut chunks = Vec::new();
+        let mut chunk = head;
+        while !check.check(&chunk).map_err(invalid)? {
+            chunks.push(chunk.data);
+            chunk = stream
+                .message()
+                .await?
+                .ok_or_else(|| invalid(check.truncated()))?
+                .chunk
+                .ok_or_else(|| invalid("input shard: no chunk"))?;
+        }
+        chunks.push(chunk.data);
+        let (mut transfer, buffer) = self
+            .state
+            .client
+            .buffer_for_async_transfer(&device, dtype, &dims)
+            .map_err(|e| Status::resource_exhausted(e.to_string()))?;
+        let count = chunks.len();
+        for (i, data) in chunks.into_iter().enumerate() {
+            transfer
+                .write(data, i + 1 == count)
+                .map_err(|e| Status::internal(e.to_string()))?;
+        }
         self.state
             .counters
             .bytes_from_controller
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        let buffer = self
-            .state
-            .client
-            .buffer_from_host(&bytes, dtype, &dims, &device)
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .fetch_add(size, Ordering::Relaxed);
         self.state
             .store
             .put(run, value, position, Arc::new(buffer))

@@ -348,12 +348,7 @@ impl Sessions<'_> {
         t0: Instant,
     ) -> Result<u64> {
         let prepared = &launch.exe.prepared;
-        let uploads: Vec<(usize, &HostArray)> = launch
-            .uploads
-            .iter()
-            .map(|(v, h)| (*v, h.as_ref()))
-            .collect();
-        let uploaded = transfer::upload(self.c, run, prepared, &uploads).await?;
+        let uploaded = transfer::upload(self.c, run, prepared, &launch.uploads).await?;
         let bindings = bindings(id, launch);
         let dispatch = Dispatch {
             run,
