@@ -312,8 +312,9 @@ impl LiveBytes {
     }
 }
 
-/// When each device finished each step, filled in by completion callbacks.
-type DoneTimes = Arc<Mutex<Vec<Vec<(i64, Option<Duration>)>>>>;
+/// When each device finished each step, filled in by completion callbacks
+/// (which notify the condition variable).
+type DoneTimes = Arc<(Mutex<Vec<Vec<(i64, Option<Duration>)>>>, Condvar)>;
 
 impl Enqueued {
     /// The values of `part` computed from a step that failed (a piece that
@@ -363,21 +364,25 @@ impl Enqueued {
     /// ready; a failed part's later steps never complete, so without it
     /// the times recorded so far are taken.
     pub fn timings(&self, settle: bool) -> Vec<StepTiming> {
-        let complete = |t: &Vec<Vec<(i64, Option<Duration>)>>| {
-            t.iter().flatten().all(|(_, done)| done.is_some())
-        };
-        for _ in 0..if settle { 1000 } else { 0 } {
-            match self.done_times.lock() {
-                Ok(t) if !complete(&t) => {}
-                _ => break,
+        let (times, recorded) = &*self.done_times;
+        let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
+        if settle {
+            // Woken by each callback as it records (no polling, which
+            // would add its period to every traced part).
+            let deadline = std::time::Instant::now() + Duration::from_secs(1);
+            while !times.iter().flatten().all(|(_, done)| done.is_some()) {
+                let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                    break;
+                };
+                times = recorded
+                    .wait_timeout(times, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
             }
-            std::thread::sleep(Duration::from_millis(1));
         }
         let mut timings = self.timings.clone();
-        if let Ok(times) = self.done_times.lock() {
-            for (timing, done) in timings.iter_mut().zip(times.iter()) {
-                timing.done = done.clone();
-            }
+        for (timing, done) in timings.iter_mut().zip(times.iter()) {
+            timing.done = done.clone();
         }
         timings
     }
@@ -451,8 +456,10 @@ impl Executor {
             });
         }
         values.resize(part.values.len(), None);
-        let done_times: DoneTimes =
-            Arc::new(Mutex::new(part.steps.iter().map(|_| Vec::new()).collect()));
+        let done_times: DoneTimes = Arc::new((
+            Mutex::new(part.steps.iter().map(|_| Vec::new()).collect()),
+            Condvar::new(),
+        ));
         let mut timings = Vec::with_capacity(part.steps.len());
         let mut done_all = Vec::with_capacity(part.steps.len());
         let mut live = LiveBytes::default();
@@ -501,14 +508,16 @@ impl Executor {
                     let times = done_times.clone();
                     let device = *device;
                     let slot = {
-                        let mut t = times.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut t = times.0.lock().unwrap_or_else(|e| e.into_inner());
                         t[index].push((device, None));
                         t[index].len() - 1
                     };
                     event.on_ready(move |_| {
-                        if let Ok(mut t) = times.lock() {
+                        let (t, recorded) = &*times;
+                        if let Ok(mut t) = t.lock() {
                             t[index][slot].1 = Some(t0.elapsed());
                         }
+                        recorded.notify_all();
                     })?;
                 }
             }
