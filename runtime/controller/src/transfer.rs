@@ -46,8 +46,7 @@ pub(crate) async fn upload(
     let mut sent = Uploaded::default();
     let mut inline_bytes: BTreeMap<u32, u64> = BTreeMap::new();
     let mut puts = Vec::new();
-    for (id, host) in inputs {
-        let id = *id;
+    for &(id, ref host) in inputs {
         let value = &prepared.plan.values[id];
         let regions: Vec<_> = (0..value.devices.len()).map(|p| value.region(p)).collect();
         // A shard that is the whole array is the array (no copy).

@@ -162,12 +162,7 @@ fn receive(state: &State, tcp: &mut TcpStream, grant: &proto::WriteGrant) -> Res
     // The size is the grant's (the controller checked it against the
     // session's limits), not the client's.
     let _ = tcp.set_read_timeout(Some(Duration::from_secs(60)));
-    let device = state
-        .client
-        .addressable_devices()
-        .into_iter()
-        .find(|d| d.id() as u32 == grant.local_device)
-        .ok_or_else(|| format!("this worker has no device {}", grant.local_device))?;
+    let device = state.device(grant.local_device)?;
     let (mut transfer, buffer) = state
         .client
         .buffer_for_async_transfer(&device, dtype, &dims)

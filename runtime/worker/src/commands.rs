@@ -289,12 +289,7 @@ fn put_inline(
                 s.data.len()
             ));
         }
-        let device = state
-            .client
-            .addressable_devices()
-            .into_iter()
-            .find(|d| d.id() as u32 == s.local_device)
-            .ok_or_else(|| format!("this worker has no device {}", s.local_device))?;
+        let device = state.device(s.local_device)?;
         let buffer = state
             .client
             .buffer_from_host(&s.data, dtype, &dims, &device)

@@ -36,7 +36,7 @@ use pw_exec::{
     cache::{plugin_identity, Executables},
     Completions, Executor,
 };
-use pw_pjrt::{Client, ClientOptions, Plugin};
+use pw_pjrt::{Client, ClientOptions, Device, Plugin};
 use pw_wire::{net, proto, MAX_MESSAGE_BYTES};
 use std::{
     collections::{HashMap, VecDeque},
@@ -142,6 +142,15 @@ impl State {
     pub fn id(&self) -> Option<u32> {
         let id = self.id.load(Ordering::SeqCst);
         (id != u32::MAX).then_some(id)
+    }
+
+    /// This worker's device of local id `local`.
+    pub fn device(&self, local: u32) -> Result<Device, String> {
+        self.client
+            .addressable_devices()
+            .into_iter()
+            .find(|d| d.id() as u32 == local)
+            .ok_or_else(|| format!("this worker has no device {local}"))
     }
 
     /// Tells the controller `event`: on the report link when it has one

@@ -9,7 +9,7 @@ use pw_exec::{
     cache::{compile_options, Key},
     Error, Need, PieceKey,
 };
-use pw_pjrt::{Device, Program};
+use pw_pjrt::Program;
 use pw_wire::{self as wire, proto, Collect};
 use std::{
     pin::Pin,
@@ -197,7 +197,7 @@ impl proto::worker_server::Worker for WorkerService {
             .ok_or_else(|| invalid("a put without a type"))?
             .read(MAX_SHARD_BYTES)
             .map_err(invalid)?;
-        let device = self.device(local)?;
+        let device = self.state.device(local).map_err(invalid)?;
         let head = first
             .chunk
             .ok_or_else(|| invalid("input shard: no chunk"))?;
@@ -341,16 +341,5 @@ impl proto::worker_server::Worker for WorkerService {
         reply.timelines = activity.timelines(std::time::Instant::now());
         reply.devices = activity.counters(&self.state);
         Ok(Response::new(reply))
-    }
-}
-
-impl WorkerService {
-    fn device(&self, local: u32) -> Result<Device, Status> {
-        self.state
-            .client
-            .addressable_devices()
-            .into_iter()
-            .find(|d| d.id() as u32 == local)
-            .ok_or_else(|| invalid(format!("this worker has no device {local}")))
     }
 }
