@@ -174,7 +174,7 @@ fn remote_runs(c: &Cluster, text: &str, inputs: &[HostArray], record: bool) -> V
                 &c.address,
                 RemoteRun {
                     name: "bench",
-                    text,
+                    source: text.as_bytes(),
                     inputs,
                     record,
                     timeout: None,
@@ -303,7 +303,7 @@ fn jax_alternating(root: &Path) -> (f64, String) {
 
 /// Inputs for a program's signature: small floats.
 fn inputs_for(text: &str) -> Vec<HostArray> {
-    pw_tools::lower::input_types("bench", text)
+    pw_tools::lower::input_types("bench", text.as_bytes())
         .unwrap_or_else(|e| fail(e))
         .iter()
         .map(|(dtype, shape)| {
@@ -333,8 +333,8 @@ fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
             String::new(),
         ))
     };
-    let (plan, _) =
-        pw_tools::lower::plan_of("bench", text, None, &topology).unwrap_or_else(|e| fail(e));
+    let (plan, _) = pw_tools::lower::plan_of("bench", text.as_bytes(), None, &topology)
+        .unwrap_or_else(|e| fail(e));
     let mut cache = Executables::new(&client, None);
     let prepared = exec::prepare(&plan, &mut cache, &mut |_| {}).unwrap_or_else(|e| fail(e));
     let executor = Executor::new(&client);

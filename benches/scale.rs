@@ -4,6 +4,8 @@
 //!   without (`--verify-each=false`), each in its own process so that its
 //!   peak memory can be measured;
 //! - `pw-opt` on the lowered 100k-call program alone: parse, verify, print;
+//!   then the same program as MLIR bytecode (`--emit-bytecode`): written
+//!   from the text, read back and written again, read back and printed;
 //! - reading and writing a 64 MiB `.npy` file, beside NumPy doing the same
 //!   in the same run (the project venv's Python, `$PW_VENV`).
 //!
@@ -292,6 +294,7 @@ fn table(sizes: &[usize], dir: &Path) -> Result<String, String> {
             "-o".into(),
             "/dev/null".into(),
         ])?;
+        let text_seconds = m.seconds;
         rows.push(vec![
             "`pw-opt` (parse, verify, print) of the lowered program".into(),
             format!("{calls} calls ({})", mib(*size)),
@@ -300,6 +303,47 @@ fn table(sizes: &[usize], dir: &Path) -> Result<String, String> {
             format!("{:.0} MiB", m.peak_mib),
             "-".into(),
         ]);
+        // The same program as bytecode: written once from the text, then
+        // read back the two ways a machine or a person would.
+        let bytecode = dir.join(format!("lowered_{calls}.mlirbc"));
+        let b = bytecode.display().to_string();
+        let l = lowered.display().to_string();
+        let runs: [(&str, Vec<String>); 3] = [
+            (
+                "`pw-opt --emit-bytecode` (parse text, verify, write bytecode)",
+                vec![l, "--emit-bytecode".into(), "-o".into(), b.clone()],
+            ),
+            (
+                "`pw-opt --emit-bytecode` (parse bytecode, verify, write bytecode)",
+                vec![
+                    b.clone(),
+                    "--emit-bytecode".into(),
+                    "-o".into(),
+                    "/dev/null".into(),
+                ],
+            ),
+            (
+                "`pw-opt` (parse bytecode, verify, print text)",
+                vec![b, "-o".into(), "/dev/null".into()],
+            ),
+        ];
+        for (i, (what, args)) in runs.into_iter().enumerate() {
+            eprintln!("{what}...");
+            let m = measure(&args)?;
+            let read = if i == 0 {
+                *size
+            } else {
+                std::fs::metadata(&bytecode).map_or(0, |m| m.len() as usize)
+            };
+            rows.push(vec![
+                what.into(),
+                format!("{calls} calls ({})", mib(read)),
+                format!("{:.2} s", m.seconds),
+                format!("{:.1} µs", m.seconds * 1e6 / *calls as f64),
+                format!("{:.0} MiB", m.peak_mib),
+                format!("text read back: {:.2}x", m.seconds / text_seconds),
+            ]);
+        }
     }
     let bytes = 64 << 20;
     eprintln!(".npy read and write of 64 MiB, pw and NumPy...");

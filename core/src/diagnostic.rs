@@ -58,9 +58,14 @@ const QUOTE_WIDTH: usize = 512;
 
 impl<'s> Source<'s> {
     pub fn new(name: &'s str, text: &'s str) -> Self {
-        let lines = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        // No text (a program read from bytecode): nothing to quote.
+        let lines = if text.is_empty() {
+            Vec::new()
+        } else {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        };
         Self { name, text, lines }
     }
 

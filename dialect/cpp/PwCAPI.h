@@ -30,6 +30,14 @@ MLIR_CAPI_EXPORTED void pwContextQuietDiagnostics(MlirContext ctx);
 /// Prints `op` into one buffer, then hands the whole text to `callback`
 /// once (MLIR's own print calls back per token). `assumeVerified` skips the
 /// verification MLIR otherwise runs before printing.
+/// Writes `op` as MLIR bytecode (the current version) naming `producer` in
+/// its header, and hands the bytes to `callback` once. Returns false if it
+/// could not.
+MLIR_CAPI_EXPORTED bool pwOperationWriteBytecode(MlirOperation op,
+                                                 MlirStringRef producer,
+                                                 MlirStringCallback callback,
+                                                 void *userData);
+
 MLIR_CAPI_EXPORTED void pwOperationPrint(MlirOperation op, bool generic,
                                          bool assumeVerified,
                                          MlirStringCallback callback,

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/IR/Builders.h"
@@ -369,6 +370,18 @@ void pwOperationPrint(MlirOperation op, bool generic, bool assumeVerified,
   os.flush();
   pw::printed = nullptr;
   callback(mlirStringRefCreate(text.data(), text.size()), userData);
+}
+
+bool pwOperationWriteBytecode(MlirOperation op, MlirStringRef producer,
+                              MlirStringCallback callback, void *userData) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  BytecodeWriterConfig config(unwrap(producer));
+  if (failed(writeBytecodeToFile(unwrap(op), os, config)))
+    return false;
+  os.flush();
+  callback(mlirStringRefCreate(bytes.data(), bytes.size()), userData);
+  return true;
 }
 
 void pwContextQuietDiagnostics(MlirContext ctx) {

@@ -6,9 +6,17 @@
 //! (`file:line:col: error: ...`) and `--verify-diagnostics` can check them.
 
 use crate::{error::Error, ffi};
-use melior::{ir::Location, StringRef};
-use mlir_sys::MlirLocation;
-use std::fmt::Display;
+use melior::{
+    diagnostic::{DiagnosticHandlerId, DiagnosticSeverity},
+    ir::Location,
+    Context, StringRef,
+};
+use mlir_sys::{
+    mlirContextAttachDiagnosticHandler, mlirDiagnosticGetLocation, mlirDiagnosticGetNote,
+    mlirDiagnosticGetNumNotes, mlirDiagnosticGetSeverity, mlirDiagnosticPrint, MlirDiagnostic,
+    MlirLocation, MlirLogicalResult,
+};
+use std::{ffi::c_void, fmt::Display};
 
 /// The most errors a check reports before it stops (as compilers cap
 /// theirs): a broken program of 100k ops gets a readable report, in time
@@ -69,6 +77,84 @@ pub fn emit_error(location: Location, message: &str) {
             no_note,
             StringRef::new("").to_raw(),
         )
+    }
+}
+
+/// A diagnostic MLIR reported, as data: what a handler of
+/// [`attach_handler`] gets.
+#[derive(Clone, Debug)]
+pub struct Reported<'c> {
+    pub severity: DiagnosticSeverity,
+    pub location: Location<'c>,
+    /// The message, with bytes that are not UTF-8 replaced: a program's
+    /// strings may hold any bytes, and messages quote them.
+    pub message: String,
+    pub notes: Vec<Reported<'c>>,
+}
+
+impl<'c> Reported<'c> {
+    /// # Safety
+    /// `raw` is a live diagnostic of a context that outlives `'c`.
+    unsafe fn from_raw(raw: MlirDiagnostic) -> Self {
+        // SAFETY: the diagnostic is live (caller); the print callback gets
+        // `message` as its user data and only appends to it.
+        unsafe {
+            let mut message: Vec<u8> = Vec::new();
+            mlirDiagnosticPrint(
+                raw,
+                Some(crate::print::append),
+                &mut message as *mut Vec<u8> as *mut c_void,
+            );
+            let severity = DiagnosticSeverity::try_from(mlirDiagnosticGetSeverity(raw))
+                .unwrap_or(DiagnosticSeverity::Error);
+            let notes = (0..mlirDiagnosticGetNumNotes(raw).max(0))
+                .map(|i| Self::from_raw(mlirDiagnosticGetNote(raw, i)))
+                .collect();
+            Self {
+                severity,
+                location: Location::from_raw(mlirDiagnosticGetLocation(raw)),
+                message: String::from_utf8_lossy(&message).into_owned(),
+                notes,
+            }
+        }
+    }
+}
+
+/// Attaches `handler` to `context`'s diagnostics (detach it with melior's
+/// `Context::detach_diagnostic_handler`). Unlike melior's own handlers,
+/// it never panics on a message that is not UTF-8, and a panic of
+/// `handler` does not cross into MLIR (the diagnostic then counts as not
+/// handled).
+pub fn attach_handler<'c, F>(context: &'c Context, handler: F) -> DiagnosticHandlerId
+where
+    F: FnMut(Reported<'c>) -> bool + 'static,
+{
+    struct Boxed<'c>(Box<dyn FnMut(Reported<'c>) -> bool>);
+    unsafe extern "C" fn handle(raw: MlirDiagnostic, data: *mut c_void) -> MlirLogicalResult {
+        // SAFETY: `data` is the Boxed of attach_handler, alive until
+        // `destroy`; the diagnostic is live while it is handled.
+        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+            let boxed = &mut *(data as *mut Boxed);
+            (boxed.0)(Reported::from_raw(raw))
+        }))
+        .unwrap_or(false);
+        MlirLogicalResult {
+            value: i8::from(handled),
+        }
+    }
+    unsafe extern "C" fn destroy(data: *mut c_void) {
+        // SAFETY: `data` came from Box::into_raw in attach_handler.
+        drop(unsafe { Box::from_raw(data as *mut Boxed) });
+    }
+    let data = Box::into_raw(Box::new(Boxed(Box::new(handler))));
+    // SAFETY: the context is live; `handle` and `destroy` match `data`.
+    unsafe {
+        DiagnosticHandlerId::from_raw(mlirContextAttachDiagnosticHandler(
+            context.to_raw(),
+            Some(handle),
+            data as *mut c_void,
+            Some(destroy),
+        ))
     }
 }
 

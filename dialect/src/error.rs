@@ -17,6 +17,12 @@ pub enum Error {
     UnparsableConstruct { construct: &'static str },
     #[error("the input is {bytes} bytes; at most {limit} are accepted")]
     InputTooLarge { bytes: usize, limit: usize },
+    #[error("the input is neither UTF-8 text nor MLIR bytecode")]
+    NotText,
+    #[error(transparent)]
+    Bytecode(crate::bytecode::Refused),
+    #[error("MLIR could not read the program (and said not why)")]
+    Unreadable,
 
     // The program's structure.
     #[error(

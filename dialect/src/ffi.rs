@@ -17,6 +17,12 @@ extern "C" {
         source_name: MlirStringRef,
     ) -> MlirModule;
     pub fn pwContextQuietDiagnostics(ctx: MlirContext);
+    pub fn pwOperationWriteBytecode(
+        op: MlirOperation,
+        producer: MlirStringRef,
+        callback: MlirStringCallback,
+        user_data: *mut std::ffi::c_void,
+    ) -> bool;
     pub fn pwOperationPrint(
         op: MlirOperation,
         generic: bool,

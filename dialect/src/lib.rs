@@ -5,7 +5,8 @@
 //! module), each edge is a logical, possibly sharded array
 //! (`!pw.array`). The dialect's ops and types are defined in ODS
 //! (`cpp/PwDialect.td`) and compiled into the binary; this crate loads them,
-//! parses ([`source`]) and prints ([`print`]) programs, reads them
+//! parses ([`source`]), prints ([`print`]) and writes as bytecode
+//! ([`bytecode`]) programs, reads them
 //! ([`program`], [`analysis`]), verifies them ([`verify`]), says which
 //! stage of lowering they are at ([`legality`]) and edits them for the
 //! passes ([`edit`]).
@@ -21,6 +22,7 @@
 
 pub mod analysis;
 mod array_type;
+pub mod bytecode;
 mod context;
 pub mod diag;
 pub mod edit;
@@ -38,6 +40,7 @@ pub mod verify;
 
 pub use analysis::{Analysis, ArrayInfo};
 pub use array_type::{read_sharding, sharding_attribute, ArrayType, Tensor, TypeError};
+pub use bytecode::is_bytecode;
 pub use context::new_context;
 pub use diag::{Diag, Located};
 pub use error::Error;

@@ -38,7 +38,8 @@ pub fn print<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, options: PrintOptions)
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-unsafe extern "C" fn append(text: MlirStringRef, data: *mut c_void) {
+/// Appends a C API string to the `Vec<u8>` that `data` points at.
+pub(crate) unsafe extern "C" fn append(text: MlirStringRef, data: *mut c_void) {
     // SAFETY: `data` is the Vec<u8> of `print`; a non-null string points at
     // `length` bytes.
     unsafe {

@@ -1,4 +1,5 @@
-//! Parsing program text.
+//! Parsing programs: MLIR text, or MLIR bytecode (as `pw-opt
+//! --emit-bytecode` writes it), told apart by bytecode's magic number.
 //!
 //! MLIR's parser is recursive descent and trusts its input: nesting of
 //! brackets (attributes, types, dictionaries, regions) costs it stack at
@@ -10,13 +11,21 @@
 //! ([`PARSE_STACK_BYTES`]), so what the screen allows parses with room to
 //! spare; everything after parsing (verifiers, passes, printing) recurses at
 //! most as deep as the nesting, which the caller's stack holds.
+//!
+//! Bytecode is not screened but checked: it must be pw's, with a checksum
+//! that matches ([`crate::bytecode`]); the attributes and types it stores
+//! as text go through the same parser on the same large stack.
 
-use crate::{diag::Diag, error::Error, ffi};
+use crate::{bytecode, diag::Diag, error::Error, ffi};
 use melior::{
     ir::{Location, Module},
     Context, StringRef,
 };
 use mlir_sys::{MlirContext, MlirModule};
+use std::sync::{
+    atomic::{AtomicUsize, Ordering},
+    Arc,
+};
 
 /// The deepest nesting of `(`, `[`, `{` and `<` accepted. JAX's programs
 /// nest a few dozen levels at most.
@@ -31,7 +40,8 @@ pub const MAX_INPUT_BYTES: usize = 1 << 30;
 /// The stack of the parsing thread (reserved, not committed, memory).
 pub const PARSE_STACK_BYTES: usize = 256 << 20;
 
-/// Parses `source` into a module whose locations name `source_name`.
+/// Parses `source`, MLIR text or bytecode, into a module; text's locations
+/// name `source_name` (bytecode keeps the locations it was written with).
 ///
 /// Top-level ops without an enclosing `module` are wrapped in one, as
 /// mlir-opt does. On failure the errors (the screen's, or the parser's)
@@ -40,10 +50,11 @@ pub const PARSE_STACK_BYTES: usize = 256 << 20;
 /// symbol uniqueness).
 pub fn parse_source<'c>(
     context: &'c Context,
-    source: &str,
+    source: impl AsRef<[u8]>,
     source_name: &str,
 ) -> Option<Module<'c>> {
-    if let Err(diag) = screen(context, source, source_name) {
+    let source = source.as_ref();
+    if let Err(diag) = check(context, source, source_name) {
         diag.emit();
         return None;
     }
@@ -52,6 +63,16 @@ pub fn parse_source<'c>(
     struct Raw<T>(T);
     // SAFETY: see above: exactly one thread uses the handle at a time.
     unsafe impl<T> Send for Raw<T> {}
+    // Counts the errors MLIR reports while it parses (passing them on), so
+    // that a failure it does not explain still gets an error.
+    let errors = Arc::new(AtomicUsize::new(0));
+    let counter = errors.clone();
+    let counting = crate::diag::attach_handler(context, move |d| {
+        if matches!(d.severity, melior::diagnostic::DiagnosticSeverity::Error) {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        false
+    });
     let raw_context = Raw(context.to_raw());
     let parsed = std::thread::scope(|scope| {
         std::thread::Builder::new()
@@ -71,21 +92,29 @@ pub fn parse_source<'c>(
         None => parse_raw(context.to_raw(), source, source_name),
         Some(Err(panic)) => std::panic::resume_unwind(panic),
     };
+    context.detach_diagnostic_handler(counting);
     // SAFETY: the module was created in `context`; null maps to None.
-    unsafe { Module::from_option_raw(raw) }
+    let module = unsafe { Module::from_option_raw(raw) };
+    if module.is_none() && errors.load(Ordering::Relaxed) == 0 {
+        Diag::new(Location::new(context, source_name, 1, 1), Error::Unreadable).emit();
+    }
+    module
 }
 
-fn parse_raw(context: MlirContext, source: &str, source_name: &str) -> MlirModule {
-    let source = StringRef::new(source);
+fn parse_raw(context: MlirContext, source: &[u8], source_name: &str) -> MlirModule {
+    let source = mlir_sys::MlirStringRef {
+        data: source.as_ptr().cast(),
+        length: source.len(),
+    };
     let name = StringRef::new(source_name);
     // SAFETY: the context is live and used by this thread alone while it
-    // parses; the strings outlive the call.
-    unsafe { ffi::pwParseSourceString(context, source.to_raw(), name.to_raw()) }
+    // parses; the bytes and the name outlive the call.
+    unsafe { ffi::pwParseSourceString(context, source, name.to_raw()) }
 }
 
-/// Checks the text against the limits of the module documentation, in one
-/// pass; the error is located where a limit is crossed.
-fn screen<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<(), Diag<'c>> {
+/// Checks the input against the limits of the module documentation: its
+/// size, and for text that it is UTF-8 and passes the [`screen`].
+fn check<'c>(context: &'c Context, source: &[u8], source_name: &str) -> Result<(), Diag<'c>> {
     let at = |line: usize, column: usize, error: Error| {
         Diag::new(Location::new(context, source_name, line, column), error)
     };
@@ -99,7 +128,25 @@ fn screen<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<(
             },
         ));
     }
-    let bytes = source.as_bytes();
+    if bytecode::is_bytecode(source) {
+        return bytecode::check(source).map_err(|e| at(1, 1, Error::Bytecode(e)));
+    }
+    if let Err(e) = std::str::from_utf8(source) {
+        let valid = &source[..e.valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&c| c == b'\n').count();
+        let column = 1 + valid.iter().rev().take_while(|&&c| c != b'\n').count();
+        return Err(at(line, column, Error::NotText));
+    }
+    screen(source).map_err(|e| {
+        let (line, column, error) = *e;
+        at(line, column, error)
+    })
+}
+
+/// Checks text against the nesting and affine limits in one pass; the error
+/// says where (line and column) a limit is crossed.
+fn screen(bytes: &[u8]) -> Result<(), Box<(usize, usize, Error)>> {
+    let at = |line: usize, column: usize, error: Error| Box::new((line, column, error));
     let (mut line, mut line_start) = (1usize, 0usize);
     let mut depth = 0usize;
     // The depth at which the innermost affine map or set opened, and the

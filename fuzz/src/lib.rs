@@ -77,8 +77,8 @@ impl Quiet {
         let context = pw_dialect::new_context();
         let messages = Rc::new(RefCell::new(Vec::new()));
         let sink = messages.clone();
-        context.attach_diagnostic_handler(move |d| {
-            sink.borrow_mut().push(d.to_string());
+        pw_dialect::diag::attach_handler(&context, move |d| {
+            sink.borrow_mut().push(d.message);
             true
         });
         Self { context, messages }

@@ -16,6 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let descriptors = protox::compile(["proto/pw.proto"], ["proto"])?;
     tonic_prost_build::configure()
         .bytes(".pw.v1.Chunk.data")
+        .bytes(".pw.v1.CompileProgramRequest.program")
         .bytes(".pw.v1.InlineShard.data")
         .bytes(".pw.v1.ReadReply.data")
         .bytes(".pw.v1.SessionCall.inline")

@@ -3,6 +3,7 @@
 
 use melior::{diagnostic::DiagnosticSeverity, ir::Location, Context};
 pub use pw_core::diagnostic::{Diagnostic, Position, Severity, Source};
+use pw_dialect::diag::Reported;
 use std::{cell::RefCell, rc::Rc};
 
 /// Collects every diagnostic emitted in a context while it lives.
@@ -16,7 +17,7 @@ impl<'c> Capture<'c> {
     pub fn new(context: &'c Context) -> Self {
         let captured = Rc::new(RefCell::new(Vec::new()));
         let sink = captured.clone();
-        let id = context.attach_diagnostic_handler(move |d| {
+        let id = pw_dialect::diag::attach_handler(context, move |d| {
             sink.borrow_mut().push(convert(&d));
             true
         });
@@ -39,22 +40,18 @@ impl Drop for Capture<'_> {
     }
 }
 
-fn convert(d: &melior::diagnostic::Diagnostic) -> Diagnostic {
-    let severity = match d.severity() {
+fn convert(d: &Reported) -> Diagnostic {
+    let severity = match d.severity {
         DiagnosticSeverity::Error => Severity::Error,
         DiagnosticSeverity::Warning => Severity::Warning,
         DiagnosticSeverity::Note => Severity::Note,
         DiagnosticSeverity::Remark => Severity::Remark,
     };
-    let notes = (0..d.note_count())
-        .filter_map(|i| d.note(i).ok())
-        .map(|n| convert(&n))
-        .collect();
     Diagnostic {
         severity,
-        position: position(d.location(), 0),
-        message: d.to_string(),
-        notes,
+        position: position(d.location, 0),
+        message: d.message.clone(),
+        notes: d.notes.iter().map(convert).collect(),
     }
 }
 

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod bytecode_check;
 pub mod diagnostics;
 pub mod expected;
 pub mod lower;

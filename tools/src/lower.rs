@@ -1,4 +1,4 @@
-//! From program text to the plan the runtime executes
+//! From a program (MLIR text or bytecode) to the plan the runtime executes
 //! (`pw_compiler::export`: verify, lower unless physical already, read the
 //! plan). Shared by pw-run (onto its own devices) and pw-server (onto its
 //! workers); diagnostics are rendered like mlir-opt's, with the program's
@@ -12,7 +12,8 @@ use pw_core::diagnostic::Diagnostics;
 use pw_core::{plan::Plan, DType, Topology};
 use pw_dialect::ArrayType;
 
-/// The plan of program `text` (named `name` in diagnostics), lowered onto
+/// The plan of program `source` (text or bytecode, named `name` in
+/// diagnostics), lowered onto
 /// `topology()` (which also says how to describe it) when it is not
 /// physical yet, and scheduled by `schedule` (None: the default for a
 /// program it lowers, the program's own order for one already lowered).
@@ -20,12 +21,12 @@ use pw_dialect::ArrayType;
 /// program's diagnostics (with its text, to render them).
 pub fn plan_of(
     name: &str,
-    text: &str,
+    source: &[u8],
     schedule: Option<Policy>,
     topology: &dyn Fn() -> Result<(Topology, String), String>,
 ) -> Result<(Plan, Option<String>), Diagnostics> {
-    with_diagnostics(name, text, |context| {
-        let module = pw_dialect::parse_source(context, text, name)
+    with_diagnostics(name, source, |context| {
+        let module = pw_dialect::parse_source(context, source, name)
             .ok_or_else(|| "the program does not parse".to_owned())?;
         let mut description = String::new();
         let (plan, took) = pw_compiler::export::plan(context, &module, schedule, || {
@@ -44,11 +45,11 @@ pub fn plan_of(
     })
 }
 
-/// The element type and shape of each input of program `text`, read from
+/// The element type and shape of each input of program `source`, read from
 /// `@main`'s signature (no lowering needed).
-pub fn input_types(name: &str, text: &str) -> Result<Vec<(DType, Vec<i64>)>, Diagnostics> {
-    with_diagnostics(name, text, |context| {
-        let module = pw_dialect::parse_source(context, text, name)
+pub fn input_types(name: &str, source: &[u8]) -> Result<Vec<(DType, Vec<i64>)>, Diagnostics> {
+    with_diagnostics(name, source, |context| {
+        let module = pw_dialect::parse_source(context, source, name)
             .ok_or_else(|| "the program does not parse".to_owned())?;
         let program = pw_dialect::Program::read(&module).map_err(|d| {
             pw_dialect::diag::emit_all(&d);
@@ -67,10 +68,10 @@ pub fn input_types(name: &str, text: &str) -> Result<Vec<(DType, Vec<i64>)>, Dia
 }
 
 /// Runs `f` in a fresh context; its error comes after the diagnostics `f`
-/// emitted.
+/// emitted (which quote the program's lines when it is text).
 fn with_diagnostics<T>(
     name: &str,
-    text: &str,
+    source: &[u8],
     f: impl FnOnce(&melior::Context) -> Result<T, String>,
 ) -> Result<T, Diagnostics> {
     let context = pw_dialect::new_context();
@@ -81,7 +82,11 @@ fn with_diagnostics<T>(
     outcome.map_err(|e| {
         let mut diagnostics = Diagnostics {
             name: name.to_owned(),
-            text: text.to_owned(),
+            text: if pw_dialect::is_bytecode(source) {
+                String::new()
+            } else {
+                String::from_utf8_lossy(source).into_owned()
+            },
             items,
         };
         diagnostics.error(e);

@@ -3,8 +3,9 @@
 //! It follows mlir-opt's conventions: the input is a file or `-` (stdin),
 //! `-o` names the output, `--split-input-file` treats `// -----`-separated
 //! buffers independently, `--verify-diagnostics` checks `expected-*`
-//! comments instead of reporting, and every error is a located diagnostic.
-//! The exit code is 0 on success and 1 on any error.
+//! comments instead of reporting, `--emit-bytecode` writes MLIR bytecode
+//! (read back wherever pw reads programs), and every error is a located
+//! diagnostic. The exit code is 0 on success and 1 on any error.
 
 use crate::{
     diagnostics::{Capture, Diagnostic, Position, Source},
@@ -32,6 +33,8 @@ use std::{
     after_help = "Examples:\n  \
         pw-opt examples/pipeline.mlir\n  \
         pw-opt --pw-lower examples/pipeline.mlir -o lowered.mlir\n  \
+        pw-opt --pw-lower --emit-bytecode examples/pipeline.mlir -o lowered.mlirbc\n  \
+        pw-opt lowered.mlirbc    # bytecode back to text\n  \
         pw-opt --pw-lower='topology=islands.toml' --emit=summary examples/rl_step.mlir\n  \
         pw-opt --pass-pipeline='builtin.module(pw-assign-devices,pw-propagate-shardings,cse)' program.mlir\n  \
         pw-opt --split-input-file --verify-diagnostics tests/ir/dialect/invalid.mlir\n  \
@@ -59,6 +62,12 @@ pub struct Cli {
     /// Print every op in MLIR's generic form.
     #[arg(long = "mlir-print-op-generic")]
     pub print_generic: bool,
+
+    /// Write MLIR bytecode instead of text: for programs that machines read
+    /// back (pw-opt, pw-run and pw-server read it wherever they read text,
+    /// several times faster).
+    #[arg(long, conflicts_with_all = ["split_input_file", "print_generic"])]
+    pub emit_bytecode: bool,
 
     /// Run this pipeline, e.g. 'builtin.module(pw-assign-devices,cse)'.
     #[arg(long, value_name = "PIPELINE")]
@@ -214,32 +223,54 @@ fn run(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> Result<(), ()> {
-    let (name, bytes) = read_input(&cli.input, stdin).map_err(|e| {
-        let _ = writeln!(stderr, "error: {e}");
-    })?;
-    let Ok(source) = String::from_utf8(bytes) else {
-        let _ = writeln!(stderr, "{name}:1:1: error: input is not UTF-8 text");
-        return Err(());
+    let mut fail = |message: String| {
+        let _ = writeln!(stderr, "{message}");
     };
-    let chunks = if cli.split_input_file {
-        split::split(&source)
+    let (name, bytes) = read_input(&cli.input, stdin).map_err(|e| fail(format!("error: {e}")))?;
+    if cli.emit_bytecode && cli.emit != Emit::Mlir {
+        fail("error: --emit-bytecode writes the program: it needs --emit=mlir".into());
+        return Err(());
+    }
+    // Bytecode is one program, without text to split or comments to check.
+    let bytecode = pw_dialect::is_bytecode(&bytes);
+    if bytecode && (cli.split_input_file || cli.verify_diagnostics) {
+        fail(format!(
+            "error: {name} is MLIR bytecode; --split-input-file and --verify-diagnostics need text"
+        ));
+        return Err(());
+    }
+    let text = if bytecode {
+        ""
     } else {
-        vec![split::Chunk {
-            text: source.clone(),
-        }]
+        std::str::from_utf8(&bytes).map_err(|_| {
+            fail(format!(
+                "{name}:1:1: error: the input is neither UTF-8 text nor MLIR bytecode"
+            ))
+        })?
+    };
+    let split = if cli.split_input_file {
+        split::split(text)
+    } else {
+        Vec::new()
+    };
+    let chunks: Vec<&[u8]> = if cli.split_input_file {
+        split.iter().map(|c| c.text.as_bytes()).collect()
+    } else {
+        vec![&bytes]
     };
 
     let context = pw_dialect::new_context();
-    let quoted = Source::new(&name, &source);
+    let quoted = Source::new(&name, text);
     let mut outputs = Vec::new();
     let mut failed = false;
-    for chunk in &chunks {
+    for (i, chunk) in chunks.iter().enumerate() {
         let capture = Capture::new(&context);
-        let printed = process(cli, pipeline, &context, &chunk.text, &name, stderr);
+        let printed = process(cli, pipeline, &context, chunk, &name, stderr);
         let produced = capture.take();
         drop(capture);
         if cli.verify_diagnostics {
-            let (mut expected, mut problems) = expected::parse(&chunk.text, &name);
+            let chunk_text = split.get(i).map_or(text, |c| c.text.as_str());
+            let (mut expected, mut problems) = expected::parse(chunk_text, &name);
             problems.extend(expected::check(&mut expected, &produced, &name));
             for p in &problems {
                 failed = true;
@@ -255,19 +286,19 @@ fn run(
                 failed = true;
             }
         }
-        if let Some(text) = printed {
-            outputs.push(text);
+        if let Some(output) = printed {
+            outputs.push(output);
         }
     }
     let separator = format!("\n{}\n\n", split::SEPARATOR);
-    let text = outputs.join(&separator);
+    let output = outputs.join(separator.as_bytes());
     match &cli.output {
-        Some(path) if !failed => write_atomically(path, &text).map_err(|e| {
+        Some(path) if !failed => write_atomically(path, &output).map_err(|e| {
             let _ = writeln!(stderr, "error: cannot write {}: {e}", path.display());
         })?,
         Some(_) => {}
         None => {
-            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.write_all(&output);
         }
     }
     if cli.disable_free {
@@ -280,18 +311,19 @@ fn run(
     }
 }
 
-/// Parses, verifies, transforms and prints one buffer; `None` when it
-/// failed (the reasons went to the context's diagnostics).
+/// Parses, verifies, transforms and prints (or writes as bytecode) one
+/// buffer; `None` when it failed (the reasons went to the context's
+/// diagnostics).
 fn process(
     cli: &Cli,
     pipeline: &Pipeline,
     context: &Context,
-    text: &str,
+    source: &[u8],
     name: &str,
     stderr: &mut dyn Write,
-) -> Option<String> {
+) -> Option<Vec<u8>> {
     let mut timings = Timings::default();
-    let module = timings.time("parse", || pw_dialect::parse_source(context, text, name))?;
+    let module = timings.time("parse", || pw_dialect::parse_source(context, source, name))?;
     let result = {
         let mut options = RunOptions {
             verify_each: cli.verify_each,
@@ -307,15 +339,25 @@ fn process(
     // Parsing ran MLIR's verifier; so did every pass when verifying.
     let verified = cli.verify_each || pipeline.phases.is_empty();
     let printed = timings.time("print", || match cli.emit {
-        Emit::Mlir => Some(print::print(
-            &module.as_operation(),
-            PrintOptions {
-                generic: cli.print_generic,
-                verified,
-            },
-        )),
-        Emit::Dot => views::dot(&analysis),
-        Emit::Summary => views::summary(&analysis),
+        Emit::Mlir if cli.emit_bytecode => {
+            let written = pw_dialect::bytecode::write(&module.as_operation());
+            if written.is_none() {
+                let _ = writeln!(stderr, "{name}: error: MLIR could not write the bytecode");
+            }
+            written
+        }
+        Emit::Mlir => Some(
+            print::print(
+                &module.as_operation(),
+                PrintOptions {
+                    generic: cli.print_generic,
+                    verified,
+                },
+            )
+            .into_bytes(),
+        ),
+        Emit::Dot => views::dot(&analysis).map(String::into_bytes),
+        Emit::Summary => views::summary(&analysis).map(String::into_bytes),
     });
     if cli.timing {
         let _ = write!(stderr, "{}", timings.report());
@@ -361,7 +403,8 @@ fn read_input(path: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), St
 /// leaves a half-written output behind. Anything but a regular file
 /// (`/dev/null`, a pipe, a terminal) is written in place: renaming over it
 /// would replace the device with a file.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, text: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let text = text.as_ref();
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
         return std::fs::write(path, text);
     }

@@ -53,7 +53,8 @@ use std::{
         any error (and on an --expect mismatch)."
 )]
 pub struct Cli {
-    /// The program (.mlir), at any stage; `-` reads standard input.
+    /// The program (.mlir text, or MLIR bytecode as `pw-opt --emit-bytecode`
+    /// writes it), at any stage; `-` reads standard input.
     pub program: PathBuf,
 
     /// The program's inputs as .npy files, in order.
@@ -196,7 +197,7 @@ fn run(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> Result<bool, String> {
-    let (name, text) = read_program(&cli.program, stdin)?;
+    let (name, source) = read_program(&cli.program, stdin)?;
     let quiet = cli.quiet;
     let mut progress = |what: &str| {
         if !quiet {
@@ -204,15 +205,15 @@ fn run(
         }
     };
     let ran = match &cli.server {
-        Some(server) => remote(cli, server, &name, &text, &mut progress)?,
-        None => local(cli, &name, &text, &mut progress)?,
+        Some(server) => remote(cli, server, &name, &source, &mut progress)?,
+        None => local(cli, &name, &source, &mut progress)?,
     };
     if let Some(dir) = &cli.out_dir {
         write_outputs(dir, &ran.outputs)?;
     }
     let (matched, comparison) = compare(cli, &ran.outputs)?;
     if let Some(path) = &cli.trace {
-        write_atomically(path, &ran.trace.to_string())
+        write_atomically(path, ran.trace.to_string())
             .map_err(|e| format!("error: cannot write {}: {e}", path.display()))?;
     }
     if !cli.quiet {
@@ -241,7 +242,12 @@ fn run(
 }
 
 /// Runs in this process, on the plugin's devices.
-fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> Result<Ran, String> {
+fn local(
+    cli: &Cli,
+    name: &str,
+    source: &[u8],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Ran, String> {
     let plugin = match &cli.plugin {
         Some(path) => Plugin::load(path),
         None => Plugin::discover(),
@@ -268,7 +274,7 @@ fn local(cli: &Cli, name: &str, text: &str, progress: &mut dyn FnMut(&str)) -> R
         )),
     };
     let (plan, lowered) =
-        lower::plan_of(name, text, cli.schedule, &topology).map_err(|d| d.to_string())?;
+        lower::plan_of(name, source, cli.schedule, &topology).map_err(|d| d.to_string())?;
     resources.admit(&plan).map_err(|e| format!("error: {e}"))?;
     let types: InputTypes = plan
         .inputs
@@ -364,10 +370,10 @@ fn remote(
     cli: &Cli,
     server: &str,
     name: &str,
-    text: &str,
+    source: &[u8],
     progress: &mut dyn FnMut(&str),
 ) -> Result<Ran, String> {
-    let types = lower::input_types(name, text).map_err(|d| d.to_string())?;
+    let types = lower::input_types(name, source).map_err(|d| d.to_string())?;
     let inputs = inputs(cli, &types)?;
     let timeout = match cli.timeout {
         Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(Duration::from_secs_f64(t)),
@@ -387,7 +393,7 @@ fn remote(
             server,
             RemoteRun {
                 name,
-                text,
+                source,
                 inputs: &inputs,
                 record: cli.stats || cli.trace.is_some(),
                 timeout,
@@ -404,17 +410,19 @@ fn remote(
     })
 }
 
-fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, String), String> {
+/// The program's name and bytes (MLIR text or bytecode, told apart when
+/// it is parsed).
+fn read_program(path: &Path, stdin: &mut dyn Read) -> Result<(String, Vec<u8>), String> {
     if path.as_os_str() == "-" {
-        let mut text = String::new();
+        let mut source = Vec::new();
         stdin
-            .read_to_string(&mut text)
+            .read_to_end(&mut source)
             .map_err(|e| format!("error: cannot read standard input: {e}"))?;
-        return Ok(("<stdin>".into(), text));
+        return Ok(("<stdin>".into(), source));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
-    Ok((path.display().to_string(), text))
+    let source =
+        std::fs::read(path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
+    Ok((path.display().to_string(), source))
 }
 
 /// The inputs: the `.npy` files given, checked against `types`, or random

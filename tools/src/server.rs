@@ -1,7 +1,7 @@
 //! pw-server: the controller, with the resource manager, serving workers
 //! and clients on one address (see `docs/cluster.md`).
 
-use crate::lower;
+use crate::{bytecode_check, lower};
 use clap::Parser;
 use pw_compiler::schedule::Policy;
 use pw_controller::{api, service::ControllerService, Config, Controller, Limits, Lowerer};
@@ -202,19 +202,14 @@ impl Lowerer for PipelineLowerer {
     fn lower(
         &self,
         name: &str,
-        text: &str,
+        source: &[u8],
         topology: &Topology,
         schedule: Option<&str>,
     ) -> Result<(Plan, String), Diagnostics> {
-        let schedule = schedule.map(Policy::parse).transpose().map_err(|e| {
-            let mut d = Diagnostics {
-                name: name.to_owned(),
-                text: String::new(),
-                items: Vec::new(),
-            };
-            d.error(e.to_string());
-            d
-        })?;
+        let schedule = schedule
+            .map(Policy::parse)
+            .transpose()
+            .map_err(|e| refused(name, e.to_string()))?;
         let description = || {
             let devices: usize = topology.islands.iter().map(|i| i.devices.len()).sum();
             let kinds: Vec<&str> = topology.islands.iter().map(|i| i.kind.as_str()).collect();
@@ -227,9 +222,26 @@ impl Lowerer for PipelineLowerer {
                 ),
             ))
         };
-        let (plan, how) = lower::plan_of(name, text, schedule, &description)?;
+        // A client's bytecode is read by a child process first (it may be
+        // crafted to crash MLIR's reader); pw's checksum is checked before,
+        // so damaged bytecode gets its own error without a process.
+        if pw_dialect::is_bytecode(source) && pw_dialect::bytecode::check(source).is_ok() {
+            bytecode_check::survives(source).map_err(|e| refused(name, e))?;
+        }
+        let (plan, how) = lower::plan_of(name, source, schedule, &description)?;
         Ok((plan, how.unwrap_or_default()))
     }
+}
+
+/// The diagnostics of program `name` refused before it was parsed.
+fn refused(name: &str, message: String) -> Diagnostics {
+    let mut d = Diagnostics {
+        name: name.to_owned(),
+        text: String::new(),
+        items: Vec::new(),
+    };
+    d.error(message);
+    d
 }
 
 /// How long pw-server waits, once asked to stop, for its connections to
@@ -238,6 +250,9 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs pw-server with `args`; returns the exit code.
 pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
+    if args.get(1).is_some_and(|a| a == bytecode_check::FLAG) {
+        return bytecode_check::child();
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

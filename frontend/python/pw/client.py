@@ -676,7 +676,7 @@ class Client:
         request = pb.CompileProgramRequest(
             session=self.session,
             name=program.name,
-            text=program.text(locations=True),
+            program=program.text(locations=True).encode(),
             schedule=check_schedule(schedule) or "",
             donate=list(donate),
             devices=int(devices or 0),

@@ -186,7 +186,7 @@ def test_a_session_is_usable_only_by_its_client(cluster):
         assert victim._metadata[-1][1] not in json.dumps(listed), "the key is not shown"
         with cluster.connect(devices=2, name="neighbour") as neighbour:
             theirs = (("x-pw-token", TOKEN), neighbour._metadata[-1])
-            compile_there = pb.CompileProgramRequest(session=victim.session, name="d", text=doubler().text())
+            compile_there = pb.CompileProgramRequest(session=victim.session, name="d", program=doubler().text().encode())
             for metadata in [(("x-pw-token", TOKEN),), theirs]:
                 for method, request, reply in [
                     ("SessionStats", pb.SessionStatsRequest(session=victim.session), pb.SessionCounters),

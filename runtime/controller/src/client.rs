@@ -27,7 +27,8 @@ pub fn controller_client(channel: tonic::transport::Channel) -> ControllerClient
 /// What to run.
 pub struct RemoteRun<'a> {
     pub name: &'a str,
-    pub text: &'a str,
+    /// The program: MLIR text or bytecode.
+    pub source: &'a [u8],
     pub inputs: &'a [HostArray],
     pub record: bool,
     /// None: the server's default.
@@ -58,7 +59,7 @@ pub async fn run(
             schedule: run.schedule.unwrap_or_default().to_owned(),
         })),
     }];
-    for chunk in wire::chunks(bytes::Bytes::copy_from_slice(run.text.as_bytes())) {
+    for chunk in wire::chunks(bytes::Bytes::copy_from_slice(run.source)) {
         requests.push(proto::RunRequest {
             request: Some(proto::run_request::Request::Program(chunk)),
         });

@@ -18,13 +18,14 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Lowers programs onto a topology (pw-server gives the MLIR pipeline).
 pub trait Lowerer: Send + Sync + 'static {
-    /// The plan of program `text` (named `name` in messages) on
+    /// The plan of program `source` (MLIR text or bytecode, named `name`
+    /// in messages) on
     /// `topology`, scheduled by policy `schedule` (None: the default), and
     /// a line saying how it was lowered; or the program's diagnostics.
     fn lower(
         &self,
         name: &str,
-        text: &str,
+        source: &[u8],
         topology: &Topology,
         schedule: Option<&str>,
     ) -> std::result::Result<(Plan, String), Diagnostics>;
@@ -60,11 +61,11 @@ impl Prepared {
     }
 }
 
-/// A program to lower: its name (for messages), text and schedule policy
-/// (None: the lowerer's default).
+/// A program to lower: its name (for messages), source (MLIR text or
+/// bytecode) and schedule policy (None: the lowerer's default).
 pub(crate) struct Program<'a> {
     pub name: &'a str,
-    pub text: &'a str,
+    pub source: &'a [u8],
     pub schedule: Option<&'a str>,
 }
 
@@ -77,10 +78,10 @@ pub(crate) async fn lower(
     summary: &mut RunSummary,
 ) -> Result<Plan> {
     let lowerer = c.inner.lowerer.clone();
-    let (name, text) = (program.name.to_owned(), program.text.to_owned());
+    let (name, source) = (program.name.to_owned(), program.source.to_owned());
     let schedule = program.schedule.map(str::to_owned);
     let (plan, lowered) = tokio::task::spawn_blocking(move || {
-        lowerer.lower(&name, &text, &topology, schedule.as_deref())
+        lowerer.lower(&name, &source, &topology, schedule.as_deref())
     })
     .await
     .map_err(|e| Error::LoweringCrashed {

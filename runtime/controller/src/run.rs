@@ -25,7 +25,8 @@ use std::{
 /// A program to run, with its inputs.
 pub struct RunRequest {
     pub name: String,
-    pub text: String,
+    /// The program: MLIR text or bytecode.
+    pub source: Vec<u8>,
     pub inputs: Vec<Arc<HostArray>>,
     /// Record completion times (stats, traces).
     pub record: bool,
@@ -92,7 +93,7 @@ async fn run_rounds(
     let (topology, addrs) = c.inner.workers.topology(None);
     let program = Program {
         name: &request.name,
-        text: &request.text,
+        source: &request.source,
         schedule: request.schedule.as_deref(),
     };
     let prepared = lowering::prepare(c, program, topology, &addrs, &mut summary).await?;

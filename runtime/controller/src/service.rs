@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_stream::{wrappers::UnboundedReceiverStream, Stream};
 use tonic::{Request, Response, Status, Streaming};
 
-/// The largest program text a client may send.
+/// The largest program (text or bytecode) a client may send.
 const MAX_PROGRAM_BYTES: u64 = 1 << 30;
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -160,7 +160,7 @@ impl api::controller_server::Controller for ControllerService {
                 pw_wire::PROTOCOL as i32
             )));
         }
-        // The program's text.
+        // The program (MLIR text or bytecode).
         let first = match stream.message().await? {
             Some(proto::RunRequest {
                 request: Some(proto::run_request::Request::Program(c)),
@@ -169,18 +169,17 @@ impl api::controller_server::Controller for ControllerService {
         };
         let mut program =
             Collect::new(&first, MAX_PROGRAM_BYTES, None, "the program").map_err(invalid)?;
-        let mut text = program.push(&first).map_err(invalid)?;
-        while text.is_none() {
+        let mut source = program.push(&first).map_err(invalid)?;
+        while source.is_none() {
             let chunk = match stream.message().await? {
                 Some(proto::RunRequest {
                     request: Some(proto::run_request::Request::Program(c)),
                 }) => c,
                 _ => return Err(invalid(program.truncated())),
             };
-            text = program.push(&chunk).map_err(invalid)?;
+            source = program.push(&chunk).map_err(invalid)?;
         }
-        let text = String::from_utf8(text.unwrap_or_default())
-            .map_err(|_| invalid("the program is not UTF-8 text"))?;
+        let source = source.unwrap_or_default();
         let limit = self.controller.config().limits.request_bytes;
         let (inputs, received) =
             read_inputs(&mut stream, begin.inputs as usize, limit, |m| {
@@ -195,7 +194,7 @@ impl api::controller_server::Controller for ControllerService {
         let controller = self.controller.clone();
         let request = RunRequest {
             name: begin.name,
-            text,
+            source,
             inputs: inputs.into_iter().map(std::sync::Arc::new).collect(),
             record: begin.record,
             timeout: (begin.timeout_ms > 0)
@@ -286,7 +285,7 @@ impl api::controller_server::Controller for ControllerService {
             .sessions()
             .authorize(request.get_ref().session, key_of(&request))?;
         let request = request.into_inner();
-        if request.text.len() as u64 > MAX_PROGRAM_BYTES {
+        if request.program.len() as u64 > MAX_PROGRAM_BYTES {
             return Err(invalid("the program is larger than 1 GiB"));
         }
         let (tx, rx) = mpsc::unbounded_channel();

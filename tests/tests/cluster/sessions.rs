@@ -114,39 +114,49 @@ impl Session {
     }
 }
 
-/// The `examples/pipeline` program, compiled in `session`; its inputs.
-async fn pipeline(
+/// `program` (MLIR text or bytecode) compiled in `session`, or the
+/// server's error.
+async fn compile(
     api: &mut ControllerClient<Channel>,
     session: &Session,
-) -> (proto::CompiledProgram, Vec<pw_exec::HostArray>) {
-    let examples = repo_root().join("examples");
+    program: bytes::Bytes,
+) -> Result<proto::CompiledProgram, tonic::Status> {
     let mut request = Request::new(proto::CompileProgramRequest {
         session: session.id,
         name: "pipeline".into(),
-        text: std::fs::read_to_string(examples.join("pipeline.mlir")).unwrap(),
+        program,
         ..Default::default()
     });
     request
         .metadata_mut()
         .insert(pw_wire::net::SESSION_KEY, session.key.parse().unwrap());
-    let mut replies = api.compile_program(request).await.unwrap().into_inner();
-    let program = loop {
-        match replies
-            .message()
-            .await
-            .unwrap()
-            .expect("a compiled program")
-        {
+    let mut replies = api.compile_program(request).await?.into_inner();
+    loop {
+        match replies.message().await?.expect("a compiled program") {
             proto::CompileProgramReply {
                 reply: Some(proto::compile_program_reply::Reply::Program(p)),
-            } => break p,
+            } => return Ok(p),
             _ => continue,
         }
-    };
-    let inputs = (0..program.inputs.len())
-        .map(|i| pw_exec::npy::read(examples.join(format!("pipeline/input_{i}.npy"))).unwrap())
-        .collect();
+    }
+}
+
+/// The `examples/pipeline` program, compiled in `session`; its inputs.
+async fn pipeline(
+    api: &mut ControllerClient<Channel>,
+    session: &Session,
+) -> (proto::CompiledProgram, Vec<pw_exec::HostArray>) {
+    let text = std::fs::read(repo_root().join("examples/pipeline.mlir")).unwrap();
+    let program = compile(api, session, text.into()).await.unwrap();
+    let inputs = pipeline_inputs(&program);
     (program, inputs)
+}
+
+fn pipeline_inputs(program: &proto::CompiledProgram) -> Vec<pw_exec::HostArray> {
+    let examples = repo_root().join("examples");
+    (0..program.inputs.len())
+        .map(|i| pw_exec::npy::read(examples.join(format!("pipeline/input_{i}.npy"))).unwrap())
+        .collect()
 }
 
 fn expected(i: usize) -> Vec<f32> {
@@ -277,6 +287,69 @@ fn a_sessions_calls_keep_their_order_are_held_back_and_end_with_it() {
         assert_eq!(next.devices, 4);
     });
     c.assert_no_buffers();
+}
+
+/// A program sent as bytecode (`pw-opt --emit-bytecode`) compiles and
+/// gives JAX's outputs as its text does. Bytecode crafted to crash MLIR's
+/// reader (a mutation of pw's bytecode, signed again so that its checksum
+/// matches; it corrupts the heap of any process that reads it) is refused
+/// by the process that checks client bytecode, and the server and the
+/// session carry on.
+#[test]
+fn bytecode_compiles_and_crafted_bytecode_cannot_crash_the_server() {
+    let _serial = serial();
+    let mut c = Cluster::server(&[], &Place::default());
+    c.add_worker(4, &[], &[], &Place::default());
+    c.wait_for_workers(1);
+    let bytecode = c.dir.join("pipeline.mlirbc");
+    let mut pw_opt = std::process::Command::new(crate::harness::bin("pw-opt"));
+    pw_opt
+        .arg(repo_root().join("examples/pipeline.mlir"))
+        .args(["--emit-bytecode", "-o"])
+        .arg(&bytecode);
+    let out = crate::harness::run_bounded(pw_opt, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", crate::harness::text(&out).1);
+    let bytecode = std::fs::read(&bytecode).unwrap();
+    assert!(pw_dialect::is_bytecode(&bytecode));
+    let crafted =
+        std::fs::read(repo_root().join("tests/fixtures/bytecode/crashes_mlir_reader.mlirbc"))
+            .unwrap();
+    runtime().block_on(async {
+        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let mut api = ControllerClient::new(channel);
+        let mut session = Session::open(&mut api).await;
+        let program = compile(&mut api, &session, bytecode.clone().into())
+            .await
+            .unwrap();
+        run_and_check(&mut session, &program, 0).await;
+        let refused = compile(&mut api, &session, crafted.into())
+            .await
+            .expect_err("crafted bytecode is refused");
+        assert!(
+            refused.message().contains("crashed") && refused.message().contains("refused"),
+            "{refused:?}"
+        );
+        let program = compile(&mut api, &session, bytecode.into()).await.unwrap();
+        run_and_check(&mut session, &program, 1).await;
+    });
+    assert!(c.server.exited().is_none(), "the server is still running");
+    c.assert_no_buffers();
+}
+
+/// One call of the pipeline `program` in `session` (the `k`th of the
+/// test): its outputs are JAX's.
+async fn run_and_check(session: &mut Session, program: &proto::CompiledProgram, k: u64) {
+    let inputs = pipeline_inputs(program);
+    let outputs: Vec<u64> = (0..program.outputs.len() as u64)
+        .map(|o| CLIENT_IDS + k * 16 + o)
+        .collect();
+    session.send(call(program, &inputs, outputs.clone(), vec![]));
+    for (i, &array) in outputs.iter().enumerate() {
+        let got = floats(&session.fetch(k * 16 + i as u64 + 1, array).await);
+        assert_jax(&got, &expected(i), i);
+    }
 }
 
 /// A span a collector received, with its resource's attributes.

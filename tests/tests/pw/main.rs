@@ -2,6 +2,7 @@
 //! statically, so every test binary is large: keep them few). The runtime
 //! core, which does not link MLIR, has its own binary (`runtime.rs`).
 
+mod bytecode;
 mod common;
 mod examples;
 mod lit;

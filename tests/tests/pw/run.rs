@@ -9,7 +9,7 @@ use std::{ffi::OsString, panic::AssertUnwindSafe, path::PathBuf};
 use crate::common::{pw_opt, Output};
 
 /// Runs `pw-run ARGS` in-process with `stdin`.
-fn pw_run(args: &[&str], stdin: &[u8]) -> Output {
+pub(crate) fn pw_run(args: &[&str], stdin: &[u8]) -> Output {
     let mut argv: Vec<OsString> = vec!["pw-run".into()];
     argv.extend(args.iter().map(OsString::from));
     let mut input = stdin;
@@ -25,7 +25,7 @@ fn pw_run(args: &[&str], stdin: &[u8]) -> Output {
     }
 }
 
-fn files(example: &str, prefix: &str) -> Vec<String> {
+pub(crate) fn files(example: &str, prefix: &str) -> Vec<String> {
     let dir = repo_root().join("examples").join(example);
     let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("example data")
@@ -379,7 +379,7 @@ fn donation_never_clobbers_a_live_array() {
 }
 
 /// A scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pw-run-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");

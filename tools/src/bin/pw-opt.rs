@@ -11,7 +11,9 @@ fn main() {
     let code = std::panic::catch_unwind(|| {
         let stdin = &mut std::io::stdin().lock();
         let stdout = &mut std::io::stdout().lock();
-        let stderr = &mut std::io::stderr().lock();
+        // Not locked: the panic hook, on whichever thread, must be able to
+        // write.
+        let stderr = &mut std::io::stderr();
         // The process exits right after: the OS frees the program faster.
         let mut args: Vec<_> = std::env::args_os().collect();
         if !args.iter().any(|a| a == "--disable-free") {

@@ -39,7 +39,8 @@ pub(crate) struct Executable {
 pub enum Build {
     /// A pw program, lowered onto the slice (with a schedule policy).
     Program {
-        text: String,
+        /// MLIR text or bytecode.
+        source: bytes::Bytes,
         schedule: Option<String>,
     },
     /// A plan already on the slice's devices (the IFRT proxy builds them).
@@ -68,7 +69,7 @@ impl Sessions<'_> {
             slice.truncate(n);
         }
         let build = Build::Program {
-            text: request.text,
+            source: request.program,
             schedule: (!request.schedule.is_empty()).then_some(request.schedule),
         };
         let donate = request.donate.iter().map(|&d| d as usize).collect();
@@ -158,10 +159,10 @@ impl Sessions<'_> {
         }
         let mut summary = RunSummary::default();
         let prepared = match &build {
-            Build::Program { text, schedule } => {
+            Build::Program { source, schedule } => {
                 let program = Program {
                     name: &name,
-                    text,
+                    source,
                     schedule: schedule.as_deref(),
                 };
                 lowering::prepare(self.c, program, topology, &addrs, &mut summary).await?
