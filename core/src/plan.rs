@@ -238,8 +238,15 @@ impl Plan {
 
     /// The share of the plan that worker `worker` executes: the steps that
     /// touch one of its devices, in schedule order, with frees recomputed
-    /// for that share. `addrs` maps every device of the plan to its address.
-    pub fn part(&self, worker: u32, addrs: &BTreeMap<i64, DeviceAddr>) -> Result<Part, PlanError> {
+    /// for that share; of the values in `kept` (checkpoints, see
+    /// [`crate::recovery::checkpoints`]), those it holds are never freed.
+    /// `addrs` maps every device of the plan to its address.
+    pub fn part(
+        &self,
+        worker: u32,
+        addrs: &BTreeMap<i64, DeviceAddr>,
+        kept: &BTreeSet<ValueId>,
+    ) -> Result<Part, PlanError> {
         let mine = |d: &i64| addrs.get(d).is_some_and(|a| a.worker == worker);
         let named = self.devices();
         let mut devices = Vec::with_capacity(named.len());
@@ -292,6 +299,7 @@ impl Plan {
             outputs: self.outputs.iter().copied().filter(holds).collect(),
             steps,
             devices,
+            kept: kept.iter().copied().filter(holds).collect(),
         };
         part.compute_frees();
         Ok(part)
@@ -309,7 +317,7 @@ impl Plan {
                 Ok((d, DeviceAddr { worker: 0, local }))
             })
             .collect::<Result<_, PlanError>>()?;
-        self.part(0, &addrs)
+        self.part(0, &addrs, &BTreeSet::new())
     }
 }
 
@@ -335,13 +343,17 @@ pub struct Part {
     pub steps: Vec<PartStep>,
     /// The address of every device the plan names.
     pub devices: Vec<(i64, DeviceAddr)>,
+    /// Checkpoints this worker holds shards of: never freed, kept to the
+    /// run's end so that a loss elsewhere replays less.
+    pub kept: Vec<ValueId>,
 }
 
 impl Part {
     fn compute_frees(&mut self) {
+        let never: Vec<ValueId> = self.outputs.iter().chain(&self.kept).copied().collect();
         let frees = last_readers(
             self.steps.iter().enumerate().map(|(i, s)| (i, &s.step)),
-            &self.outputs,
+            &never,
         );
         for (i, s) in self.steps.iter_mut().enumerate() {
             s.step.frees = frees.get(&i).cloned().unwrap_or_default();
@@ -363,9 +375,11 @@ impl Part {
     pub fn check(&self) -> Result<(), PlanError> {
         check_values(&self.values)?;
         let n = self.values.len();
-        for &v in self.inputs.iter().chain(&self.outputs) {
+        for &v in self.inputs.iter().chain(&self.outputs).chain(&self.kept) {
             if v >= n {
-                return Err(bad(format!("input or output names value {v} of {n}")));
+                return Err(bad(format!(
+                    "an input, output or kept value names value {v} of {n}"
+                )));
             }
         }
         let mut last = None;
@@ -657,8 +671,8 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let a = plan.part(7, &addrs).unwrap();
-        let b = plan.part(8, &addrs).unwrap();
+        let a = plan.part(7, &addrs, &BTreeSet::new()).unwrap();
+        let b = plan.part(8, &addrs, &BTreeSet::new()).unwrap();
         a.check().unwrap();
         b.check().unwrap();
         assert_eq!(a.steps.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1]);
@@ -676,7 +690,10 @@ mod tests {
         let mut unused = plan.clone();
         unused.steps.truncate(2);
         unused.outputs = vec![2];
-        assert!(unused.part(8, &addrs).unwrap().computations[0]
+        assert!(unused
+            .part(8, &addrs, &BTreeSet::new())
+            .unwrap()
+            .computations[0]
             .module
             .is_empty());
         // A call across workers is refused.

@@ -113,6 +113,78 @@ pub fn remap_devices(plan: &mut Plan, map: &BTreeMap<i64, i64>) {
     }
 }
 
+/// The values a run keeps to its end as checkpoints, so that a loss
+/// replays less: chosen from the values a worker sends to another worker,
+/// within `budget` bytes on each worker (`worker_of` says which worker
+/// drives a device).
+///
+/// Without checkpoints a sender frees what it sent once the send
+/// completed, so the loss of the receiver (with what it computed from it)
+/// sends the replay back through the sender's steps to the program's
+/// inputs: on a pipeline, losing the last stage replays every stage. A
+/// value kept at its sender stops the replay there. The cost model: a
+/// value costs the bytes of its shards on each worker that holds them, and
+/// saves, at best, its *depth* (the longest chain of steps from the
+/// program's inputs to it: what a replay from the inputs would run again
+/// for it). Values are taken greedily by depth per byte, deepest per byte
+/// first (then by id, for determinism), each only if every worker holding
+/// it still has room. Inputs (the controller keeps them) and outputs (never
+/// freed) are not candidates.
+pub fn checkpoints(
+    plan: &Plan,
+    worker_of: impl Fn(i64) -> Option<u32>,
+    budget: u64,
+) -> BTreeSet<ValueId> {
+    let mut depth = vec![0u64; plan.values.len()];
+    let mut candidates = BTreeSet::new();
+    for step in &plan.steps {
+        let reads = step.reads();
+        let d = 1 + reads.iter().map(|&r| depth[r]).max().unwrap_or(0);
+        for w in step.writes() {
+            depth[w] = d;
+        }
+        if let StepKind::Copy { input, pieces, .. } = &step.kind {
+            let crosses = pieces
+                .iter()
+                .any(|p| worker_of(p.src_device) != worker_of(p.dst_device));
+            if crosses && !plan.inputs.contains(input) && !plan.outputs.contains(input) {
+                candidates.insert(*input);
+            }
+        }
+    }
+    // Bytes of each candidate on each worker holding it.
+    let cost = |v: ValueId| {
+        let info = &plan.values[v];
+        let mut per: BTreeMap<u32, u64> = BTreeMap::new();
+        for &d in &info.devices {
+            if let Some(w) = worker_of(d) {
+                *per.entry(w).or_default() += info.shard_bytes();
+            }
+        }
+        per
+    };
+    let mut ranked: Vec<(ValueId, BTreeMap<u32, u64>)> =
+        candidates.into_iter().map(|v| (v, cost(v))).collect();
+    let per_byte = |v: ValueId, c: &BTreeMap<u32, u64>| {
+        depth[v] as f64 / c.values().sum::<u64>().max(1) as f64
+    };
+    ranked.sort_by(|(a, ca), (b, cb)| per_byte(*b, cb).total_cmp(&per_byte(*a, ca)).then(a.cmp(b)));
+    let mut used: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut kept = BTreeSet::new();
+    for (v, c) in ranked {
+        let fits = c
+            .iter()
+            .all(|(w, b)| used.get(w).copied().unwrap_or(0).saturating_add(*b) <= budget);
+        if fits {
+            for (w, b) in c {
+                *used.entry(w).or_default() += b;
+            }
+            kept.insert(v);
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +305,107 @@ mod tests {
                 prop_assert!(replayed.is_empty());
             }
         }
+    }
+
+    /// A 3-stage chain, stage k on device (and worker) k: in 0 -call->
+    /// 1 -copy-> 2 -call-> 3 -copy-> 4 -call-> 5 (output); values of 4 KiB.
+    fn three_stages() -> Plan {
+        use crate::plans::on_device;
+        let f = |d: i64| on_device(crate::DType::F32, &[1024], d);
+        let values = vec![f(0), f(0), f(1), f(1), f(2), f(2)];
+        let step = |kind: StepKind, device: i64| Step {
+            kind,
+            label: String::new(),
+            devices: vec![device],
+            frees: Vec::new(),
+        };
+        let call = |arg: ValueId, result: ValueId, device: i64| {
+            step(
+                StepKind::Call {
+                    computation: 0,
+                    args: vec![arg],
+                    results: vec![result],
+                },
+                device,
+            )
+        };
+        let copy = |input: ValueId, output: ValueId, src: i64| {
+            step(
+                StepKind::Copy {
+                    input,
+                    output,
+                    pieces: vec![crate::Piece {
+                        src_device: src,
+                        src_offsets: vec![0],
+                        dst_device: src + 1,
+                        dst_offsets: vec![0],
+                        sizes: vec![1024],
+                        link: crate::plans::link(src, src + 1),
+                    }],
+                },
+                src,
+            )
+        };
+        let mut plan = Plan {
+            computations: Vec::new(),
+            values,
+            inputs: vec![0],
+            outputs: vec![5],
+            steps: vec![
+                call(0, 1, 0),
+                copy(1, 2, 0),
+                call(2, 3, 1),
+                copy(3, 4, 1),
+                call(4, 5, 2),
+            ],
+            meshes: Vec::new(),
+        };
+        plan.compute_frees();
+        plan
+    }
+
+    #[test]
+    fn checkpoints_are_sent_values_deepest_per_byte_first_within_the_budget() {
+        let plan = three_stages();
+        let by_device = |d: i64| u32::try_from(d).ok();
+        let all = checkpoints(&plan, by_device, 1 << 20);
+        assert_eq!(all, BTreeSet::from([1, 3]));
+        // Room for one value on each worker: both are on different workers.
+        assert_eq!(checkpoints(&plan, by_device, 4096), BTreeSet::from([1, 3]));
+        assert!(checkpoints(&plan, by_device, 4095).is_empty());
+        assert!(checkpoints(&plan, by_device, 0).is_empty());
+        // One worker: nothing crosses, nothing is kept.
+        assert!(checkpoints(&plan, |_| Some(0), 1 << 20).is_empty());
+    }
+
+    #[test]
+    fn a_kept_value_is_never_freed_and_stops_the_replay() {
+        let plan = three_stages();
+        let addrs: BTreeMap<i64, crate::plan::DeviceAddr> = (0..3)
+            .map(|d| {
+                (
+                    d,
+                    crate::plan::DeviceAddr {
+                        worker: d as u32,
+                        local: 0,
+                    },
+                )
+            })
+            .collect();
+        let kept = checkpoints(&plan, |d| u32::try_from(d).ok(), 1 << 20);
+        let part = plan.part(1, &addrs, &kept).unwrap();
+        assert_eq!(part.kept, [3]);
+        assert!(part.steps.iter().all(|s| !s.step.frees.contains(&3)));
+        let plain = plan.part(1, &addrs, &BTreeSet::new()).unwrap();
+        assert!(plain.steps.iter().any(|s| s.step.frees.contains(&3)));
+        // Worker 2 lost after everything ran: without the checkpoint the
+        // replay goes back to the input; with it, only the last stage runs.
+        let lost = |held: &[ValueId]| {
+            let held = held.to_vec();
+            plan.replay(move |v| v == 0 || held.contains(&v)).original
+        };
+        assert_eq!(lost(&[]), [0, 1, 2, 3, 4]);
+        assert_eq!(lost(&[3]), [3, 4]);
     }
 
     #[test]

@@ -97,6 +97,14 @@ pub struct Cli {
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub capacity_wait_ms: u64,
 
+    /// How many MiB of checkpoints a run keeps on each worker: values one
+    /// worker sends another, kept at the sender until the run ends instead
+    /// of freed once sent, so that losing the receiver replays only what
+    /// was lost after them (deepest lineage per byte first; 0: keep none,
+    /// a loss may replay back to the inputs).
+    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    pub checkpoint_mb: u64,
+
     /// How many MiB of the host arrays sessions upload the server keeps so
     /// that a session array lost with its worker can be computed again
     /// from its lineage (0: keep none; such arrays are then lost for good).
@@ -300,6 +308,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         stall: Duration::from_millis(cli.stall_ms),
         max_recoveries: cli.max_recoveries,
         capacity_wait: Duration::from_millis(cli.capacity_wait_ms),
+        checkpoint_budget: cli.checkpoint_mb.saturating_mul(1 << 20),
         lineage_budget: cli.lineage_budget_mb.saturating_mul(1 << 20),
         trace_sessions: cli.trace_sessions.clone(),
         otlp_endpoint: cli.otlp_endpoint.clone().filter(|e| !e.is_empty()),

@@ -92,6 +92,10 @@ pub struct Config {
     /// worker to take the lost devices ([`recovery`]).
     pub max_recoveries: u32,
     pub capacity_wait: Duration,
+    /// How many bytes of checkpoints (values sent between workers, kept
+    /// at their senders to the run's end so that a loss replays less:
+    /// `pw_core::recovery::checkpoints`) a run may keep on each worker.
+    pub checkpoint_budget: u64,
     /// How many bytes of uploaded host arrays sessions may keep for their
     /// arrays' lineage ([`sessions`]).
     pub lineage_budget: u64,
@@ -157,6 +161,7 @@ impl Default for Config {
             stall: Duration::from_secs(10),
             max_recoveries: 3,
             capacity_wait: Duration::from_secs(10),
+            checkpoint_budget: 512 << 20,
             lineage_budget: 1 << 30,
             trace_sessions: None,
             otlp_endpoint: None,

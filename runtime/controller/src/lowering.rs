@@ -146,10 +146,15 @@ pub(crate) fn cut(
         .collect();
     workers.sort_unstable();
     workers.dedup();
+    let kept = pw_core::recovery::checkpoints(
+        &plan,
+        |d| addrs.get(&d).map(|a| a.worker),
+        c.inner.config.checkpoint_budget,
+    );
     let mut parts: BTreeMap<u32, (Part, Work)> = BTreeMap::new();
     for &w in &workers {
         let part = plan
-            .part(w, addrs)
+            .part(w, addrs, &kept)
             .map_err(|source| Error::Plan { source })?;
         part.check().map_err(|source| Error::Plan { source })?;
         let work = Work::of(&part).map_err(|source| Error::Plan { source })?;

@@ -23,7 +23,7 @@
 //! bindings.
 
 use crate::{bulk, State};
-use pw_core::plan::Part;
+use pw_core::plan::{Part, ValueId};
 use pw_core::{report::SendRecord, DType};
 use pw_dataplane::{Destination, Outgoing, PeerAddress};
 use pw_exec::{cache::Key, Completion, Error, Peers, PieceKey, Shards, Work};
@@ -591,7 +591,18 @@ fn held(
             });
         }
     }
-    for (id, shards, _) in std::mem::take(&mut enqueued.retained) {
+    // Checkpoints (never freed by the part) and values retained after a
+    // failure go to the store, under the run, until it ends: a replay
+    // reads them there.
+    let checkpoints: Vec<(ValueId, Shards)> = part
+        .kept
+        .iter()
+        .filter_map(|&id| Some((id, enqueued.values[id].take()?)))
+        .collect();
+    let retained = std::mem::take(&mut enqueued.retained)
+        .into_iter()
+        .map(|(id, s, _)| (id, s));
+    for (id, shards) in checkpoints.into_iter().chain(retained) {
         if tainted.contains(&id) || !good(&shards) || held.iter().any(|h| h.value as usize == id) {
             continue;
         }
