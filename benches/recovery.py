@@ -13,6 +13,9 @@ target/release: `cargo build --release -p pw-tools -p pw-worker`).
   (a restarted pod): total time, time from the kill to when the controller
   noticed it and to when the run had recovered, and whether it finished
   with JAX's outputs.
+* Each kill twice, at the same moment of the same worker: with the
+  server's checkpoints (values sent between workers kept at their senders,
+  `--checkpoint-mb`, the default) and without them (`--checkpoint-mb 0`).
 * The peer: restarting the whole job instead (what a run that cannot
   recover costs at best): the time until the kill plus one whole run.
 
@@ -55,11 +58,13 @@ def first_line(proc, prefix, limit=30.0):
 
 
 class Cluster:
-    def __init__(self, workers=3, devices=2):
+    def __init__(self, workers=3, devices=2, server_args=()):
         self.dir = tempfile.mkdtemp(prefix="pw-bench-recovery-")
         self.procs = []
         server = self._start(
-            [tool("pw-server"), "--listen", "127.0.0.1:0", "--compile-cache", os.path.join(DATA, "cache")], "server"
+            [tool("pw-server"), "--listen", "127.0.0.1:0", "--compile-cache", os.path.join(DATA, "cache"),
+             *server_args],
+            "server",
         )
         self.address = first_line(server, "listening on ")
         self.workers = [self.add_worker(devices) for _ in range(workers)]
@@ -161,56 +166,89 @@ def main():
         c.close()
     clean_s = statistics.median(clean)
 
-    rows = []
+    configs = {"checkpoints": (), "none": ("--checkpoint-mb", "0")}
+    rows = {name: [] for name in configs}
     for k in range(a.kills):
         victim = rng.randrange(3)
         # Somewhere in the run's execution (it starts ~0.5 s after pw-run).
         delay = 0.45 + rng.random() * max(0.1, clean_s - 0.6)
-        c = Cluster()
-        try:
-            t = time.monotonic()
-            r = pw_run(c, args)
-            time.sleep(delay)
-            killed, killed_wall = time.monotonic(), time.time()
-            c.workers[victim].send_signal(signal.SIGKILL)
-            c.add_worker()
-            out, err = r.communicate(timeout=300)
-            end = time.monotonic()
-            ok = r.returncode == 0 and "matches" in out and "MISMATCH" not in out
-            line = next((l for l in out.splitlines() if l.startswith("recovery")), "")
-            lost_at = c.lost_at()
-            replayed = re.search(r"replayed (\d+) of (\d+)", line)
-            rows.append(
-                dict(
-                    victim=victim,
-                    at=(killed - t) * 1000,
-                    total=(end - t) * 1000,
-                    ok=ok,
-                    recovered=bool(line) and "recovered at" in line,
-                    notice=None if lost_at is None else (lost_at - killed_wall) * 1000,
-                    done=(end - killed) * 1000,
-                    replayed=replayed.group(0) if replayed else "none (finished before the kill)",
-                )
-            )
-            print(f"kill {k + 1}/{a.kills}: worker {victim} at {(killed - t) * 1000:.0f} ms: "
-                  f"{'ok' if ok else 'FAILED: ' + err[-1500:]}; {line}", file=sys.stderr)
-        finally:
-            c.close()
+        for name, server_args in configs.items():
+            rows[name].append(kill_once(args, victim, delay, server_args))
+            print(f"kill {k + 1}/{a.kills} ({name}): worker {victim} at {rows[name][-1]['at']:.0f} ms: "
+                  f"{rows[name][-1]['log']}", file=sys.stderr)
 
-    hit = [r for r in rows if r["recovered"]]
-    succeeded = sum(r["ok"] for r in rows)
-    med = lambda xs: statistics.median(xs) if xs else float("nan")
-    print("| recovery, long pipeline (64 microbatches, 3 workers x 2 devices) | pw | peer, same run |")
-    print("| --- | ---: | ---: |")
-    print(f"| run without a fault (median of {len(clean)}) | {clean_s * 1000:.0f} ms | — |")
-    with_kill = med([r["total"] for r in hit])
-    restart = med([r["at"] + clean_s * 1000 for r in hit])
-    print(f"| run with one worker killed (median of {len(hit)} recovered) | {with_kill:.0f} ms | restarting the job: {restart:.0f} ms |")
-    print(f"| kill to noticed (median; min-max) | {med([r['notice'] for r in hit]):.1f} ms; "
-          f"{min((r['notice'] for r in hit), default=0):.1f}-{max((r['notice'] for r in hit), default=0):.1f} | — |")
-    print(f"| kill to the run's end (median) | {med([r['done'] for r in hit]):.0f} ms | restart: {clean_s * 1000:.0f} ms |")
-    print(f"| steps replayed | {', '.join(sorted({r['replayed'] for r in hit}))} | all |")
-    print(f"| runs that finished with JAX's outputs | {succeeded} of {len(rows)} kills ({len(hit)} recovered mid-run) | — |")
+    hit = {name: [r for r in rs if r["recovered"]] for name, rs in rows.items()}
+
+    def median_of(name, key):
+        xs = [r[key] for r in hit[name] if r[key] is not None]
+        return statistics.median(xs) if xs else float("nan")
+
+    def row(what, cells, peer):
+        print("| " + " | ".join([what, *cells, peer]) + " |")
+
+    clean_ms = clean_s * 1000
+    restart = statistics.median([r["at"] + clean_ms for r in rows["checkpoints"]])
+    row("recovery, long pipeline (64 microbatches, 3 workers x 2 devices)",
+        ["pw, checkpoints (`--checkpoint-mb 512`)", "pw, none (`--checkpoint-mb 0`)"], "peer, same run")
+    row("---", ["---:", "---:"], "---:")
+    row(f"run without a fault (median of {len(clean)})", [f"{clean_ms:.0f} ms", "—"], "—")
+    row("run with one worker killed (median of the recovered)",
+        ["%.0f ms" % median_of(n, "total") for n in configs], "restarting the job: %.0f ms" % restart)
+    row("kill to noticed by the controller (median)", ["%.1f ms" % median_of(n, "notice") for n in configs], "—")
+    def mean_of(name, key):
+        xs = [r[key] for r in hit[name]]
+        return statistics.mean(xs) if xs else float("nan")
+
+    row("kill to the run's end: median; mean",
+        ["%.0f ms (%.2fx the restart); %.0f ms (%.2fx)" % (
+            median_of(n, "done"), median_of(n, "done") / clean_ms, mean_of(n, "done"), mean_of(n, "done") / clean_ms)
+         for n in configs],
+        "restart: %.0f ms" % clean_ms)
+    row("kill to the run's end, kills that replayed steps: mean",
+        ["%.0f ms (%.2fx the restart)" % (
+            statistics.mean([r["done"] for r in hit[n] if r["replayed"]] or [float("nan")]),
+            statistics.mean([r["done"] for r in hit[n] if r["replayed"]] or [float("nan")]) / clean_ms)
+         for n in configs],
+        "restart: %.0f ms" % clean_ms)
+    row("steps replayed (of 576), per kill",
+        [", ".join(str(r["replayed"]) for r in rows[n]) for n in configs], "all 576")
+    row("MiB survivors kept at the loss (median)", ["%.0f" % median_of(n, "kept") for n in configs], "—")
+    row("runs that finished with JAX's outputs",
+        ["%d of %d (%d recovered mid-run)" % (sum(r["ok"] for r in rows[n]), len(rows[n]), len(hit[n]))
+         for n in configs], "—")
+
+
+def kill_once(args, victim, delay, server_args):
+    """One run on a fresh cluster with worker `victim` killed `delay` s in
+    and a new worker registered at once; what it measured."""
+    c = Cluster(server_args=server_args)
+    try:
+        t = time.monotonic()
+        r = pw_run(c, args)
+        time.sleep(delay)
+        killed, killed_wall = time.monotonic(), time.time()
+        c.workers[victim].send_signal(signal.SIGKILL)
+        c.add_worker()
+        out, err = r.communicate(timeout=300)
+        end = time.monotonic()
+        ok = r.returncode == 0 and "matches" in out and "MISMATCH" not in out
+        line = next((l for l in out.splitlines() if l.startswith("recovery")), "")
+        lost_at = c.lost_at()
+        replayed = re.search(r"replayed (\d+) of (\d+)", line)
+        kept = re.search(r"kept \d+ values \((\d+) bytes\)", line)
+        return dict(
+            at=(killed - t) * 1000,
+            total=(end - t) * 1000,
+            ok=ok,
+            recovered=bool(line) and "recovered at" in line,
+            notice=None if lost_at is None else (lost_at - killed_wall) * 1000,
+            done=(end - killed) * 1000,
+            replayed=int(replayed.group(1)) if replayed else 0,
+            kept=int(kept.group(1)) / 2**20 if kept else 0,
+            log=("ok" if ok else "FAILED: " + err[-1500:]) + "; " + line,
+        )
+    finally:
+        c.close()
 
 
 if __name__ == "__main__":
