@@ -421,6 +421,25 @@ fn unusable(failure: &str) -> String {
 }
 
 impl Error {
+    /// The worker whose link failed, when the error is one: a put, a
+    /// part, an executable or a fetch that did not reach it, or a worker
+    /// that is gone. Such an error may be a lost worker the controller has
+    /// not noticed yet.
+    pub fn worker(&self) -> Option<u32> {
+        use Error::*;
+        match self {
+            WorkerGone { worker }
+            | WorkerLeft { worker }
+            | WorkerLost { worker, .. }
+            | Upload { worker, .. }
+            | PartRefused { worker, .. }
+            | Ship { worker, .. }
+            | Fetch { worker, .. } => Some(*worker),
+            Output { source, .. } => source.worker(),
+            _ => None,
+        }
+    }
+
     /// Its kind, for clients.
     pub fn kind(&self) -> Kind {
         use Error::*;

@@ -63,6 +63,7 @@ impl Prepared {
 
 /// A program to lower: its name (for messages), source (MLIR text or
 /// bytecode) and schedule policy (None: the lowerer's default).
+#[derive(Clone, Copy)]
 pub(crate) struct Program<'a> {
     pub name: &'a str,
     pub source: &'a [u8],

@@ -245,6 +245,17 @@ impl Workers {
         self.lock().workers.remove(&worker)
     }
 
+    /// Returns once any of `workers` is no longer registered (lost, or
+    /// gone), with its id; for racing a request to them against their loss.
+    pub async fn any_gone(&self, workers: &[u32]) -> u32 {
+        loop {
+            if let Some(&w) = workers.iter().find(|w| !self.is_registered(**w)) {
+                return w;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Workers silent for longer than `lease`.
     pub fn expired(&self, lease: Duration) -> Vec<u32> {
         self.lock()

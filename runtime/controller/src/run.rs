@@ -22,6 +22,10 @@ use std::{
     time::{Duration, Instant},
 };
 
+/// How many times a run is lowered again because a worker left while it
+/// was lowered.
+const MAX_RELOWERINGS: u32 = 3;
+
 /// A program to run, with its inputs.
 pub struct RunRequest {
     pub name: String,
@@ -90,13 +94,28 @@ async fn run_rounds(
     if c.inner.workers.is_empty() {
         return Err(Error::NoWorkers);
     }
-    let (topology, addrs) = c.inner.workers.topology(None);
     let program = Program {
         name: &request.name,
         source: &request.source,
         schedule: request.schedule.as_deref(),
     };
-    let prepared = lowering::prepare(c, program, topology, &addrs, &mut summary).await?;
+    // A worker that leaves while the program is lowered onto the workers
+    // registered then has run nothing yet: lower again onto those left.
+    let mut attempts = 0;
+    let prepared = loop {
+        let (topology, addrs) = c.inner.workers.topology(None);
+        match lowering::prepare(c, program, topology, &addrs, &mut summary).await {
+            Err(Error::WorkerLeft { worker }) if attempts < MAX_RELOWERINGS => {
+                tracing::info!(
+                    "worker {worker} left while {} was lowered; lowering again",
+                    request.name
+                );
+                attempts += 1;
+                summary = RunSummary::default();
+            }
+            prepared => break prepared?,
+        }
+    };
     summary.timings.lowered = t0.elapsed();
     check_inputs(&prepared.plan, &request.inputs)?;
     let whole = prepared.plan.clone();
@@ -200,23 +219,32 @@ impl Rounds<'_> {
         c.inner.runs.close(run);
         drop(watching);
         // A worker lost before its part was sent: the whole round is lost
-        // with it (what was sent already is released with the run).
-        outcome.map_err(|stop| {
-            if !stop.lost.is_empty() || !may_recover {
-                return stop;
+        // with it (what was sent already is released with the run). A
+        // request that failed on a worker's link (a put, a part, an
+        // executable) may be a loss not noticed yet: wait for the verdict
+        // (at most a lease).
+        let stop = match outcome {
+            Ok(reports) => return Ok(reports),
+            Err(stop) if !stop.lost.is_empty() || !may_recover => return Err(stop),
+            Err(stop) => stop,
+        };
+        let lost = match stop.error.worker() {
+            Some(_) => {
+                let round = [(run, self.prepared.workers.clone())];
+                recovery::lost_meanwhile(c, &round, &self.kept).await
             }
-            let lost: Vec<u32> = self
+            None => self
                 .prepared
                 .workers
                 .iter()
                 .copied()
                 .filter(|w| !c.inner.workers.is_registered(*w))
-                .collect();
-            Stop {
-                lost,
-                noticed: self.t0.elapsed(),
-                ..stop
-            }
+                .collect(),
+        };
+        Err(Stop {
+            lost,
+            noticed: self.t0.elapsed(),
+            ..stop
         })
     }
 

@@ -79,8 +79,16 @@ pub(crate) async fn upload(
             puts.push(put(client, (run, id, position), addr, shard));
         }
     }
-    for outcome in futures::future::join_all(puts).await {
-        outcome?;
+    // A worker that stops answering mid-put (hung, or cut off) holds its
+    // put until its lease expires: the upload fails then, as a loss.
+    let to: Vec<u32> = sent.bytes.keys().copied().collect();
+    tokio::select! {
+        outcomes = futures::future::join_all(puts) => {
+            for outcome in outcomes {
+                outcome?;
+            }
+        }
+        worker = c.inner.workers.any_gone(&to) => return Err(Error::WorkerGone { worker }),
     }
     Ok(sent)
 }

@@ -12,6 +12,7 @@
 //! step N is done (a worker dying mid-run; the recovery tests).
 //! | `corrupt-pieces` | flips one byte of every piece it sends |
 //! | `truncate-pieces` | sends only the first half of every piece it sends, then closes the stream |
+//! | `exit-on-put` | refuses the first input shard the controller puts on it, then exits abruptly 200 ms later (a worker dying while a run's inputs are uploaded, its put failing before its loss is noticed) |
 //!
 //! Unknown or malformed entries are an error at start-up.
 
@@ -55,6 +56,7 @@ pub struct Faults {
     pub delay_step: Option<(AtStep, Duration)>,
     pub corrupt_pieces: bool,
     pub truncate_pieces: bool,
+    pub exit_on_put: bool,
 }
 
 /// The environment variable read by [`Faults::from_env`].
@@ -88,10 +90,24 @@ impl Faults {
                 }
                 "corrupt-pieces" if value.is_empty() => faults.corrupt_pieces = true,
                 "truncate-pieces" if value.is_empty() => faults.truncate_pieces = true,
+                "exit-on-put" if value.is_empty() => faults.exit_on_put = true,
                 _ => return Err(bad(entry)),
             }
         }
         Ok(faults)
+    }
+
+    /// Applies `exit-on-put` as a put arrives: true if the put is to
+    /// fail (the process exits soon after).
+    pub fn on_put(&self) -> bool {
+        if self.exit_on_put {
+            tracing::error!("{FAULTS_ENV}: refusing a put, exiting in 200 ms");
+            std::thread::spawn(|| {
+                std::thread::sleep(Duration::from_millis(200));
+                std::process::exit(86);
+            });
+        }
+        self.exit_on_put
     }
 
     pub fn any_step_fault(&self) -> bool {
@@ -128,7 +144,8 @@ mod tests {
             f.delay_step,
             Some((AtStep::First, Duration::from_millis(150)))
         );
-        assert!(f.corrupt_pieces && !f.truncate_pieces);
+        assert!(f.corrupt_pieces && !f.truncate_pieces && !f.exit_on_put);
+        assert!(Faults::parse("exit-on-put").unwrap().exit_on_put);
         assert_eq!(Faults::parse("").unwrap(), Faults::default());
         assert!(Faults::parse("exit-at-stp=3").is_err());
         assert!(Faults::parse("delay-step=3").is_err());

@@ -27,7 +27,7 @@ use std::{io::Write, path::PathBuf, time::Duration};
         the reason. If it loses the server, it drops its runs and registers again; it\n\
         exits with code 1 when the server stays unreachable for --connect-timeout.\n\n\
         Fault injection for tests: PW_WORKER_FAULTS=exit-at-step=N | delay-step=N:MS |\n\
-        corrupt-pieces | truncate-pieces (comma-separated; N: a plan step index,\n\
+        corrupt-pieces | truncate-pieces | exit-on-put (comma-separated; N: a plan step index,\n\
         `first` for the first step of every part, or @K for its step at position K)."
 )]
 struct Cli {

@@ -180,6 +180,9 @@ impl proto::worker_server::Worker for WorkerService {
         &self,
         request: Request<Streaming<proto::PutRequest>>,
     ) -> Result<Response<proto::PutReply>, Status> {
+        if self.state.faults.on_put() {
+            return Err(Status::unavailable("PW_WORKER_FAULTS=exit-on-put"));
+        }
         let mut stream = request.into_inner();
         let first = stream
             .message()

@@ -111,6 +111,59 @@ fn every_example_recovers_from_a_worker_killed_at_a_random_point() {
     );
 }
 
+/// The steps a recovery line says were replayed.
+fn replayed(stdout: &str) -> usize {
+    stdout
+        .lines()
+        .find(|l| l.starts_with("recovery"))
+        .and_then(|l| l.split("replayed ").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no replay count in {stdout}"))
+}
+
+/// The last stage of the long pipeline is killed once the stages before
+/// it have done all they can: with checkpoints (the values they sent it,
+/// kept at their senders) only the last stage's steps run again; without
+/// them (`--checkpoint-mb 0`) the replay reaches back into the earlier
+/// stages.
+#[test]
+fn checkpoints_bound_the_replay_to_what_was_lost() {
+    let _serial = serial();
+    let args = long_pipeline();
+    let mut counts = Vec::new();
+    for server_args in [&[][..], &["--checkpoint-mb", "0"][..]] {
+        let mut c = faulty_cluster(server_args, 2, "delay-step=@8:4000");
+        let mut run = c.spawn_pw_run(&args);
+        c.wait_run_started(2);
+        std::thread::sleep(Duration::from_millis(1500));
+        c.workers[2].signal("KILL");
+        c.add_worker(2, &[], &[], &Place::default());
+        let (stdout, _) = recovered(&c, &mut run, 2);
+        counts.push(replayed(&stdout));
+        c.assert_no_buffers();
+    }
+    eprintln!("steps replayed with checkpoints and without: {counts:?}");
+    // Stage 2's share of the 576 steps: a copy in, a call and an assembly
+    // per microbatch and shard.
+    assert!(counts[0] <= 256, "{counts:?}");
+    assert!(counts[0] < counts[1], "{counts:?}");
+}
+
+/// A worker that dies as the run's inputs are put on it (before its part
+/// was sent, and before the controller noticed) is a loss like any other:
+/// the run recovers onto a spare and gives JAX's outputs.
+#[test]
+fn a_worker_lost_while_the_inputs_are_put_is_recovered() {
+    let _serial = serial();
+    let mut c = faulty_cluster(&[], 1, "exit-on-put");
+    c.add_worker(2, &[], &[], &Place::default());
+    c.wait_for_workers(4);
+    let mut run = c.spawn_pw_run(&long_pipeline());
+    recovered(&c, &mut run, 1);
+    c.assert_no_buffers();
+}
+
 #[test]
 fn a_long_pipeline_recovers_from_a_kill_at_a_random_time() {
     let _serial = serial();
