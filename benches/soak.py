@@ -77,6 +77,7 @@ def one(args, kind, victims, delay, limit):
         t = time.monotonic()
         r = pw_run(c, args)
         time.sleep(delay)
+        struck = time.time()
         for i, v in enumerate(victims):
             sig = signal.SIGSTOP if (kind == "stop" or (kind == "kill + stop" and i == 1)) else signal.SIGKILL
             c.workers[v].send_signal(sig)
@@ -95,7 +96,8 @@ def one(args, kind, victims, delay, limit):
         ok = r.returncode == 0 and "matches" in out and "MISMATCH" not in out
         noticed = [float(x) for x in re.findall(r"noticed at ([\d.]+) ms", out)]
         replayed = [int(x) for x in re.findall(r"replayed (\d+) of \d+", out)]
-        error = next((l for l in (err or "").splitlines() if "error" in l), "")
+        error = " / ".join(l for l in (err or "").splitlines() if "error" in l)
+        gone = c.lost_at()
         return dict(
             kind=kind,
             at=delay * 1000,
@@ -105,6 +107,7 @@ def one(args, kind, victims, delay, limit):
             noticed=min(noticed) if noticed else None,
             replayed=sum(replayed),
             recoveries=len(noticed),
+            notice=None if gone is None else (gone - struck) * 1000,
             error="timed out" if timed_out else error,
         )
     finally:
@@ -156,15 +159,18 @@ def main():
         finish = statistics.median([r["total"] for r in rs]) if rs else float("nan")
         replay = statistics.median([r["replayed"] for r in recovered]) if recovered else 0
         failed = collections.Counter(r["error"] for r in rs if not r["ok"])
+        notices = [r["notice"] for r in rs if r["notice"] is not None]
+        notice = f"{statistics.median(notices):.0f} ms" if notices else "—"
         print(f"| {what} | {len(rs)} | {ok} ({100 * ok / max(1, len(rs)):.0f}%) | {len(recovered)} | "
-              f"{replay:.0f} | {finish:.0f} ms | {'; '.join(f'{n}x {e}' for e, n in failed.items()) or '—'} |")
+              f"{replay:.0f} | {notice} | {finish:.0f} ms | "
+              f"{'; '.join(f'{n}x {e}' for e, n in failed.items()) or '—'} |")
 
     print(f"Run without a fault: {clean_ms:.0f} ms (pw-run, median of 2); phases on the server's clock: "
           + ", ".join(f"{n} to {e:.0f} ms" for n, e in phases))
     print()
     print("| faults | N | finished with JAX's outputs | recovered mid-run | steps replayed (median, of 576) "
-          "| fault run, start to end (median) | failures |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+          "| fault to noticed (median) | fault run, start to end (median) | failures |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for kind in KINDS:
         line(kind, [r for r in rows if r["kind"] == kind])
     for p in ["before the run", "compile", "upload", "run", "fetch"]:

@@ -253,23 +253,27 @@ fn run(
     } else {
         Vec::new()
     };
-    let chunks: Vec<&[u8]> = if cli.split_input_file {
-        split.iter().map(|c| c.text.as_bytes()).collect()
+    // Each buffer's bytes (what is parsed) and text (what expectations are
+    // read from: none for bytecode).
+    let chunks: Vec<(&[u8], &str)> = if cli.split_input_file {
+        split
+            .iter()
+            .map(|c| (c.text.as_bytes(), c.text.as_str()))
+            .collect()
     } else {
-        vec![&bytes]
+        vec![(&bytes, text)]
     };
 
     let context = pw_dialect::new_context();
     let quoted = Source::new(&name, text);
     let mut outputs = Vec::new();
     let mut failed = false;
-    for (i, chunk) in chunks.iter().enumerate() {
+    for &(chunk, chunk_text) in &chunks {
         let capture = Capture::new(&context);
         let printed = process(cli, pipeline, &context, chunk, &name, stderr);
         let produced = capture.take();
         drop(capture);
         if cli.verify_diagnostics {
-            let chunk_text = split.get(i).map_or(text, |c| c.text.as_str());
             let (mut expected, mut problems) = expected::parse(chunk_text, &name);
             problems.extend(expected::check(&mut expected, &produced, &name));
             for p in &problems {

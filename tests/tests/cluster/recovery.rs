@@ -2,7 +2,9 @@
 //! hung with SIGSTOP, cut off by a link taken down) and the program still
 //! finishes with JAX's outputs, with no user code: the lost devices move
 //! onto a spare or onto a worker that registers meanwhile (a restarted
-//! pod), and only the lost part of the DAG runs again. Without capacity
+//! pod), and only the lost part of the DAG runs again (checkpoints, the
+//! values sent between workers, bound it); a worker lost while the inputs
+//! are put is a loss like any other. Without capacity
 //! the run fails within the bounded wait, naming what was lost, and
 //! nothing leaks.
 //!

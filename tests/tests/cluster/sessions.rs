@@ -4,7 +4,9 @@
 //! `--max-calls-in-flight`; a client that vanishes with calls in flight
 //! leaves nothing on the workers and its devices to the next client; with
 //! `--otlp-endpoint`, the session's trace reaches an OpenTelemetry
-//! collector (a real OTLP/gRPC service in the test).
+//! collector (a real OTLP/gRPC service in the test); a program compiled
+//! from bytecode runs as its text does, and crafted bytecode cannot crash
+//! the server.
 
 use crate::harness::{serial, Cluster, Place};
 use pw_controller::api::controller_client::ControllerClient;
@@ -112,6 +114,16 @@ impl Session {
             }
         }
     }
+}
+
+/// A client of the server at `address`, and a session it opened.
+async fn connect(address: &str) -> (ControllerClient<Channel>, Session) {
+    let channel = pw_wire::net::channel(address, Duration::from_secs(5))
+        .await
+        .unwrap();
+    let mut api = ControllerClient::new(channel);
+    let session = Session::open(&mut api).await;
+    (api, session)
 }
 
 /// `program` (MLIR text or bytecode) compiled in `session`, or the
@@ -247,11 +259,7 @@ fn a_sessions_calls_keep_their_order_are_held_back_and_end_with_it() {
     c.add_worker(4, &[], &[], &Place::default());
     c.wait_for_workers(1);
     runtime().block_on(async {
-        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
-            .await
-            .unwrap();
-        let mut api = ControllerClient::new(channel);
-        let mut session = Session::open(&mut api).await;
+        let (mut api, mut session) = connect(&c.address).await;
         let (program, inputs) = pipeline(&mut api, &session).await;
         let outputs = program.outputs.len() as u64;
         // Forty calls sent at once, each freeing the previous call's
@@ -315,11 +323,7 @@ fn bytecode_compiles_and_crafted_bytecode_cannot_crash_the_server() {
         std::fs::read(repo_root().join("tests/fixtures/bytecode/crashes_mlir_reader.mlirbc"))
             .unwrap();
     runtime().block_on(async {
-        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
-            .await
-            .unwrap();
-        let mut api = ControllerClient::new(channel);
-        let mut session = Session::open(&mut api).await;
+        let (mut api, mut session) = connect(&c.address).await;
         let program = compile(&mut api, &session, bytecode.clone().into())
             .await
             .unwrap();
@@ -415,11 +419,7 @@ fn a_sessions_trace_reaches_an_opentelemetry_collector() {
     c.wait_for_workers(1);
     const CALLS: u64 = 3;
     let session_id = rt.block_on(async {
-        let channel = pw_wire::net::channel(&c.address, Duration::from_secs(5))
-            .await
-            .unwrap();
-        let mut api = ControllerClient::new(channel);
-        let mut session = Session::open(&mut api).await;
+        let (mut api, mut session) = connect(&c.address).await;
         let (program, inputs) = pipeline(&mut api, &session).await;
         let outputs = program.outputs.len() as u64;
         let ids = |k: u64| (0..outputs).map(move |o| CLIENT_IDS + k * outputs + o);
