@@ -27,6 +27,7 @@ import datetime
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -108,11 +109,15 @@ class Cluster:
                     return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
         return None
 
-    def close(self):
+    def close(self, keep_logs=False):
+        """Ends the processes it started; removes its folder of logs unless
+        `keep_logs`."""
         for p in self.procs:
             if p.poll() is None:
                 p.kill()
             p.wait(10)
+        if not keep_logs:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def program_args():

@@ -17,10 +17,12 @@ client), and is one of:
 
 Capacity returns at once: a new worker registers for each one struck (as a
 restarted pod would). A stopped worker stays stopped until the run ends.
-The table counts outcomes per kind and per phase; the phase is where the
-controller's run was when it noticed the loss, against the phases of a run
-without a fault ("before the run" when the loss was noticed before the run
-began or none was needed). Every process is started and ended by PID;
+A run that did not finish well keeps its processes' logs (the path is
+printed). The table counts outcomes per kind and per phase; the phase is where the
+controller's run was when the fault struck, estimated from when it noticed
+the loss less the usual delay (25 ms for a kill, the 1.5 s lease for a
+stop), against the phases of a run without a fault ("before the run" when
+that is before the run began, or no recovery was needed). Every process is started and ended by PID;
 every wait is bounded.
 """
 
@@ -73,6 +75,8 @@ def phase(noticed_ms, kind, phases):
 def one(args, kind, victims, delay, limit):
     c = Cluster()
     stopped = []
+    keep = True  # the logs of a run that did not finish well
+    r = None
     try:
         t = time.monotonic()
         r = pw_run(c, args)
@@ -94,6 +98,7 @@ def one(args, kind, victims, delay, limit):
             timed_out = True
         total = (time.monotonic() - t) * 1000
         ok = r.returncode == 0 and "matches" in out and "MISMATCH" not in out
+        keep = not ok
         noticed = [float(x) for x in re.findall(r"noticed at ([\d.]+) ms", out)]
         replayed = [int(x) for x in re.findall(r"replayed (\d+) of \d+", out)]
         error = " / ".join(l for l in (err or "").splitlines() if "error" in l)
@@ -111,10 +116,15 @@ def one(args, kind, victims, delay, limit):
             error="timed out" if timed_out else error,
         )
     finally:
+        if r is not None and r.poll() is None:
+            r.kill()
+            r.wait(10)
         for p in stopped:
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
-        c.close()
+        if keep:
+            print(f"the failed run's logs are kept in {c.dir}", file=sys.stderr)
+        c.close(keep_logs=keep)
 
 
 def main():
@@ -174,7 +184,7 @@ def main():
     for kind in KINDS:
         line(kind, [r for r in rows if r["kind"] == kind])
     for p in ["before the run", "compile", "upload", "run", "fetch"]:
-        line(f"noticed in: {p}", [r for r in rows if r["phase"] == p])
+        line(f"struck in: {p}", [r for r in rows if r["phase"] == p])
     line("all", rows)
     sys.exit(0 if all(r["ok"] for r in rows) else 1)
 
