@@ -1,6 +1,6 @@
 """A soak of random faults, as one table (docs/benchmarks.md):
 
-    .venv/bin/python benches/soak.py [--faults N] [--seed S]
+    .venv/bin/python benches/soak.py [--faults N] [--seed S] [--window FROM:TO] [--kinds K,...]
 
 The long pipeline of benches/recovery.py (64 microbatches through three
 512-wide stages, with JAX's outputs) on pw-server and three pw-workers of 2
@@ -131,7 +131,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--faults", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--window", metavar="FROM:TO",
+                    help="draw fault moments within FROM to TO ms of pw-run's start (default: all of a clean run)")
+    ap.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of: {', '.join(KINDS)}")
     a = ap.parse_args()
+    kinds = a.kinds.split(",")
+    if not kinds or any(k not in KINDS for k in kinds):
+        sys.exit(f"--kinds: choose from {KINDS}")
     rng = random.Random(a.seed)
     args = program_args()
 
@@ -153,9 +159,10 @@ def main():
 
     rows = []
     for k in range(a.faults):
-        kind = KINDS[rng.randrange(len(KINDS))]
+        kind = kinds[rng.randrange(len(kinds))]
         victims = rng.sample(range(3), 2 if kind in ("kill 2", "kill + stop") else 1)
-        delay = rng.random() * clean_ms / 1000
+        start, end = (float(x) for x in a.window.split(":")) if a.window else (0.0, clean_ms)
+        delay = (start + rng.random() * (end - start)) / 1000
         row = one(args, kind, victims, delay, limit=120)
         row["phase"] = phase(row["noticed"], kind, phases)
         rows.append(row)
