@@ -2,14 +2,16 @@
 //!
 //! MLIR's bytecode reader trusts its input: bytecode that a client crafted
 //! (or damaged, then signed again with a matching checksum) can corrupt the
-//! reader's heap or keep it busy for minutes. A shared controller must not
-//! let one client crash or stall it, so pw-server hands every bytecode
+//! reader's heap or make it allocate without end. A shared controller must
+//! not let one client crash or stall it, so pw-server hands every bytecode
 //! program a client sends to a child of its own first (`pw-server
 //! --check-bytecode`, the bytes on its standard input), which parses it and
 //! exits. Parsing is deterministic: a program the child read without
-//! crashing, within [`CHECK_TIMEOUT`], the server reads the same way. A
-//! child that died of a signal, or ran out of time (it is then killed),
-//! refuses the program. Programs sent as text need no such step: pw's
+//! crashing, within [`CHECK_TIMEOUT`] and [`memory_limit`], the server
+//! reads the same way. A child that died of a signal (an allocation past
+//! its memory limit aborts it), or ran out of time (it is then killed),
+//! refuses the program. (Seen: a re-signed mutation that made the reader
+//! allocate 4 GiB in 5 s, without end.) Programs sent as text need no such step: pw's
 //! screen bounds what MLIR's text parser is given (`pw_dialect::source`).
 
 use std::{
@@ -29,12 +31,28 @@ pub const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often the parent looks whether the child has ended.
 const POLL: Duration = Duration::from_millis(5);
 
+/// The address space the child may use to read `bytes` of bytecode: 2 GiB
+/// (MLIR, the parsing thread's stack, the plugin-free binary) and 64 bytes
+/// per byte of input (reading the lowered 100k-call program, 13 MiB, peaks
+/// at 317 MiB).
+pub fn memory_limit(bytes: usize) -> u64 {
+    (2u64 << 30).saturating_add((bytes as u64).saturating_mul(64))
+}
+
 /// The child's side: parses the bytecode on standard input and exits 0,
 /// whether or not it parsed (the server parses it again, with its
 /// diagnostics); a crash ends it by a signal.
 pub fn child() -> i32 {
     let mut source = Vec::new();
     if std::io::stdin().lock().read_to_end(&mut source).is_err() {
+        return 1;
+    }
+    let limit = memory_limit(source.len());
+    let limit = rustix::process::Rlimit {
+        current: Some(limit),
+        maximum: Some(limit),
+    };
+    if rustix::process::setrlimit(rustix::process::Resource::As, limit).is_err() {
         return 1;
     }
     let context = pw_dialect::new_context();
@@ -96,8 +114,8 @@ fn judge(status: ExitStatus) -> Result<(), String> {
         (Some(0), _) => Ok(()),
         (_, Some(signal)) => Err(format!(
             "MLIR's bytecode reader crashed on this program (signal {signal}, in a process that \
-             checks client bytecode); the program is refused: send it as text, or as bytecode \
-             that pw-opt --emit-bytecode wrote"
+             checks client bytecode, within a memory limit); the program is refused: send it as \
+             text, or as bytecode that pw-opt --emit-bytecode wrote"
         )),
         (code, None) => Err(format!(
             "the process that checks client bytecode failed (exit code {}); the program is refused",
