@@ -24,20 +24,23 @@
 //!
 //! Uses the release `pw-server`, `pw-worker` of `target/release`, the CPU
 //! plugin the set-up recorded, and the venv's JAX. Compilation is excluded
-//! (a warm-up run first); medians of 5 runs.
+//! (a warm-up run first); medians of 5 runs. On a GPU machine,
+//! benches/gpu.sh runs the same binary with the CUDA plugin
+//! (`PW_PJRT_PLUGIN`, `PW_PJRT_CLIENT_OPTIONS`, `PW_PYTHON`,
+//! `PW_BENCH_JAX_PLATFORM`, `PW_BENCH_BIN_DIR`, `PW_ROOT`); `c` then needs
+//! more devices than one GPU and is not run.
 
-use pw_benches::{fail, pipeline_program};
+use pw_benches::{binary, fail, pipeline_program, pjrt_client, python};
 use pw_controller::{
     client::{self, RemoteRun},
     summary::RunSummary,
 };
 use pw_core::DType;
 use pw_exec::{self as exec, cache::Executables, Executor, HostArray};
-use pw_pjrt::{Client, ClientOptions, Plugin};
 use pw_tests::chain_program;
 use std::{
     io::{BufRead, BufReader, Read, Write},
-    path::{Path, PathBuf},
+    path::Path,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
@@ -60,22 +63,17 @@ impl Drop for Cluster {
     }
 }
 
-fn release(root: &Path, name: &str) -> PathBuf {
-    let p = root.join("target/release").join(name);
-    if !p.is_file() {
-        fail(format!(
-            "{} is missing: run benches/cluster.sh",
-            p.display()
-        ));
-    }
-    p
-}
-
 /// Starts `command` and waits (at most 30 s) for "listening on" on stdout.
 fn start(mut command: Command) -> (Child, String) {
+    // `PW_BENCH_VERBOSE=1`: the processes' logs on this one's stderr.
+    let verbose = std::env::var("PW_BENCH_VERBOSE").is_ok_and(|v| v == "1");
     command
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(if verbose {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .env("TF_CPP_MIN_LOG_LEVEL", "2");
     let mut child = command.spawn().unwrap_or_else(|e| fail(e));
     let stdout = child.stdout.take().unwrap_or_else(|| fail("no stdout"));
@@ -115,7 +113,7 @@ fn credentials(command: &mut Command) {
 /// over `data_plane` (`tcp` or `grpc`).
 fn cluster(root: &Path, workers: usize, devices: usize, data_plane: &str) -> Cluster {
     let cache = std::env::temp_dir().join(format!("pw-bench-cluster-{}", std::process::id()));
-    let mut server = Command::new(release(root, "pw-server"));
+    let mut server = Command::new(binary(root, "pw-server"));
     server
         .args(["--listen", "127.0.0.1:0", "--compile-cache"])
         .arg(&cache);
@@ -129,7 +127,7 @@ fn cluster(root: &Path, workers: usize, devices: usize, data_plane: &str) -> Clu
         address,
     };
     for _ in 0..workers {
-        let mut w = Command::new(release(root, "pw-worker"));
+        let mut w = Command::new(binary(root, "pw-worker"));
         w.args([
             "--controller",
             &c.address,
@@ -285,8 +283,10 @@ fn raw_tcp(bytes: usize) -> f64 {
     bytes as f64 / (end - start).as_secs_f64() / 1e9
 }
 
-fn jax_alternating(root: &Path) -> (f64, String) {
-    let out = Command::new(root.join(".venv/bin/python"))
+/// JAX's chain: (µs per node alternating between two devices, or on its
+/// one device where it has one; what was measured).
+fn jax_chain(root: &Path) -> (f64, String) {
+    let out = Command::new(python(root))
         .arg(root.join("benches/jax_chain.py"))
         .args(["--nodes", &NODES.to_string()])
         .output()
@@ -295,10 +295,18 @@ fn jax_alternating(root: &Path) -> (f64, String) {
         fail(String::from_utf8_lossy(&out.stderr));
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| fail(e));
-    (
-        v["alternating"].as_f64().unwrap_or(f64::NAN),
-        v["jax"].as_str().unwrap_or("?").to_owned(),
-    )
+    let version = v["jax"].as_str().unwrap_or("?");
+    let kind = v["kind"].as_str().unwrap_or("?");
+    match v["alternating"].as_f64() {
+        Some(t) => (
+            t,
+            format!("JAX {version}, device_put between 2 devices ({kind}) of one process"),
+        ),
+        None => (
+            v["single"].as_f64().unwrap_or(f64::NAN),
+            format!("JAX {version}, the chain on its one device ({kind}; no second to hop to)"),
+        ),
+    }
 }
 
 /// Inputs for a program's signature: small floats.
@@ -324,9 +332,7 @@ fn inputs_for(text: &str) -> Vec<HostArray> {
 /// The embedded executor on `devices` devices: median (enqueued, last
 /// output ready) over `RUNS` after a warm-up.
 fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
-    let plugin = Plugin::discover().unwrap_or_else(|e| fail(e));
-    let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(devices))
-        .unwrap_or_else(|e| fail(e));
+    let client = pjrt_client(Some(devices));
     let topology = || {
         Ok((
             pw_core::Topology::local(devices as i64, "cpu")?,
@@ -361,9 +367,7 @@ fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
 /// its last byte to its output read; the same on a ready input), medians.
 fn hop_in_pjrt() -> (f64, f64) {
     const STEP: &str = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %h = stablehlo.constant dense<0.5> : tensor<4xf32>\n  %0 = stablehlo.multiply %x, %h : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n";
-    let plugin = Plugin::discover().unwrap_or_else(|e| fail(e));
-    let client =
-        Client::new(&plugin, &ClientOptions::new().cpu_device_count(1)).unwrap_or_else(|e| fail(e));
+    let client = pjrt_client(Some(1));
     let device = client.devices()[0].clone();
     let options = pw_pjrt::CompileOptions::for_device_ids(&[0], false).unwrap_or_else(|e| fail(e));
     let exe = client
@@ -409,10 +413,15 @@ fn main() {
     } else {
         std::env::remove_var("PW_TOKEN");
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
+    let root = pw_benches::root();
+    // The plugin's platform and device kind; the pipelines of c need six
+    // devices, which only a CPU plugin makes on one machine.
+    let (platform, kind) = {
+        let client = pjrt_client(None);
+        let kind = client.devices().first().map(|d| d.kind().to_owned());
+        (client.platform_name().to_owned(), kind.unwrap_or_default())
+    };
+    let cpu = platform == "cpu";
     let mut rows: Vec<[String; 3]> = Vec::new();
 
     let tcp = median((0..RUNS).map(|_| raw_tcp(256 << 20)).collect());
@@ -437,7 +446,7 @@ fn main() {
         ]);
     }
 
-    let (jax, version) = jax_alternating(&root);
+    let (jax, peer) = jax_chain(&root);
     for plane in ["tcp", "grpc"] {
         eprintln!("b. 1,000-node chain across two workers ({plane})...");
         let c = cluster(&root, 2, 1, plane);
@@ -453,7 +462,7 @@ fn main() {
         rows.push([
             format!("b. chain of {NODES} tiny calls alternating between two workers, {plane} data plane: time per node (each a hop between workers)"),
             format!("{:.1} µs", per_node * 1e6),
-            format!("JAX {version}, device_put between 2 devices of one process: {jax:.1} µs"),
+            format!("{peer}: {jax:.1} µs"),
         ]);
     }
 
@@ -468,7 +477,13 @@ fn main() {
     }
 
     eprintln!("c. pipelines on 3 workers vs in one process...");
-    {
+    if !cpu {
+        rows.push([
+            "c. pipelines on 3 workers of 2 devices vs in process (6 devices)".into(),
+            format!("not run: the {platform} plugin has too few devices here"),
+            String::new(),
+        ]);
+    } else {
         let c = cluster(&root, 3, 2, "tcp");
         let example = std::fs::read_to_string(root.join("examples/pipeline.mlir"))
             .unwrap_or_else(|e| fail(e));
@@ -537,7 +552,7 @@ fn main() {
     } else {
         "no token, no cluster secret"
     };
-    println!("pw-server and pw-workers on 127.0.0.1 (release builds; CPU plugin; medians of {RUNS} runs after a warm-up; {how})\n");
+    println!("pw-server and pw-workers on 127.0.0.1 (release builds; {platform} plugin, {kind}; medians of {RUNS} runs after a warm-up; {how})\n");
     println!("| benchmark | pw | peer, same run |");
     println!("| --- | --- | --- |");
     for [a, b, c] in rows {

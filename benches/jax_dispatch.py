@@ -9,8 +9,10 @@ import json
 import os
 import time
 
+# PW_BENCH_JAX_PLATFORM picks JAX's backend (cpu unless set: `cuda` on a GPU).
+PLATFORM = os.environ.get("PW_BENCH_JAX_PLATFORM", "cpu")
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("JAX_PLATFORMS", PLATFORM)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -35,7 +37,7 @@ def main():
     parser.add_argument("--iters", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     args = parser.parse_args()
-    devices = jax.devices("cpu")
+    devices = jax.devices(PLATFORM)
     affine = jax.jit(lambda x: x * 2.0 + 1.0)
     x = jax.device_put(jnp.array([1.0, 2.0, 3.0, 4.0], dtype=jnp.float32), devices[0])
     x.block_until_ready()
@@ -45,9 +47,17 @@ def main():
         "iters": n,
         "execute_dispatch": measure(w, n, lambda: affine(x)),
         "execute_round_trip": measure(w, n, lambda: affine(x).block_until_ready()),
-        "copy_dispatch": measure(w, n, lambda: jax.device_put(x, devices[1])),
-        "copy_round_trip": measure(w, n, lambda: jax.device_put(x, devices[1]).block_until_ready()),
+        "platform": devices[0].platform,
+        "kind": devices[0].device_kind,
+        # One device: nothing to copy to (a put to the same device is no copy).
+        "copy_dispatch": None,
+        "copy_round_trip": None,
     }
+    if len(devices) > 1:
+        out["copy_dispatch"] = measure(w, n, lambda: jax.device_put(x, devices[1]))
+        out["copy_round_trip"] = measure(
+            w, n, lambda: jax.device_put(x, devices[1]).block_until_ready()
+        )
     print(json.dumps(out))
 
 

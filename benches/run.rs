@@ -20,7 +20,7 @@ use pw_compiler::{LowerOptions, Pipeline, RunOptions, Timings};
 use pw_core::plan::{Plan, StepKind};
 use pw_core::DType;
 use pw_exec::{self as exec, cache::Executables, Executor, HostArray, RunReport};
-use pw_pjrt::{Client, ClientOptions, Plugin};
+use pw_pjrt::Client;
 use pw_tests::chain_program;
 use std::{path::Path, process::Command, time::Duration, time::Instant};
 
@@ -205,13 +205,8 @@ fn result_types(plan: &Plan, computation: usize) -> String {
         .unwrap_or_default()
 }
 
-fn client() -> Client {
-    let plugin = Plugin::discover().unwrap_or_else(|e| fail(e));
-    Client::new(&plugin, &ClientOptions::new().cpu_device_count(4)).unwrap_or_else(|e| fail(e))
-}
-
 fn jax_chain(root: &Path) -> serde_json::Value {
-    let python = root.join(".venv/bin/python");
+    let python = pw_benches::python(root);
     let out = Command::new(&python)
         .arg(root.join("benches/jax_chain.py"))
         .args(["--nodes", &NODES.to_string()])
@@ -224,11 +219,8 @@ fn jax_chain(root: &Path) -> serde_json::Value {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let client = client();
+    let root = pw_benches::root();
+    let client = pw_benches::pjrt_client(Some(4));
     let mut rows: Vec<[String; 3]> = Vec::new();
 
     eprintln!("a. dispatch overhead...");

@@ -253,11 +253,9 @@ fn local(
         None => Plugin::discover(),
     }
     .map_err(|e| format!("error: {e}"))?;
-    let mut options = ClientOptions::new();
-    if let Some(n) = cli.devices {
-        options = options.cpu_device_count(usize::from(n));
-    }
-    let client = Client::new(&plugin, &options).map_err(|e| format!("error: {e}"))?;
+    let client = ClientOptions::from_env()
+        .and_then(|options| Client::open(&plugin, &options, cli.devices.map(usize::from)))
+        .map_err(|e| format!("error: {e}"))?;
     let resources = Resources::of(&client);
     let topology = || match &cli.topology {
         Some(path) => Ok((

@@ -95,9 +95,12 @@ impl Compiler {
     /// None when it has no plugin or the plugin will not load.
     fn local(&mut self, devices: usize) -> Option<&Local> {
         let path = self.plugin.clone()?;
-        let make = |options: ClientOptions| {
+        let make = |devices: Option<usize>| {
             Plugin::load(&path)
-                .and_then(|plugin| Client::new(&plugin, &options))
+                .and_then(|plugin| {
+                    let options = ClientOptions::from_env()?;
+                    Client::open(&plugin, &options, devices)
+                })
                 .map(|client| Local {
                     identity: plugin_identity(&client),
                     client,
@@ -107,11 +110,11 @@ impl Compiler {
         let is_cpu = |l: &Local| l.client.platform_name().eq_ignore_ascii_case("cpu");
         let mut made = match self.local.take() {
             Some(l) => Ok(l),
-            None => make(ClientOptions::new()),
+            None => make(None),
         };
         if let Ok(l) = &made {
             if count(l) < devices && is_cpu(l) {
-                made = make(ClientOptions::new().cpu_device_count(devices));
+                made = make(Some(devices));
             }
         }
         match made {

@@ -6,8 +6,12 @@
 //! * `execute`: one `LoadedExecutable::execute` of `x * 2 + 1` on `f32[4]`,
 //!   returning the output buffer without waiting (`dispatch`), and the same
 //!   followed by waiting for the result (`round trip`);
-//! * `copy`: one `Buffer::copy_to_device` of `f32[4]` to another CPU device,
-//!   without and with waiting for the copy.
+//! * `copy`: one `Buffer::copy_to_device` of `f32[4]` to another device,
+//!   without and with waiting for the copy (null where the plugin has one
+//!   device, as a one-GPU machine's has).
+//!
+//! `$PW_PJRT_CLIENT_OPTIONS` is passed to the plugin (a GPU plugin:
+//! `preallocate=false`).
 //!
 //! Prints one JSON object; `benches/runtime_core.sh` puts it next to JAX's
 //! numbers. Arguments: `--iters N` (default 2000), `--warmup N` (default 200).
@@ -70,7 +74,15 @@ fn main() -> Res<()> {
     let iters = arg("--iters", 2000)?.max(10);
     let warmup = arg("--warmup", 200)?;
     let plugin = Plugin::discover()?;
-    let client = Client::new(&plugin, &ClientOptions::new().cpu_device_count(2))?;
+    let options = ClientOptions::from_env()?;
+    // Two devices for the copy: a CPU plugin makes them; a GPU plugin
+    // copies only where it has two.
+    let client = Client::open(&plugin, &options, None)?;
+    let client = if client.platform_name() == "cpu" {
+        Client::open(&plugin, &options, Some(2))?
+    } else {
+        client
+    };
     let devices = client.devices();
     let exe = client.compile(
         &Program::mlir_text(AFFINE),
@@ -89,21 +101,30 @@ fn main() -> Res<()> {
         run.wait()?;
         Ok(run)
     })?;
-    let copy_dispatch = measure(warmup, iters, || Ok(x.copy_to_device(&devices[1])?))?;
-    let copy_round_trip = measure(warmup, iters, || {
-        let copy = x.copy_to_device(&devices[1])?;
-        copy.wait_ready()?;
-        Ok(copy)
-    })?;
+    let (copy_dispatch, copy_round_trip) = match devices.get(1) {
+        Some(other) => (
+            Some(measure(warmup, iters, || Ok(x.copy_to_device(other)?))?),
+            Some(measure(warmup, iters, || {
+                let copy = x.copy_to_device(other)?;
+                copy.wait_ready()?;
+                Ok(copy)
+            })?),
+        ),
+        None => (None, None),
+    };
 
-    let row =
-        |name: &str, (median, p90): (f64, f64)| format!("\"{name}\": [{median:.3}, {p90:.3}]");
+    let row = |name: &str, measured: Option<(f64, f64)>| match measured {
+        Some((median, p90)) => format!("\"{name}\": [{median:.3}, {p90:.3}]"),
+        None => format!("\"{name}\": null"),
+    };
     println!(
-        "{{\"plugin\": \"{}\", \"api\": \"{}\", \"iters\": {iters}, {}, {}, {}, {}}}",
+        "{{\"plugin\": \"{}\", \"api\": \"{}\", \"platform\": \"{}\", \"kind\": \"{}\", \"iters\": {iters}, {}, {}, {}, {}}}",
         plugin.path().display(),
         plugin.version(),
-        row("execute_dispatch", execute_dispatch),
-        row("execute_round_trip", execute_round_trip),
+        client.platform_name(),
+        devices[0].kind(),
+        row("execute_dispatch", Some(execute_dispatch)),
+        row("execute_round_trip", Some(execute_round_trip)),
         row("copy_dispatch", copy_dispatch),
         row("copy_round_trip", copy_round_trip),
     );

@@ -49,6 +49,40 @@ impl ClientOptions {
         &self.values
     }
 
+    /// The options `$PW_PJRT_CLIENT_OPTIONS` names (see [`ClientOptions::parse`]);
+    /// none when it is unset. This is how a GPU plugin is told, say, not to
+    /// take most of the device's memory at start
+    /// (`PW_PJRT_CLIENT_OPTIONS='preallocate=false'`).
+    pub fn from_env() -> Result<Self> {
+        match std::env::var(CLIENT_OPTIONS_ENV) {
+            Ok(text) => Self::parse(&text)
+                .map_err(|e| Error::invalid(format!("${CLIENT_OPTIONS_ENV}: {e}"))),
+            Err(std::env::VarError::NotPresent) => Ok(Self::new()),
+            Err(e) => Err(Error::invalid(format!("${CLIENT_OPTIONS_ENV}: {e}"))),
+        }
+    }
+
+    /// Options written `name=value;name=value`. A value is a bool (`true`,
+    /// `false`), an int64 (`8`), a float (`0.5`), a list of int64s
+    /// (`[0,1]`), or else a string; `name="8"` forces a string.
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        let mut options = Self::new();
+        for item in text.split(';').map(str::trim).filter(|i| !i.is_empty()) {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("`{item}` is not name=value"))?;
+            let (name, value) = (name.trim(), value.trim());
+            if name.is_empty() {
+                return Err(format!("`{item}` has no name"));
+            }
+            options = options.with(
+                name,
+                parse_value(value).map_err(|e| format!("{name}: {e}"))?,
+            );
+        }
+        Ok(options)
+    }
+
     /// Checks the types of the options whose type is known: a plugin may not
     /// survive a wrong one (the 0.81 CPU plugin aborts the process on a
     /// string `cpu_device_count`).
@@ -62,6 +96,36 @@ impl ClientOptions {
         }
         Ok(())
     }
+}
+
+/// The variable [`ClientOptions::from_env`] reads.
+pub const CLIENT_OPTIONS_ENV: &str = "PW_PJRT_CLIENT_OPTIONS";
+
+fn parse_value(value: &str) -> std::result::Result<NamedValue, String> {
+    if let Some(quoted) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        return Ok(NamedValue::String(quoted.to_owned()));
+    }
+    if let Some(list) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+        return list
+            .split(',')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(|x| {
+                x.parse::<i64>()
+                    .map_err(|_| format!("`{x}` in {value} is not an int64"))
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map(NamedValue::Int64List);
+    }
+    Ok(match value {
+        "true" => NamedValue::Bool(true),
+        "false" => NamedValue::Bool(false),
+        _ => match (value.parse::<i64>(), value.parse::<f32>()) {
+            (Ok(n), _) => NamedValue::Int64(n),
+            (_, Ok(x)) if x.is_finite() => NamedValue::Float(x),
+            _ => NamedValue::String(value.to_owned()),
+        },
+    })
 }
 
 /// Counts of live objects a client has handed out.
@@ -213,6 +277,40 @@ impl Client {
         Ok(Client {
             inner: Arc::new(inner),
         })
+    }
+
+    /// A client with `devices` devices where that is asked: a CPU plugin
+    /// makes as many (`cpu_device_count`); any other plugin must have
+    /// exactly that many (a GPU plugin's devices are chosen with its
+    /// `visible_devices` option or `CUDA_VISIBLE_DEVICES`). The plugin's
+    /// platform is known only once a client exists, so a CPU client of
+    /// another count is made twice.
+    pub fn open(
+        plugin: &Plugin,
+        options: &ClientOptions,
+        devices: Option<usize>,
+    ) -> Result<Client> {
+        let client = Client::new(plugin, options)?;
+        let Some(wanted) = devices else {
+            return Ok(client);
+        };
+        let have = client.addressable_devices().len();
+        if client.platform_name().eq_ignore_ascii_case("cpu") {
+            if have == wanted {
+                return Ok(client);
+            }
+            drop(client);
+            return Client::new(plugin, &options.clone().cpu_device_count(wanted));
+        }
+        if have != wanted {
+            return Err(Error::invalid(format!(
+                "{wanted} devices were asked for, but the {} plugin {} has {have}; choose them \
+                 with ${CLIENT_OPTIONS_ENV} (visible_devices=[..]) or the platform's own variable",
+                client.platform_name(),
+                plugin.path().display()
+            )));
+        }
+        Ok(client)
     }
 
     pub(crate) fn api(&self) -> &Api {

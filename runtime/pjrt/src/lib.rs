@@ -67,7 +67,9 @@ pub(crate) mod sys;
 mod transfer;
 
 pub use buffer::Buffer;
-pub use client::{Client, ClientOptions, Device, LiveCounts, Memory, NamedValue};
+pub use client::{
+    Client, ClientOptions, Device, LiveCounts, Memory, NamedValue, CLIENT_OPTIONS_ENV,
+};
 pub use error::{ApiVersion, Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{

@@ -400,11 +400,7 @@ pub async fn serve(
         Some(path) => Plugin::load(path),
         None => Plugin::discover(),
     }?;
-    let mut options = ClientOptions::new();
-    if let Some(n) = config.devices {
-        options = options.cpu_device_count(n);
-    }
-    let client = Client::new(&plugin, &options)?;
+    let client = Client::open(&plugin, &ClientOptions::from_env()?, config.devices)?;
     let listener = net::bind(&config.listen).await?;
     let bound = listener.local_addr().map_err(|source| Error::DataPort {
         address: config.listen.clone(),
