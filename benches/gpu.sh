@@ -67,6 +67,7 @@ part() {
   echo
 }
 
-part runtime-core 180 bash "$root/benches/runtime_core.sh" --iters 2000
-PW_BENCH_VERBOSE=1 part cluster 360 "$bin/cluster"
+part runtime-core 120 bash "$root/benches/runtime_core.sh" --iters 2000
+PW_BENCH_VERBOSE=1 part cluster 180 "$bin/cluster"
+PW_BENCH_VERBOSE=1 PW_BENCH_SECURED=1 part cluster-secured 180 "$bin/cluster"
 exit $failed

@@ -105,7 +105,7 @@ fn ms(d: Duration) -> String {
 /// The median time from enqueueing a lone call of each computation of
 /// `plan` to its outputs being ready, on a mesh of the same shape.
 fn single_node_times(plan: &Plan) -> Vec<(String, Duration)> {
-    let plugin_client = client();
+    let plugin_client = pw_benches::pjrt_client(Some(4));
     let mut times = Vec::new();
     for (index, computation) in plan.computations.iter().enumerate() {
         let Some(StepKind::Call { args, .. }) = plan

@@ -155,8 +155,11 @@ impl Sender {
     }
 }
 
-/// Pieces this small are written by the thread that completes them, when
-/// their link is free: no hand-off to the lane's thread on the way.
+/// Pieces this small, in host memory, are written by the thread that
+/// completes them, when their link is free: no hand-off to the lane's
+/// thread on the way. A piece on a GPU is not: reading it would wait for a
+/// device-to-host copy inside the plugin's own completion callback, which
+/// the CUDA plugin never finishes (the chain of benches/cluster.rs hung so).
 const INLINE_BYTES: usize = 64 << 10;
 
 /// The pieces for one peer, written in the order they were queued.
@@ -193,7 +196,8 @@ struct LaneState {
 struct Queued {
     seq: u64,
     piece: Outgoing,
-    /// Bytes, when known (small pieces may be written inline).
+    /// Bytes, when known and in host memory (small pieces may be written
+    /// inline); `usize::MAX` otherwise.
     bytes: usize,
     /// Set once the buffer is ready (or failed).
     ready: Option<Outcome>,
@@ -205,7 +209,10 @@ impl Lane {
     }
 
     fn push(self: &Arc<Self>, piece: Outgoing) {
-        let bytes = piece.buffer.on_device_size().unwrap_or(usize::MAX);
+        let bytes = match piece.buffer.is_on_cpu() {
+            true => piece.buffer.on_device_size().unwrap_or(usize::MAX),
+            false => usize::MAX,
+        };
         let event = piece.buffer.ready_event();
         let seq = {
             let mut st = self.lock();

@@ -272,20 +272,29 @@ impl Buffer {
         Ok(data)
     }
 
+    /// Whether the buffer's bytes lie in host memory (`PJRT_Buffer_IsOnCpu`;
+    /// false where the plugin cannot tell). Reading one then needs no
+    /// device-to-host copy, which a GPU plugin must not be asked for from
+    /// its own completion callbacks.
+    pub fn is_on_cpu(&self) -> bool {
+        let mut args = sys::PJRT_Buffer_IsOnCpu_Args::new();
+        args.buffer = self.raw;
+        // SAFETY: valid args on a live buffer. A plugin without the entry
+        // point simply has no fast path.
+        unsafe { call!(self.client.api(), PJRT_Buffer_IsOnCpu, &mut args) }.is_ok()
+            && args.is_on_cpu
+    }
+
     /// Calls `f` with the buffer's bytes where they lie, without copying
     /// them: only for a buffer in host memory (`PJRT_Buffer_IsOnCpu`) with a
     /// dense major-to-minor layout; `None` otherwise (use
     /// [`Buffer::to_host`]). Waits for the data to be defined; the buffer is
     /// pinned (`PJRT_Buffer_IncreaseExternalReferenceCount`) while `f` runs.
     pub fn read_in_place<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
-        let api = self.client.api();
-        let mut on_cpu = sys::PJRT_Buffer_IsOnCpu_Args::new();
-        on_cpu.buffer = self.raw;
-        // SAFETY: valid args on a live buffer. A plugin without the entry
-        // point simply has no fast path.
-        if unsafe { call!(api, PJRT_Buffer_IsOnCpu, &mut on_cpu) }.is_err() || !on_cpu.is_on_cpu {
+        if !self.is_on_cpu() {
             return Ok(None);
         }
+        let api = self.client.api();
         let dims = self.dims()?;
         let mut args = sys::PJRT_Buffer_GetMemoryLayout_Args::new();
         args.buffer = self.raw;
