@@ -10,6 +10,10 @@
 //!   without and with waiting for the copy (null where the plugin has one
 //!   device, as a one-GPU machine's has).
 //!
+//! * the pieces of a hop between hosts: a ready `f32[4]` read to the host
+//!   (`Buffer::to_host`), put on the device (`Client::buffer_from_host` +
+//!   wait), and written into a buffer made for an async transfer.
+//!
 //! `$PW_PJRT_CLIENT_OPTIONS` is passed to the plugin (a GPU plugin:
 //! `preallocate=false`).
 //!
@@ -54,6 +58,28 @@ fn measure<T>(warmup: usize, iters: usize, mut f: impl FnMut() -> Res<T>) -> Res
         let made = f()?;
         samples.push(start.elapsed().as_secs_f64() * 1e6);
         drop(made);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok((samples[iters / 2], samples[iters * 9 / 10]))
+}
+
+/// As [`measure`], timing only `f`, on what an untimed `setup` made.
+fn measure_after<S, T>(
+    warmup: usize,
+    iters: usize,
+    mut setup: impl FnMut() -> Res<S>,
+    mut f: impl FnMut(S) -> Res<T>,
+) -> Res<(f64, f64)> {
+    let mut samples = Vec::with_capacity(iters);
+    for i in 0..warmup + iters {
+        let input = setup()?;
+        let start = Instant::now();
+        let made = f(input)?;
+        let took = start.elapsed().as_secs_f64() * 1e6;
+        drop(made);
+        if i >= warmup {
+            samples.push(took);
+        }
     }
     samples.sort_by(f64::total_cmp);
     Ok((samples[iters / 2], samples[iters * 9 / 10]))
@@ -113,12 +139,40 @@ fn main() -> Res<()> {
         None => (None, None),
     };
 
+    // The pieces of a hop between hosts: the result read to the host, and
+    // bytes put on a device (whole, and through an async transfer).
+    let to_host = measure_after(
+        warmup,
+        iters,
+        || {
+            let run = exe.execute(&[vec![&x]])?;
+            run.wait()?;
+            Ok(run)
+        },
+        |run| Ok(run.outputs[0][0].to_host()?),
+    )?;
+    let from_host = measure(warmup, iters, || {
+        let b = client.buffer_from_host(&bytes, DType::F32, &[4], &devices[0])?;
+        b.wait_ready()?;
+        Ok(b)
+    })?;
+    let async_write = measure_after(
+        warmup,
+        iters,
+        || Ok(client.buffer_for_async_transfer(&devices[0], DType::F32, &[4])?),
+        |(mut transfer, buffer)| {
+            transfer.write(bytes.clone(), true)?;
+            buffer.wait_ready()?;
+            Ok(buffer)
+        },
+    )?;
+
     let row = |name: &str, measured: Option<(f64, f64)>| match measured {
         Some((median, p90)) => format!("\"{name}\": [{median:.3}, {p90:.3}]"),
         None => format!("\"{name}\": null"),
     };
     println!(
-        "{{\"plugin\": \"{}\", \"api\": \"{}\", \"platform\": \"{}\", \"kind\": \"{}\", \"iters\": {iters}, {}, {}, {}, {}}}",
+        "{{\"plugin\": \"{}\", \"api\": \"{}\", \"platform\": \"{}\", \"kind\": \"{}\", \"iters\": {iters}, {}, {}, {}, {}, {}, {}, {}}}",
         plugin.path().display(),
         plugin.version(),
         client.platform_name(),
@@ -127,6 +181,9 @@ fn main() -> Res<()> {
         row("execute_round_trip", Some(execute_round_trip)),
         row("copy_dispatch", copy_dispatch),
         row("copy_round_trip", copy_round_trip),
+        row("to_host", Some(to_host)),
+        row("from_host", Some(from_host)),
+        row("async_write", Some(async_write)),
     );
     Ok(())
 }

@@ -246,22 +246,29 @@ impl Buffer {
 
     /// [`Buffer::to_host`] through `PJRT_Buffer_ToHostBuffer`, always.
     pub fn to_host_copy(&self) -> Result<Vec<u8>> {
-        let rank = self.dims()?.len();
-        let mut layout = RowMajor::new(rank);
+        let dims = self.dims()?;
+        let mut layout = RowMajor::new(dims.len());
         let mut args = sys::PJRT_Buffer_ToHostBuffer_Args::new();
         args.src = self.raw;
         args.host_layout = &mut layout.layout;
-        // First call (null `dst`): the plugin reports the size it needs.
-        // SAFETY: valid args on a live buffer; `layout` outlives the call.
-        unsafe { call!(self.client.api(), PJRT_Buffer_ToHostBuffer, &mut args)? };
-        if !args.event.is_null() {
-            // Not expected for a size query, but owned by us if returned.
-            drop(Event::from_raw(
-                &self.client,
-                args.event,
-                "PJRT_Buffer_ToHostBuffer",
-            ));
-            args.event = std::ptr::null_mut();
+        // Dense row-major bytes of a whole-byte type: the size is known, and
+        // a second call into the plugin is saved.
+        match self.dtype() {
+            Ok(dtype) => args.dst_size = dims.iter().product::<usize>() * dtype.size_in_bytes(),
+            Err(_) => {
+                // A null `dst`: the plugin reports the size it needs.
+                // SAFETY: valid args on a live buffer; `layout` outlives the call.
+                unsafe { call!(self.client.api(), PJRT_Buffer_ToHostBuffer, &mut args)? };
+                if !args.event.is_null() {
+                    // Not expected for a size query, but owned by us if returned.
+                    drop(Event::from_raw(
+                        &self.client,
+                        args.event,
+                        "PJRT_Buffer_ToHostBuffer",
+                    ));
+                    args.event = std::ptr::null_mut();
+                }
+            }
         }
         let mut data = vec![0u8; args.dst_size];
         args.dst = data.as_mut_ptr().cast();
