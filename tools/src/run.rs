@@ -95,11 +95,14 @@ pub struct Cli {
     pub timeout: Option<f64>,
 
     /// The PJRT plugin (default: $PW_PJRT_PLUGIN, else the CPU plugin
-    /// scripts/setup.sh recorded).
+    /// scripts/setup.sh recorded). Its client options come from
+    /// $PW_PJRT_CLIENT_OPTIONS, `name=value;...` (a GPU plugin:
+    /// `preallocate=false`, `memory_fraction=0.5`, `visible_devices=[0,1]`).
     #[arg(long, value_name = "PATH")]
     pub plugin: Option<PathBuf>,
 
-    /// Ask the plugin for this many devices (CPU plugins; 1 to 1024).
+    /// Ask the plugin for this many devices (a CPU plugin makes them; any
+    /// other must have exactly as many; 1 to 1024).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_DEVICES))]
     pub devices: Option<u16>,
 

@@ -35,13 +35,16 @@ struct Cli {
     #[arg(long, value_name = "HOST:PORT")]
     controller: String,
 
-    /// Ask the PJRT plugin for this many devices (CPU plugins; default: the
-    /// plugin's own count).
+    /// Ask the PJRT plugin for this many devices (a CPU plugin makes them;
+    /// any other must have exactly as many; default: the plugin's own
+    /// count).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     devices: Option<u32>,
 
     /// The PJRT plugin (default: $PW_PJRT_PLUGIN, else the CPU plugin
-    /// scripts/setup.sh recorded).
+    /// scripts/setup.sh recorded). Its client options come from
+    /// $PW_PJRT_CLIENT_OPTIONS, `name=value;...` (a GPU plugin:
+    /// `preallocate=false`, `memory_fraction=0.5`, `visible_devices=[0,1]`).
     #[arg(long, value_name = "PATH")]
     plugin: Option<PathBuf>,
 

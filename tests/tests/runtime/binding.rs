@@ -452,7 +452,54 @@ fn in_place_reads_match_copies(target: Target) {
     assert_no_leaks(&client);
 }
 
+/// `Client::open`: a CPU plugin makes the devices asked for, in one client
+/// or two.
+fn open_with_a_device_count(target: Target) {
+    let plugin = target.plugin();
+    let options = ClientOptions::new();
+    let default = Client::open(&plugin, &options, None).expect("client");
+    let n = default.addressable_devices().len();
+    drop(default);
+    for wanted in [n, n + 2] {
+        let client = Client::open(&plugin, &options, Some(wanted)).expect("client");
+        assert_eq!(client.addressable_devices().len(), wanted);
+        assert_eq!(client.platform_name(), "cpu");
+    }
+}
+
+#[test]
+fn client_options_parse_from_text() {
+    let parsed = ClientOptions::parse(
+        " preallocate=false; memory_fraction=0.5;visible_devices=[0, 1];n=8;s=\"8\";allocator=bfc;",
+    )
+    .expect("parses");
+    assert_eq!(
+        parsed.values(),
+        &[
+            ("preallocate".to_owned(), NamedValue::Bool(false)),
+            ("memory_fraction".to_owned(), NamedValue::Float(0.5)),
+            (
+                "visible_devices".to_owned(),
+                NamedValue::Int64List(vec![0, 1])
+            ),
+            ("n".to_owned(), NamedValue::Int64(8)),
+            ("s".to_owned(), NamedValue::String("8".into())),
+            ("allocator".to_owned(), NamedValue::String("bfc".into())),
+        ]
+    );
+    assert!(ClientOptions::parse("").expect("empty").values().is_empty());
+    for (bad, says) in [
+        ("preallocate", "not name=value"),
+        ("=3", "has no name"),
+        ("visible_devices=[0,x]", "`x` in [0,x] is not an int64"),
+    ] {
+        let err = ClientOptions::parse(bad).expect_err(bad);
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}
+
 on_both_plugins!(
+    open_with_a_device_count,
     in_place_reads_match_copies,
     async_transfers,
     plugin_version,
