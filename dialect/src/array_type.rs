@@ -250,12 +250,21 @@ pub(crate) unsafe fn element_dtype(element: mlir_sys::MlirType) -> Option<DType>
                 _ => None,
             }
         } else {
-            None
+            // The rest (complex, the 8-bit floats) by their spelling.
+            DType::from_mlir(&Type::from_raw(element).to_string())
         }
     }
 }
 
 fn element_type(context: &Context, dtype: DType) -> Type<'_> {
+    let raw = context.to_raw();
+    // SAFETY: each constructor takes a live context (or a valid element
+    // type) and returns a valid type owned by it.
+    let made = |f: unsafe extern "C" fn(mlir_sys::MlirContext) -> mlir_sys::MlirType| unsafe {
+        Type::from_raw(f(raw))
+    };
+    let complex =
+        |element: Type| unsafe { Type::from_raw(mlir_sys::mlirComplexTypeGet(element.to_raw())) };
     match dtype {
         DType::Bool => IntegerType::new(context, 1).into(),
         DType::I8 => IntegerType::new(context, 8).into(),
@@ -270,5 +279,15 @@ fn element_type(context: &Context, dtype: DType) -> Type<'_> {
         DType::BF16 => Type::bfloat16(context),
         DType::F32 => Type::float32(context),
         DType::F64 => Type::float64(context),
+        DType::C64 => complex(Type::float32(context)),
+        DType::C128 => complex(Type::float64(context)),
+        DType::F8E5M2 => made(mlir_sys::mlirFloat8E5M2TypeGet),
+        DType::F8E4M3FN => made(mlir_sys::mlirFloat8E4M3FNTypeGet),
+        DType::F8E4M3B11FNUZ => made(mlir_sys::mlirFloat8E4M3B11FNUZTypeGet),
+        DType::F8E5M2FNUZ => made(mlir_sys::mlirFloat8E5M2FNUZTypeGet),
+        DType::F8E4M3FNUZ => made(mlir_sys::mlirFloat8E4M3FNUZTypeGet),
+        DType::F8E4M3 => made(mlir_sys::mlirFloat8E4M3TypeGet),
+        DType::F8E3M4 => made(mlir_sys::mlirFloat8E3M4TypeGet),
+        DType::F8E8M0FNU => made(mlir_sys::mlirFloat8E8M0FNUTypeGet),
     }
 }

@@ -449,7 +449,8 @@ fn inputs(cli: &Cli, types: &InputTypes) -> Result<Vec<HostArray>, String> {
         .zip(types)
         .enumerate()
         .map(|(i, (path, (dtype, shape)))| {
-            let host = npy::read(path).map_err(|e| format!("error: input #{i}: {e}"))?;
+            let host =
+                npy::read_expecting(path, *dtype).map_err(|e| format!("error: input #{i}: {e}"))?;
             if host.dtype() != *dtype || !same_shape(host.shape(), shape) {
                 return Err(format!(
                     "error: input #{i} ({}) is {}{:?}, but the program expects {dtype}{shape:?}",
@@ -536,6 +537,26 @@ fn random_inputs(types: &InputTypes, seed: u64) -> Result<Vec<HostArray>, String
                         bytes.extend_from_slice(&half::f16::from_f64(unit(bits)).to_ne_bytes())
                     }
                     DType::Bool => bytes.push((bits & 1) as u8),
+                    DType::C64 => {
+                        bytes.extend_from_slice(&(unit(bits) as f32).to_ne_bytes());
+                        bytes.extend_from_slice(&(unit(next()) as f32).to_ne_bytes());
+                    }
+                    DType::C128 => {
+                        bytes.extend_from_slice(&unit(bits).to_ne_bytes());
+                        bytes.extend_from_slice(&unit(next()).to_ne_bytes());
+                    }
+                    f8 if f8.is_float8() => {
+                        // A byte whose value is finite and in [-1, 1].
+                        let in_range = |b: u8| {
+                            f8.float8_value(b)
+                                .is_some_and(|v| v.is_finite() && v.abs() <= 1.0)
+                        };
+                        let mut b = bits as u8;
+                        while !in_range(b) {
+                            b = next() as u8;
+                        }
+                        bytes.push(b);
+                    }
                     other => {
                         let v = bits % 8;
                         bytes.extend_from_slice(&v.to_ne_bytes()[..other.size_in_bytes()]);
@@ -599,6 +620,18 @@ fn as_f64(a: &HostArray) -> Vec<f64> {
     }
     match a.dtype() {
         DType::Bool => a.bytes().iter().map(|&b| f64::from(b)).collect(),
+        // Real and imaginary parts, interleaved: compared part by part.
+        DType::C64 => a
+            .bytes()
+            .chunks_exact(4)
+            .map(|c| <[u8; 4]>::try_from(c).map_or(f64::NAN, |b| f64::from(f32::from_ne_bytes(b))))
+            .collect(),
+        DType::C128 => a
+            .bytes()
+            .chunks_exact(8)
+            .map(|c| <[u8; 8]>::try_from(c).map_or(f64::NAN, f64::from_ne_bytes))
+            .collect(),
+
         DType::I8 => cast!(i8),
         DType::I16 => cast!(i16),
         DType::I32 => cast!(i32),
@@ -621,6 +654,12 @@ fn as_f64(a: &HostArray) -> Vec<f64> {
             .collect(),
         DType::F32 => cast!(f32),
         DType::F64 => cast!(f64),
+        // The 8-bit floats.
+        f8 => a
+            .bytes()
+            .iter()
+            .map(|&b| f8.float8_value(b).unwrap_or(f64::NAN))
+            .collect(),
     }
 }
 
@@ -640,7 +679,8 @@ fn compare(cli: &Cli, outputs: &[HostArray]) -> Result<(bool, Vec<String>), Stri
     let mut all = true;
     let mut lines = Vec::new();
     for (i, (path, got)) in cli.expect.iter().zip(outputs).enumerate() {
-        let want = npy::read(path).map_err(|e| format!("error: --expect #{i}: {e}"))?;
+        let want = npy::read_expecting(path, got.dtype())
+            .map_err(|e| format!("error: --expect #{i}: {e}"))?;
         if want.dtype() != got.dtype() || want.shape() != got.shape() {
             all = false;
             lines.push(format!(

@@ -31,6 +31,16 @@ _DTYPES = {
     np.dtype(jnp.bfloat16): "bf16",
     np.dtype("float32"): "f32",
     np.dtype("float64"): "f64",
+    np.dtype("complex64"): "complex<f32>",
+    np.dtype("complex128"): "complex<f64>",
+    np.dtype(jnp.float8_e5m2): "f8E5M2",
+    np.dtype(jnp.float8_e4m3fn): "f8E4M3FN",
+    np.dtype(jnp.float8_e4m3b11fnuz): "f8E4M3B11FNUZ",
+    np.dtype(jnp.float8_e5m2fnuz): "f8E5M2FNUZ",
+    np.dtype(jnp.float8_e4m3fnuz): "f8E4M3FNUZ",
+    np.dtype(jnp.float8_e4m3): "f8E4M3",
+    np.dtype(jnp.float8_e3m4): "f8E3M4",
+    np.dtype(jnp.float8_e8m0fnu): "f8E8M0FNU",
 }
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_$.]*"

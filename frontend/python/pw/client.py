@@ -76,10 +76,10 @@ DIRECT_PUT_BYTES = 4 << 20
 
 
 def _dtype(name: str) -> np.dtype:
-    if name == "bfloat16":
+    if name == "bfloat16" or name.startswith("float8_"):
         import ml_dtypes
 
-        return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(getattr(ml_dtypes, name))
     return np.dtype(name)
 
 

@@ -320,6 +320,32 @@ def bf16_and_int32():
 
 
 @snippet
+def complex_and_float8():
+    """complex64 arithmetic, and float8 arrays put, computed on and fetched
+    (their bytes compared exactly, as uint8)."""
+    z = (np.arange(8, dtype=np.float32) - 3).astype(np.complex64) * np.complex64(1 + 0.5j)
+
+    @jax.jit
+    def cz(z):
+        return z * (2 - 1j) + jnp.conj(z), jnp.abs(z)
+
+    zz, mag = cz(jax.device_put(z))
+    out = {"z": np.asarray(zz), "mag": np.asarray(mag), "z_dtype": str(zz.dtype)}
+    x = np.linspace(-1.0, 1.0, 8, dtype=np.float32)
+    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz"):
+        t = getattr(jnp, name)
+
+        @jax.jit
+        def twice(a):
+            return (a.astype(jnp.float32) * 2).astype(t)
+
+        y = twice(jax.device_put(x.astype(t)))
+        out[f"{name}_bits"] = np.asarray(y).view(np.uint8)
+        out[f"{name}_dtype"] = str(y.dtype)
+    return out
+
+
+@snippet
 def shard_map_psum():
     """A collective inside one worker: psum under shard_map over devices 0-1."""
     mesh = _mesh(0)

@@ -368,6 +368,9 @@ def test_output_may_be_an_input_and_repeat():
         (jnp.uint8, "ui8"),
         (jnp.uint32, "ui32"),
         (jnp.bool_, "i1"),
+        (jnp.complex64, "complex<f32>"),
+        (jnp.float8_e4m3fn, "f8E4M3FN"),
+        (jnp.float8_e8m0fnu, "f8E8M0FNU"),
     ],
 )
 def test_dtypes(dtype, mlir):

@@ -199,7 +199,7 @@ def assert_same(name: str, want: dict, got: dict) -> None:
                 continue
             assert g.dtype == w.dtype, f"{label}: dtype {g.dtype}, want {w.dtype}"
             assert g.shape == w.shape, f"{label}: shape {g.shape}, want {w.shape}"
-            if w.dtype.kind == "f":
+            if w.dtype.kind in "fc":
                 if key.endswith("_bf16"):
                     rtol, atol = BF16_RTOL, BF16_ATOL
                 else:

@@ -103,6 +103,28 @@ def test_bf16_and_i32():
     np.testing.assert_array_equal(got[2], np.asarray(idx_ref))
 
 
+def test_complex_and_float8():
+    """complex64 and float8 arrays in and out of pw-run (float8 crosses .npy
+    as raw bytes, read as the type the program declares), as JAX computes them."""
+
+    def rotate(z, f8):
+        return z * (1 - 2j), (f8.astype(jnp.float32) * 2).astype(jnp.float8_e4m3fn), jnp.abs(z)
+
+    z = (np.arange(8, dtype=np.float32) - 4).astype(np.complex64) * np.complex64(0.5 + 1j)
+    f8 = np.linspace(-2, 2, 8, dtype=np.float32).astype(jnp.float8_e4m3fn)
+    with pw.program("complex_f8") as p:
+        zi, fi = p.inputs([z, f8])
+        with pw.mesh("m", devices=2):
+            out = jax.jit(rotate, in_shardings=(P("x"), P("x")), out_shardings=(P("x"), P("x"), P()))(zi, fi)
+        p.outputs(list(out))
+    got = p.run(z, f8)
+    want = [np.asarray(w) for w in jax.jit(rotate)(z, f8)]
+    assert [g.dtype for g in got] == [w.dtype for w in want]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    np.testing.assert_array_equal(got[1].view(np.uint8), want[1].view(np.uint8))
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
 def double(x):
     return x * 2
 

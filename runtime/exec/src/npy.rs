@@ -11,7 +11,11 @@
 //! `np.save` writes an `ml_dtypes.bfloat16` array (what JAX users have) as the
 //! raw 2-byte type `<V2`, so a 2-byte void is read as bfloat16 and bfloat16 is
 //! written as `<V2`; load it in Python with `np.load(p).view(ml_dtypes.bfloat16)`.
-//! Arrays are always written in C order and native byte order.
+//! `complex64` and `complex128` are `c8` and `c16`. The 8-bit floats are
+//! written as `np.save` writes them, one raw byte (`|V1`, view it as the
+//! ml_dtypes type), and not read: such a file does not say which of the
+//! eight it holds. Arrays are always written in C order and native byte
+//! order.
 //!
 //! Files are untrusted: the header is parsed in one linear pass and is at
 //! most [`MAX_HEADER_BYTES`] long; sizes are computed with checked
@@ -41,13 +45,23 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 
 /// Reads a `.npy` file.
 pub fn read(path: impl AsRef<Path>) -> Result<HostArray> {
-    let path = path.as_ref();
+    read_file(path.as_ref(), None)
+}
+
+/// Reads a `.npy` file that should hold `want` elements: a file of one
+/// raw byte per element (how `np.save` writes ml_dtypes' 8-bit floats) is
+/// read as `want` when that is one of them.
+pub fn read_expecting(path: impl AsRef<Path>, want: DType) -> Result<HostArray> {
+    read_file(path.as_ref(), Some(want))
+}
+
+fn read_file(path: &Path, want: Option<DType>) -> Result<HostArray> {
     let name = path.display().to_string();
     let mut file = File::open(path).map_err(|e| npy_error(&name, e))?;
     let meta = file.metadata().map_err(|e| npy_error(&name, e))?;
     // A pipe or device has no length to check against: read what comes.
     let size = meta.is_file().then_some(meta.len());
-    read_sized(&mut file, size, &name)
+    read_sized(&mut file, size, &name, want)
 }
 
 /// Writes a `.npy` file.
@@ -72,7 +86,7 @@ fn npy_error(name: &str, reason: impl std::fmt::Display) -> Error {
 /// Reads `.npy` data from any reader; `name` labels errors. Memory grows
 /// with the bytes actually read, never with what the header declares.
 pub fn read_from(mut reader: impl Read, name: &str) -> Result<HostArray> {
-    read_sized(&mut reader, None, name)
+    read_sized(&mut reader, None, name, None)
 }
 
 /// What a header says.
@@ -86,7 +100,12 @@ struct Header {
 }
 
 /// Reads one file; `size`, when known, is the whole file's length.
-fn read_sized(reader: &mut dyn Read, size: Option<u64>, name: &str) -> Result<HostArray> {
+fn read_sized(
+    reader: &mut dyn Read,
+    size: Option<u64>,
+    name: &str,
+    want: Option<DType>,
+) -> Result<HostArray> {
     let err = |reason: String| npy_error(name, reason);
     let io = |e: std::io::Error| npy_error(name, e);
     let mut preamble = [0u8; 8];
@@ -117,7 +136,7 @@ fn read_sized(reader: &mut dyn Read, size: Option<u64>, name: &str) -> Result<Ho
     // Version 3 allows UTF-8; 1 and 2 are Latin-1, of which pw needs ASCII.
     let text = std::str::from_utf8(&header)
         .map_err(|_| err("the header is not ASCII/UTF-8 text".into()))?;
-    let header = parse_header(text).map_err(|e| err(format!("bad header: {e}")))?;
+    let header = parse_header(text, want).map_err(|e| err(format!("bad header: {e}")))?;
     let bytes = payload_bytes(&header).map_err(err)?;
     let offset = (8 + length_bytes + header_len) as u64;
     if let Some(size) = size {
@@ -155,7 +174,13 @@ fn read_sized(reader: &mut dyn Read, size: Option<u64>, name: &str) -> Result<Ho
     }
     let width = header.dtype.size_in_bytes();
     if header.swap {
-        swap_bytes(&mut data, width);
+        // A complex number's two halves each in the other order.
+        let part = if header.dtype.is_complex() {
+            width / 2
+        } else {
+            width
+        };
+        swap_bytes(&mut data, part);
     }
     if header.dtype == DType::Bool {
         // Anything but 0 is true, as NumPy reads it; pw's bool bytes are 0/1.
@@ -194,7 +219,7 @@ fn payload_bytes(header: &Header) -> Result<usize, String> {
 
 /// Parses the header dict in one pass: exactly the keys `descr`,
 /// `fortran_order` and `shape`, in any order.
-fn parse_header(text: &str) -> Result<Header, String> {
+fn parse_header(text: &str, want: Option<DType>) -> Result<Header, String> {
     let mut p = Lexer { rest: text };
     p.expect('{')?;
     let (mut descr, mut fortran, mut shape) = (None, None, None);
@@ -223,7 +248,7 @@ fn parse_header(text: &str) -> Result<Header, String> {
         ));
     }
     let descr = descr.ok_or("no 'descr' key")?;
-    let (dtype, swap) = parse_descr(descr)?;
+    let (dtype, swap) = parse_descr(descr, want)?;
     Ok(Header {
         dtype,
         swap,
@@ -234,7 +259,7 @@ fn parse_header(text: &str) -> Result<Header, String> {
 
 /// A NumPy type string: its dtype, and whether its bytes are in the other
 /// byte order than this machine's.
-fn parse_descr(descr: &str) -> Result<(DType, bool), String> {
+fn parse_descr(descr: &str, want: Option<DType>) -> Result<(DType, bool), String> {
     let unsupported = || format!("element type '{descr}' is not supported");
     let mut chars = descr.chars();
     let order = chars.next().ok_or_else(unsupported)?;
@@ -258,8 +283,20 @@ fn parse_descr(descr: &str) -> Result<(DType, bool), String> {
         "f2" => DType::F16,
         "f4" => DType::F32,
         "f8" => DType::F64,
+        "c8" => DType::C64,
+        "c16" => DType::C128,
         // ml_dtypes' bfloat16: raw little-endian bits, whatever the mark.
         "V2" => return Ok((DType::BF16, cfg!(target_endian = "big"))),
+        "V1" | "f1" => match want {
+            Some(f8) if f8.is_float8() => f8,
+            _ => {
+                return Err(format!(
+                    "element type '{descr}' is one raw byte: an ml_dtypes float8 array, whose \
+                     kind the file does not say; pw reads one only where the program says \
+                     which (a pw-run input)"
+                ))
+            }
+        },
         _ => return Err(unsupported()),
     };
     let swap = match little {
@@ -459,9 +496,12 @@ fn header_bytes(array: &HostArray) -> Vec<u8> {
         DType::I8 => "|i1".to_owned(),
         DType::U8 => "|u1".to_owned(),
         DType::BF16 => "<V2".to_owned(),
+        // As np.save writes ml_dtypes' float8 arrays: one raw byte.
+        d if d.is_float8() => "|V1".to_owned(),
         other => {
             let kind = match other {
                 DType::F16 | DType::F32 | DType::F64 => 'f',
+                DType::C64 | DType::C128 => 'c',
                 DType::U16 | DType::U32 | DType::U64 => 'u',
                 _ => 'i',
             };
@@ -501,16 +541,22 @@ mod tests {
 
     #[test]
     fn headers_parse_as_numpy_writes_them() {
-        let h = parse_header("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }   \n")
-            .unwrap();
+        let h = parse_header(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }   \n",
+            None,
+        )
+        .unwrap();
         assert_eq!(h.shape, [3, 4]);
         assert_eq!(h.dtype, DType::F32);
         assert!(!h.fortran);
-        let h =
-            parse_header("{\"shape\": (), \"fortran_order\": True, \"descr\": \">i8\"}").unwrap();
+        let h = parse_header(
+            "{\"shape\": (), \"fortran_order\": True, \"descr\": \">i8\"}",
+            None,
+        )
+        .unwrap();
         assert_eq!((h.shape.len(), h.fortran, h.dtype), (0, true, DType::I64));
         assert_eq!(
-            parse_header("{'descr':'|b1','fortran_order':False,'shape':(5,)}")
+            parse_header("{'descr':'|b1','fortran_order':False,'shape':(5,)}", None)
                 .unwrap()
                 .shape,
             [5]
@@ -529,7 +575,7 @@ mod tests {
             "{'descr': 'f4', 'fortran_order': False, 'shape': (3,), }",
             "{'descr': '|f4', 'fortran_order': False, 'shape': (3,), }",
         ] {
-            assert!(parse_header(bad).is_err(), "{bad:?} was accepted");
+            assert!(parse_header(bad, None).is_err(), "{bad:?} was accepted");
         }
     }
 

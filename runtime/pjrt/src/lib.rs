@@ -98,11 +98,21 @@ pub(crate) fn pjrt_type(dtype: DType) -> sys::PJRT_Buffer_Type {
         DType::BF16 => sys::PJRT_Buffer_Type_BF16,
         DType::F32 => sys::PJRT_Buffer_Type_F32,
         DType::F64 => sys::PJRT_Buffer_Type_F64,
+        DType::C64 => sys::PJRT_Buffer_Type_C64,
+        DType::C128 => sys::PJRT_Buffer_Type_C128,
+        DType::F8E5M2 => sys::PJRT_Buffer_Type_F8E5M2,
+        DType::F8E4M3FN => sys::PJRT_Buffer_Type_F8E4M3FN,
+        DType::F8E4M3B11FNUZ => sys::PJRT_Buffer_Type_F8E4M3B11FNUZ,
+        DType::F8E5M2FNUZ => sys::PJRT_Buffer_Type_F8E5M2FNUZ,
+        DType::F8E4M3FNUZ => sys::PJRT_Buffer_Type_F8E4M3FNUZ,
+        DType::F8E4M3 => sys::PJRT_Buffer_Type_F8E4M3,
+        DType::F8E3M4 => sys::PJRT_Buffer_Type_F8E3M4,
+        DType::F8E8M0FNU => sys::PJRT_Buffer_Type_F8E8M0FNU,
     }
 }
 
 /// The [`DType`] of a PJRT buffer type; `None` for types pw does not
-/// handle (complex, fp8, int4, token...).
+/// handle (the sub-byte ones, token...).
 pub(crate) fn dtype_of(ty: sys::PJRT_Buffer_Type) -> Option<DType> {
     DType::ALL.into_iter().find(|d| pjrt_type(*d) == ty)
 }

@@ -143,6 +143,14 @@ pub const PJRT_Buffer_Type_F64: PJRT_Buffer_Type = 12;
 pub const PJRT_Buffer_Type_BF16: PJRT_Buffer_Type = 13;
 pub const PJRT_Buffer_Type_C64: PJRT_Buffer_Type = 14;
 pub const PJRT_Buffer_Type_C128: PJRT_Buffer_Type = 15;
+pub const PJRT_Buffer_Type_F8E5M2: PJRT_Buffer_Type = 16;
+pub const PJRT_Buffer_Type_F8E4M3FN: PJRT_Buffer_Type = 17;
+pub const PJRT_Buffer_Type_F8E4M3B11FNUZ: PJRT_Buffer_Type = 18;
+pub const PJRT_Buffer_Type_F8E5M2FNUZ: PJRT_Buffer_Type = 19;
+pub const PJRT_Buffer_Type_F8E4M3FNUZ: PJRT_Buffer_Type = 20;
+pub const PJRT_Buffer_Type_F8E4M3: PJRT_Buffer_Type = 26;
+pub const PJRT_Buffer_Type_F8E3M4: PJRT_Buffer_Type = 27;
+pub const PJRT_Buffer_Type_F8E8M0FNU: PJRT_Buffer_Type = 28;
 
 pub type PJRT_HostBufferSemantics = c_int;
 /// The plugin copies `data` before `BufferFromHostBuffer` returns.

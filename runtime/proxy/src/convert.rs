@@ -76,11 +76,22 @@ pub fn dtype_of(proto: &DTypeProto) -> Result<DType, String> {
         Kind::Bf16 => DType::BF16,
         Kind::F32 => DType::F32,
         Kind::F64 => DType::F64,
+        Kind::C64 => DType::C64,
+        Kind::C128 => DType::C128,
+        Kind::F8e5m2 => DType::F8E5M2,
+        Kind::F8e4m3fn => DType::F8E4M3FN,
+        Kind::F8e4m3b11fnuz => DType::F8E4M3B11FNUZ,
+        Kind::F8e5m2fnuz => DType::F8E5M2FNUZ,
+        Kind::F8e4m3fnuz => DType::F8E4M3FNUZ,
+        Kind::F8e4m3 => DType::F8E4M3,
+        Kind::F8e3m4 => DType::F8E3M4,
+        Kind::F8e8m0fnu => DType::F8E8M0FNU,
         other => {
             return Err(format!(
-                "dtype {} is not supported by pw (it has bool, int8-64, uint8-64, float16, \
-                 bfloat16, float32, float64)",
-                other.as_str_name()
+                "dtype {} is not supported by pw (its sub-byte types {} are not; nor are \
+                 tokens, opaque and string arrays)",
+                other.as_str_name(),
+                DType::UNSUPPORTED
             ))
         }
     })
@@ -102,6 +113,16 @@ pub fn dtype_proto(d: DType) -> DTypeProto {
         DType::BF16 => Kind::Bf16,
         DType::F32 => Kind::F32,
         DType::F64 => Kind::F64,
+        DType::C64 => Kind::C64,
+        DType::C128 => Kind::C128,
+        DType::F8E5M2 => Kind::F8e5m2,
+        DType::F8E4M3FN => Kind::F8e4m3fn,
+        DType::F8E4M3B11FNUZ => Kind::F8e4m3b11fnuz,
+        DType::F8E5M2FNUZ => Kind::F8e5m2fnuz,
+        DType::F8E4M3FNUZ => Kind::F8e4m3fnuz,
+        DType::F8E4M3 => Kind::F8e4m3,
+        DType::F8E3M4 => Kind::F8e3m4,
+        DType::F8E8M0FNU => Kind::F8e8m0fnu,
     };
     DTypeProto {
         version_number: 0,
