@@ -346,6 +346,17 @@ def complex_and_float8():
 
 
 @snippet
+def memory_analysis():
+    """What the compiler planned of memory for a jitted matmul
+    (`compile().memory_analysis()`)."""
+    f = jax.jit(lambda x, y: jnp.tanh(x @ y) + 1)
+    compiled = f.lower(jnp.ones((64, 64)), jnp.ones((64, 32))).compile()
+    m = compiled.memory_analysis()
+    keys = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes")
+    return {k: int(getattr(m, k)) for k in keys}
+
+
+@snippet
 def shard_map_psum():
     """A collective inside one worker: psum under shard_map over devices 0-1."""
     mesh = _mesh(0)

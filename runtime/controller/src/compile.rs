@@ -21,6 +21,8 @@ use pw_exec::{
     Need, Work,
 };
 use pw_pjrt::{Client, ClientOptions, Plugin, Program};
+// What an inspected program says of itself, in the plugin's own terms.
+pub use pw_pjrt::{MemoryStats, NamedValue};
 use pw_wire::{self as wire, proto, Collect};
 use std::{
     collections::{BTreeMap, HashMap},
@@ -246,6 +248,10 @@ pub struct Inspected {
     /// [`pw_pjrt::Executable::optimized_program`]), when the plugin
     /// gives it.
     pub optimized: Option<(String, Vec<u8>)>,
+    /// The compiler's cost estimates, or why the plugin gave none.
+    pub cost: std::result::Result<Vec<(String, NamedValue)>, String>,
+    /// The memory it planned, when the plugin gives it.
+    pub memory: Option<MemoryStats>,
 }
 
 impl Compiler {
@@ -272,6 +278,8 @@ impl Compiler {
             Ok::<_, pw_pjrt::Error>(Inspected {
                 outputs: dtypes.into_iter().zip(dims).collect(),
                 optimized: executable.optimized_program().ok(),
+                cost: executable.cost_analysis().map_err(|e| e.to_string()),
+                memory: executable.compiled_memory_stats().ok(),
             })
         })
         .await

@@ -6,8 +6,9 @@ use std::sync::atomic::Ordering;
 use prost::Message;
 
 use super::buffer::Buffer;
-use super::client::{raw_list, Client, Device};
+use super::client::{raw_list, Client, Device, NamedValue};
 use super::event::Event;
+use super::plugin::read_named_values;
 use super::sys::{self, Args as _};
 use crate::error::{Error, ErrorCode, Result};
 use pw_core::DType;
@@ -602,6 +603,26 @@ impl fmt::Debug for LoadedExecutable {
 /// The compile-time view of an executable (`PJRT_Executable`): its
 /// metadata and serialization, no longer than the loaded executable it
 /// came from lives. `Send + Sync`.
+/// What running a program takes of memory, as its compiler planned it
+/// (PJRT's `CompiledMemoryStats`), in bytes: on the device's default
+/// memory, and on the host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    pub generated_code: i64,
+    pub arguments: i64,
+    pub outputs: i64,
+    /// Of the arguments, what the outputs reuse.
+    pub aliased: i64,
+    pub temporaries: i64,
+    pub host_generated_code: i64,
+    pub host_arguments: i64,
+    pub host_outputs: i64,
+    pub host_aliased: i64,
+    pub host_temporaries: i64,
+    /// The most live at once (0 where the plugin does not say).
+    pub peak: i64,
+}
+
 pub struct Executable<'a> {
     client: Client,
     raw: *mut sys::PJRT_Executable,
@@ -738,6 +759,50 @@ impl Executable<'_> {
                 .into_owned()
         };
         Ok((format, code))
+    }
+
+    /// The compiler's cost estimates (`flops`, `bytes accessed`, ...), as
+    /// the plugin names them.
+    pub fn cost_analysis(&self) -> Result<Vec<(String, NamedValue)>> {
+        let mut args = sys::PJRT_Executable_GetCostAnalysis_Args::new();
+        args.executable = self.raw;
+        // SAFETY: valid args; the properties live as long as the executable.
+        unsafe {
+            call!(
+                self.client.api(),
+                PJRT_Executable_GetCostAnalysis,
+                &mut args
+            )?;
+            Ok(read_named_values(args.properties, args.num_properties))
+        }
+    }
+
+    /// What running the program takes of device and host memory, as the
+    /// compiler planned it.
+    pub fn compiled_memory_stats(&self) -> Result<MemoryStats> {
+        let mut a = sys::PJRT_Executable_GetCompiledMemoryStats_Args::new();
+        a.executable = self.raw;
+        // SAFETY: valid args; the plugin fills the numbers.
+        unsafe {
+            call!(
+                self.client.api(),
+                PJRT_Executable_GetCompiledMemoryStats,
+                &mut a
+            )?
+        };
+        Ok(MemoryStats {
+            generated_code: a.generated_code_size_in_bytes,
+            arguments: a.argument_size_in_bytes,
+            outputs: a.output_size_in_bytes,
+            aliased: a.alias_size_in_bytes,
+            temporaries: a.temp_size_in_bytes,
+            host_generated_code: a.host_generated_code_size_in_bytes,
+            host_arguments: a.host_argument_size_in_bytes,
+            host_outputs: a.host_output_size_in_bytes,
+            host_aliased: a.host_alias_size_in_bytes,
+            host_temporaries: a.host_temp_size_in_bytes,
+            peak: a.peak_memory_in_bytes,
+        })
     }
 
     /// A fingerprint of the compiled program, when the plugin provides one.

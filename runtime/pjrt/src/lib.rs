@@ -74,7 +74,7 @@ pub use error::{ApiVersion, Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{
     CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
-    Program, ProgramFormat,
+    MemoryStats, Program, ProgramFormat,
 };
 pub use plugin::{recorded_plugin_file, take_unreported_errors, Plugin, PLUGIN_ENV};
 pub use sys::MIN_MINOR;
@@ -162,6 +162,8 @@ pub const COVERED_FUNCTIONS: &[&str] = &[
     "PJRT_Executable_OutputDimensions",
     "PJRT_Executable_Fingerprint",
     "PJRT_Executable_OptimizedProgram",
+    "PJRT_Executable_GetCostAnalysis",
+    "PJRT_Executable_GetCompiledMemoryStats",
     "PJRT_Executable_Serialize",
     "PJRT_Executable_DeserializeAndLoad",
     "PJRT_LoadedExecutable_Destroy",

@@ -301,17 +301,9 @@ impl Api {
             Err(Error::Unsupported { .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         }
-        let mut out = Vec::with_capacity(args.num_attributes);
-        for i in 0..args.num_attributes {
-            // SAFETY: the plugin returned `num_attributes` values that live as
-            // long as the process.
-            let value = unsafe { &*args.attributes.add(i) };
-            // SAFETY: as above.
-            if let Some(pair) = unsafe { read_named_value(value) } {
-                out.push(pair);
-            }
-        }
-        Ok(out)
+        // SAFETY: the plugin returned `num_attributes` values that live as
+        // long as the process.
+        Ok(unsafe { read_named_values(args.attributes, args.num_attributes) })
     }
 
     /// The table, if it is long enough to hold the entry at `offset`.
@@ -439,6 +431,25 @@ pub(crate) unsafe fn lossy(ptr: *const c_char, len: usize) -> String {
     // SAFETY: forwarded contract.
     let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The `n` named values at `values` (those of a type pw does not know are
+/// left out).
+///
+/// # Safety
+/// `values` is null or points to `n` named values returned by the plugin,
+/// with valid pointers.
+pub(crate) unsafe fn read_named_values(
+    values: *const sys::PJRT_NamedValue,
+    n: usize,
+) -> Vec<(String, NamedValue)> {
+    if values.is_null() {
+        return Vec::new();
+    }
+    (0..n)
+        // SAFETY: forwarded contract.
+        .filter_map(|i| unsafe { read_named_value(&*values.add(i)) })
+        .collect()
 }
 
 /// # Safety

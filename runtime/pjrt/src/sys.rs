@@ -446,6 +446,29 @@ args_struct! {
         executable: *mut PJRT_Executable,
         program: *mut PJRT_Program,
     }
+    PJRT_Executable_GetCostAnalysis_Args {
+        executable: *mut PJRT_Executable,
+        num_properties: usize,
+        properties: *const PJRT_NamedValue,
+    }
+    PJRT_Executable_GetCompiledMemoryStats_Args {
+        executable: *mut PJRT_Executable,
+        generated_code_size_in_bytes: i64,
+        argument_size_in_bytes: i64,
+        output_size_in_bytes: i64,
+        alias_size_in_bytes: i64,
+        temp_size_in_bytes: i64,
+        host_generated_code_size_in_bytes: i64,
+        host_argument_size_in_bytes: i64,
+        host_output_size_in_bytes: i64,
+        host_alias_size_in_bytes: i64,
+        host_temp_size_in_bytes: i64,
+        // Appended in later minor versions: a plugin writes the fields it
+        // knows, and some refuse a struct without them (0.115 wants
+        // `peak_memory_in_bytes`).
+        peak_memory_in_bytes: i64,
+        total_size_in_bytes: i64,
+    }
     PJRT_Executable_OutputElementTypes_Args {
         executable: *mut PJRT_Executable,
         output_types: *mut PJRT_Buffer_Type,
@@ -596,7 +619,7 @@ pub struct PJRT_Api {
     pub PJRT_Executable_NumPartitions: Fn<PJRT_Executable_NumPartitions_Args>,
     pub PJRT_Executable_NumOutputs: Fn<PJRT_Executable_NumOutputs_Args>,
     pub PJRT_Executable_SizeOfGeneratedCodeInBytes: Unused,
-    pub PJRT_Executable_GetCostAnalysis: Unused,
+    pub PJRT_Executable_GetCostAnalysis: Fn<PJRT_Executable_GetCostAnalysis_Args>,
     pub PJRT_Executable_OutputMemoryKinds: Unused,
     pub PJRT_Executable_OptimizedProgram: Fn<PJRT_Executable_OptimizedProgram_Args>,
     pub PJRT_Executable_Serialize: Fn<PJRT_Executable_Serialize_Args>,
@@ -656,7 +679,7 @@ pub struct PJRT_Api {
     pub PJRT_Client_CreateViewOfDeviceBuffer: Fn<PJRT_Client_CreateViewOfDeviceBuffer_Args>,
     pub PJRT_Executable_Fingerprint: Fn<PJRT_Executable_Fingerprint_Args>,
     pub PJRT_Client_TopologyDescription: Unused,
-    pub PJRT_Executable_GetCompiledMemoryStats: Unused,
+    pub PJRT_Executable_GetCompiledMemoryStats: Fn<PJRT_Executable_GetCompiledMemoryStats_Args>,
     pub PJRT_Memory_Kind_Id: Unused,
     pub PJRT_ExecuteContext_Create: Unused,
     pub PJRT_ExecuteContext_Destroy: Unused,

@@ -130,6 +130,53 @@ pub fn dtype_proto(d: DType) -> DTypeProto {
     }
 }
 
+/// An executable's cost estimates as IFRT's attribute map.
+pub fn cost_attributes(
+    cost: &[(String, pw_controller::compile::NamedValue)],
+) -> crate::protocol::xla::ifrt::AttributeMapProto {
+    use crate::protocol::xla::ifrt::attribute_map_proto::{value, Value};
+    use pw_controller::compile::NamedValue as N;
+    let attributes = cost
+        .iter()
+        .map(|(name, v)| {
+            let v = match v {
+                N::String(s) => value::Value::StringValue(s.clone().into_bytes()),
+                N::Int64(n) => value::Value::Int64Value(*n),
+                N::Int64List(l) => value::Value::Int64ListValue(value::Int64List {
+                    elements: l.clone(),
+                }),
+                N::Float(x) => value::Value::FloatValue(*x),
+                N::Bool(b) => value::Value::BoolValue(*b),
+            };
+            (name.clone(), Value { value: Some(v) })
+        })
+        .collect();
+    crate::protocol::xla::ifrt::AttributeMapProto {
+        version_number: 0,
+        attributes,
+    }
+}
+
+/// An executable's planned memory as XLA's `CompiledMemoryStatsProto`.
+pub fn memory_stats_proto(
+    m: &pw_controller::compile::MemoryStats,
+) -> crate::protocol::xla::CompiledMemoryStatsProto {
+    crate::protocol::xla::CompiledMemoryStatsProto {
+        generated_code_size_in_bytes: m.generated_code,
+        argument_size_in_bytes: m.arguments,
+        output_size_in_bytes: m.outputs,
+        alias_size_in_bytes: m.aliased,
+        temp_size_in_bytes: m.temporaries,
+        host_generated_code_size_in_bytes: m.host_generated_code,
+        host_argument_size_in_bytes: m.host_arguments,
+        host_output_size_in_bytes: m.host_outputs,
+        host_alias_size_in_bytes: m.host_aliased,
+        host_temp_size_in_bytes: m.host_temporaries,
+        peak_memory_in_bytes: m.peak,
+        ..Default::default()
+    }
+}
+
 /// Where the shards of an array lie: for each shard position, the IFRT
 /// device that holds it and its box.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -80,6 +80,10 @@ struct Executable {
     outputs: Vec<(DType, Vec<usize>)>,
     /// Its parameters' and outputs' shardings, and what it donates.
     compiled: hlo::Compiled,
+    /// The compiler's cost estimates and planned memory, as the
+    /// controller's plugin gave them.
+    cost: std::result::Result<Vec<(String, pw_controller::compile::NamedValue)>, String>,
+    memory: Option<pw_controller::compile::MemoryStats>,
     /// The pw executable for each signature of arguments.
     built: HashMap<String, u64>,
 }
@@ -262,6 +266,9 @@ impl Session {
             Rq::CompileRequest(r) => Rs::CompileResponse(self.compile(r).await?),
             Rq::LoadedExecutableMetadataRequest(r) => {
                 Rs::LoadedExecutableMetadataResponse(self.metadata(r.loaded_executable_handle)?)
+            }
+            Rq::LoadedExecutableCostAnalysisRequest(r) => {
+                Rs::LoadedExecutableCostAnalysisResponse(self.cost(r.loaded_executable_handle)?)
             }
             Rq::LoadedExecutableExecuteRequest(r) => {
                 Rs::LoadedExecutableExecuteResponse(self.execute(r).await?)
@@ -1114,6 +1121,8 @@ impl Session {
                 devices: devices.clone(),
                 outputs: inspected.outputs,
                 compiled,
+                cost: inspected.cost,
+                memory: inspected.memory,
                 built: HashMap::new(),
             })),
         );
@@ -1141,10 +1150,24 @@ impl Session {
             })
     }
 
+    fn cost(&self, handle: u64) -> Result<protocol::LoadedExecutableCostAnalysisResponse> {
+        use protocol::loaded_executable_cost_analysis_response::Result as R;
+        let exe = self.executable(handle)?;
+        let exe = exe.lock().unwrap_or_else(|e| e.into_inner());
+        let cost = exe.cost.as_deref().map_err(|why| {
+            unimplemented(format!(
+                "the controller's PJRT plugin gives no cost analysis of this program: {why}"
+            ))
+        })?;
+        Ok(protocol::LoadedExecutableCostAnalysisResponse {
+            result: Some(R::Attributes(convert::cost_attributes(cost))),
+        })
+    }
+
     fn metadata(&self, handle: u64) -> Result<protocol::LoadedExecutableMetadataResponse> {
         use protocol::loaded_executable_metadata_response::{
-            DonatedInputIndices, DonatedInputIndicesOneof, MemoryKindList, OutputMemoryKind,
-            ShardingList,
+            CompiledMemoryStatsOneof, DonatedInputIndices, DonatedInputIndicesOneof,
+            MemoryKindList, OutputMemoryKind, ShardingList,
         };
         let exe = self.executable(handle)?;
         let exe = exe.lock().unwrap_or_else(|e| e.into_inner());
@@ -1167,6 +1190,9 @@ impl Session {
                     donated_input_indices: c.donated.clone(),
                 },
             )),
+            compiled_memory_stats_oneof: exe.memory.as_ref().map(|m| {
+                CompiledMemoryStatsOneof::CompiledMemoryStats(convert::memory_stats_proto(m))
+            }),
             ..Default::default()
         })
     }

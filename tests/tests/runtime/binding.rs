@@ -257,6 +257,21 @@ fn compile_and_execute(target: Target) {
         assert_eq!(meta.output_dtypes().unwrap(), vec![DType::F32]);
         assert_eq!(meta.output_dims().unwrap(), vec![vec![4]]);
         assert!(!meta.name().unwrap().is_empty());
+        // What the compiler planned: an f32[4] in, one out, and (where the
+        // plugin implements it) 8 flops of `x * 2 + 1`.
+        let memory = meta.compiled_memory_stats().unwrap();
+        assert_eq!((memory.arguments, memory.outputs), (16, 16), "{memory:?}");
+        match (target, meta.cost_analysis()) {
+            (Target::Api081, Ok(cost)) => assert!(
+                cost.iter()
+                    .any(|(k, v)| k == "flops" && *v == NamedValue::Float(8.0)),
+                "{cost:?}"
+            ),
+            (Target::Api0115, Err(Error::Pjrt { code, .. })) => {
+                assert_eq!(code, pw_pjrt::ErrorCode::Unimplemented)
+            }
+            (_, other) => panic!("unexpected cost analysis {other:?}"),
+        }
         drop(meta);
 
         let x = f32_buffer(&client, &[0.0, 1.0, 2.0, 3.0], 2);
