@@ -243,12 +243,13 @@ pub fn placement(sharding: &ShardingProto, shape: &[i64]) -> Result<Placement, S
 pub fn hlo_placement(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<Placement, String> {
     check_shape(shape)?;
     check_devices(devices)?;
-    let text = format!("{} over devices {devices:?}", op_sharding_text(op));
-    if op.named_sharding.is_some() {
-        return Err(format!(
-            "sharding {text}: named (HloShardingV3) shardings are not supported by pw"
-        ));
+    if let Some(named) = &op.named_sharding {
+        let tiles = crate::named_sharding::to_tiles(named, shape.len()).map_err(|e| {
+            format!("named sharding over devices {devices:?} of an array {shape:?}: {e}")
+        })?;
+        return hlo_placement(devices, &tiles, shape);
     }
+    let text = format!("{} over devices {devices:?}", op_sharding_text(op));
     let kind = op_sharding::Type::try_from(op.r#type)
         .map_err(|_| format!("sharding {text}: unknown OpSharding type {}", op.r#type))?;
     let (positions, layout) = match kind {

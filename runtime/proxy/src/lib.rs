@@ -10,6 +10,7 @@
 pub mod convert;
 mod error;
 mod hlo;
+mod named_sharding;
 pub mod protocol;
 mod service;
 mod session;
