@@ -83,6 +83,8 @@ struct Executable {
     /// The compiler's cost estimates and planned memory, as the
     /// controller's plugin gave them.
     cost: std::result::Result<Vec<(String, pw_controller::compile::NamedValue)>, String>,
+    /// The program as compiled (its format and bytes), for its text.
+    optimized: Option<(String, Vec<u8>)>,
     memory: Option<pw_controller::compile::MemoryStats>,
     /// The pw executable for each signature of arguments.
     built: HashMap<String, u64>,
@@ -266,6 +268,11 @@ impl Session {
             Rq::CompileRequest(r) => Rs::CompileResponse(self.compile(r).await?),
             Rq::LoadedExecutableMetadataRequest(r) => {
                 Rs::LoadedExecutableMetadataResponse(self.metadata(r.loaded_executable_handle)?)
+            }
+            Rq::LoadedExecutableHumanReadableProgramTextRequest(r) => {
+                Rs::LoadedExecutableHumanReadableProgramTextResponse(
+                    self.program_text(r.loaded_executable_handle)?,
+                )
             }
             Rq::LoadedExecutableCostAnalysisRequest(r) => {
                 Rs::LoadedExecutableCostAnalysisResponse(self.cost(r.loaded_executable_handle)?)
@@ -1122,6 +1129,7 @@ impl Session {
                 outputs: inspected.outputs,
                 compiled,
                 cost: inspected.cost,
+                optimized: inspected.optimized,
                 memory: inspected.memory,
                 built: HashMap::new(),
             })),
@@ -1148,6 +1156,23 @@ impl Session {
                 what: "executable",
                 handle,
             })
+    }
+
+    fn program_text(
+        &self,
+        handle: u64,
+    ) -> Result<protocol::LoadedExecutableHumanReadableProgramTextResponse> {
+        use protocol::loaded_executable_human_readable_program_text_response::Result as R;
+        let exe = self.executable(handle)?;
+        let exe = exe.lock().unwrap_or_else(|e| e.into_inner());
+        let (format, bytes) = exe.optimized.as_ref().ok_or_else(|| {
+            unimplemented("the controller's PJRT plugin does not show this compiled program")
+        })?;
+        let text = crate::hlo_text::render(format, bytes)
+            .map_err(|e| invalid(format!("the compiled program cannot be read: {e}")))?;
+        Ok(protocol::LoadedExecutableHumanReadableProgramTextResponse {
+            result: Some(R::HumanReadableProgramText(text)),
+        })
     }
 
     fn cost(&self, handle: u64) -> Result<protocol::LoadedExecutableCostAnalysisResponse> {
