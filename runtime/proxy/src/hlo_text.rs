@@ -162,16 +162,12 @@ fn attributes(i: &HloInstructionProto, computations: &HashMap<i64, &str>) -> Str
         .map(|id| format!("%{}", computations.get(id).copied().unwrap_or("?")))
         .collect();
     match i.opcode.as_str() {
+        "iota" => a.push(format!("iota_dimension={}", join(&i.dimensions))),
         "broadcast" | "transpose" | "reduce" | "reverse" | "concatenate" | "reduce-precision"
-        | "all-gather" | "all-to-all" | "reduce-scatter" | "sort" | "iota" | "map" => {
-            if !i.dimensions.is_empty() || i.opcode == "broadcast" {
-                let key = if i.opcode == "iota" {
-                    "iota_dimension"
-                } else {
-                    "dimensions"
-                };
-                a.push(format!("{key}={{{}}}", join(&i.dimensions)));
-            }
+        | "all-gather" | "all-to-all" | "reduce-scatter" | "sort" | "map"
+            if !i.dimensions.is_empty() || i.opcode == "broadcast" =>
+        {
+            a.push(format!("dimensions={{{}}}", join(&i.dimensions)))
         }
         "get-tuple-element" => a.push(format!("index={}", i.tuple_index)),
         "slice" => {
