@@ -530,9 +530,9 @@ def proxy_only(f):
 
 @proxy_only
 def server_error_then_recover():
-    """An array pw has no dtype for (complex64) fails with the server's
-    message as a JAX exception; the session goes on, and the status page
-    lists it like any other."""
+    """An array pw has no dtype for (int4, packed two to a byte) fails with
+    the server's message as a JAX exception; the session goes on, and the
+    status page lists it like any other."""
     import json
 
     import grpc
@@ -541,7 +541,7 @@ def server_error_then_recover():
 
     out = {}
     try:
-        bad = jax.device_put(np.array([1 + 2j, 3 - 4j], np.complex64))
+        bad = jax.device_put(np.array([1, -2, 3, -4], jnp.int4))
         np.asarray(bad)
         out["raised"] = False
     except Exception as e:  # noqa: BLE001 - the exception is the result
@@ -559,6 +559,24 @@ def server_error_then_recover():
         sessions = json.loads(overview(pb.OverviewRequest(), timeout=10).json).get("sessions", [])
     out["sessions"] = json.dumps(sessions)
     return out
+
+
+@proxy_only
+def donated_assembly():
+    """An array on one device, passed to a call sharded over two that
+    donates it: the client assembles it with its copy on the other device
+    (reusing their buffers, as IFRT does), and donating the assembly
+    deletes them, so the server refuses a later use of the original as JAX
+    in-process does (whose client knows it is deleted without asking)."""
+    mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
+    arr = jnp.arange(16)
+    out = jax.jit(lambda x: x * 2, in_shardings=NamedSharding(mesh, P()), donate_argnums=0)(arr)
+    result = {"out": np.asarray(out)}
+    try:
+        result["sum_after"] = int((arr + 1).sum())
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        result["error"] = str(e)
+    return result
 
 
 def run(name: str) -> dict:

@@ -326,10 +326,10 @@ def test_mesh_name_taken_by_a_computation():
 
 
 def test_unsupported_input_dtype():
-    with pytest.raises(pw.ProgramError, match="cannot hold complex64") as e:
-        with pw.program("complex") as p:
-            p.input(S((2,), jnp.complex64))  # misuse: complex input
-    assert_names_line(e.value, HERE, "misuse: complex input")
+    with pytest.raises(pw.ProgramError, match="cannot hold int4") as e:
+        with pw.program("packed") as p:
+            p.input(S((2,), jnp.int4))  # misuse: int4 input
+    assert_names_line(e.value, HERE, "misuse: int4 input")
 
 
 def test_64_bit_input_without_x64():
@@ -341,10 +341,10 @@ def test_64_bit_input_without_x64():
 
 
 def test_unsupported_result_dtype():
-    to_complex = jax.jit(lambda a: a.astype(jnp.complex64))
-    with pytest.raises(pw.ProgramError, match=r"cannot hold complex64 \(result #0 of <lambda>\)") as e:
-        capture(lambda x: to_complex(x))  # misuse: complex result
-    assert_names_line(e.value, HERE, "misuse: complex result")
+    to_int4 = jax.jit(lambda a: a.astype(jnp.int4))
+    with pytest.raises(pw.ProgramError, match=r"cannot hold int4 \(result #0 of <lambda>\)") as e:
+        capture(lambda x: to_int4(x))  # misuse: int4 result
+    assert_names_line(e.value, HERE, "misuse: int4 result")
 
 
 @pytest.mark.parametrize(

@@ -104,6 +104,11 @@ struct State {
     futures: HashMap<u64, Future>,
     /// The pw executable in_flight each layout.
     puts: HashMap<String, u64>,
+    /// Arrays made with `REUSE_INPUT` semantics, and the arrays whose
+    /// buffers they took over: in IFRT they share buffers, so deleting or
+    /// donating the one deletes the others. (pw copied the bytes; it
+    /// deletes the others to the same effect.)
+    shares: HashMap<u64, Vec<u64>>,
     next: u64,
 }
 
@@ -139,6 +144,7 @@ impl Session {
                 executables: HashMap::new(),
                 futures: HashMap::new(),
                 puts: HashMap::new(),
+                shares: HashMap::new(),
                 next: SERVER_HANDLES,
             }),
         }
@@ -779,6 +785,17 @@ impl Session {
                 sharding: r.sharding.unwrap_or_default(),
             },
         );
+        match ifrt::proto::ArrayCopySemantics::try_from(r.copy_semantics) {
+            Ok(ifrt::proto::ArrayCopySemantics::DonateInput) => {
+                self.delete(&r.single_device_array_handles, false).await
+            }
+            Ok(ifrt::proto::ArrayCopySemantics::ReuseInput) => {
+                self.state()
+                    .shares
+                    .insert(handle, r.single_device_array_handles.clone());
+            }
+            _ => {}
+        }
         Ok(handle)
     }
 
@@ -1045,9 +1062,15 @@ impl Session {
     /// was deleted).
     async fn delete(&self, handles: &[u64], forget: bool) {
         let mut gone = Vec::new();
+        let mut shared = Vec::new();
         {
             let mut s = self.state();
             for &h in handles {
+                // Destroying a handle leaves the buffers it shares; deleting
+                // the array deletes them.
+                if let Some(others) = s.shares.remove(&h).filter(|_| !forget) {
+                    shared.extend(others);
+                }
                 let old = if forget {
                     s.arrays.remove(&h)
                 } else {
@@ -1072,6 +1095,9 @@ impl Session {
         }
         if !gone.is_empty() {
             self.drop_pw(&gone).await;
+        }
+        if !shared.is_empty() {
+            Box::pin(self.delete(&shared, false)).await;
         }
     }
 
@@ -1328,15 +1354,21 @@ impl Session {
                 name: name.clone(),
                 source: Box::new(e),
             })?;
-        // Donated arguments are gone.
+        // Donated arguments are gone, with the arrays whose buffers they
+        // shared.
+        let mut shared = Vec::new();
         {
             let mut s = self.state();
             for &d in &compiled.donated {
                 if let Some(&h) = r.args_handles.get(d as usize) {
                     s.arrays
                         .insert(h, Slot::Failed(format!("array {h} was donated to {name}")));
+                    shared.extend(s.shares.remove(&h).unwrap_or_default());
                 }
             }
+        }
+        if !shared.is_empty() {
+            self.delete(&shared, false).await;
         }
         // The status future is the client's to name (or it wants none);
         // the response never names one.
