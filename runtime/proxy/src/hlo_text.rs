@@ -284,28 +284,19 @@ fn scalar(l: &LiteralProto) -> Option<String> {
     if !s.dimensions.is_empty() || !s.tuple_shapes.is_empty() {
         return None;
     }
-    if let [v] = l.preds.as_slice() {
-        return Some(v.to_string());
+    fn only<T: ToString>(values: &[T]) -> Option<String> {
+        match values {
+            [v] => Some(v.to_string()),
+            _ => None,
+        }
     }
-    if let [v] = l.s32s.as_slice() {
-        return Some(v.to_string());
-    }
-    if let [v] = l.s64s.as_slice() {
-        return Some(v.to_string());
-    }
-    if let [v] = l.u32s.as_slice() {
-        return Some(v.to_string());
-    }
-    if let [v] = l.u64s.as_slice() {
-        return Some(v.to_string());
-    }
-    if let [v] = l.f32s.as_slice() {
-        return Some(v.to_string());
-    }
-    if let [v] = l.f64s.as_slice() {
-        return Some(v.to_string());
-    }
-    None
+    only(&l.preds)
+        .or_else(|| only(&l.s32s))
+        .or_else(|| only(&l.s64s))
+        .or_else(|| only(&l.u32s))
+        .or_else(|| only(&l.u64s))
+        .or_else(|| only(&l.f32s))
+        .or_else(|| only(&l.f64s))
 }
 
 /// A shape as HLO writes it: `f32[8,2]{1,0}`, with its layout's memory
