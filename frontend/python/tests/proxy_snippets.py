@@ -357,6 +357,27 @@ def memory_analysis():
 
 
 @snippet
+def compiler_options():
+    """Compiler options: a valid one compiles, a misspelled one or a value
+    of the wrong type is JAX's error naming it."""
+
+    def f(x):
+        return jnp.sqrt(x**2) + 1.0
+
+    out = {"valid": np.asarray(jax.jit(f, compiler_options={"exec_time_optimization_effort": 0.0})(1.0))}
+    for key, options, says in [
+        ("unknown", {"invalid_key": "invalid_value"}, "No such compile option: 'invalid_key'"),
+        ("bad_bool", {"xla_embed_ir_in_executable": "invalid_value"}, "is not a valid bool value"),
+    ]:
+        try:
+            jax.jit(f).lower(1.0).compile(compiler_options=options)
+            out[key] = "no error"
+        except Exception as e:  # noqa: BLE001 - the exception is the result
+            out[key] = f"{type(e).__name__}: names it {says in str(e)}"
+    return out
+
+
+@snippet
 def shard_map_psum():
     """A collective inside one worker: psum under shard_map over devices 0-1."""
     mesh = _mesh(0)

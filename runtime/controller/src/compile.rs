@@ -22,7 +22,7 @@ use pw_exec::{
 };
 use pw_pjrt::{Client, ClientOptions, Plugin, Program};
 // What an inspected program says of itself, in the plugin's own terms.
-pub use pw_pjrt::{MemoryStats, NamedValue};
+pub use pw_pjrt::{MemoryStats, NamedValue, OptionOverride};
 use pw_wire::{self as wire, proto, Collect};
 use std::{
     collections::{BTreeMap, HashMap},
@@ -258,7 +258,12 @@ impl Compiler {
     /// Compiles `module` here for `devices` devices (SPMD when more than
     /// one) to see what it makes: a front end given a program without its
     /// types (the IFRT proxy) needs them before it can plan a call.
-    pub async fn inspect(&mut self, module: &[u8], devices: usize) -> Result<Inspected> {
+    pub async fn inspect(
+        &mut self,
+        module: &[u8],
+        devices: usize,
+        overrides: Vec<(String, pw_pjrt::OptionOverride)>,
+    ) -> Result<Inspected> {
         let failed = |message: String| Error::Inspect { message };
         let client = self
             .local(devices)
@@ -267,8 +272,9 @@ impl Compiler {
                 failed("the controller has no PJRT plugin to compile with (--plugin)".into())
             })?;
         let ids: Vec<i32> = (0..devices as i32).collect();
-        let options = pw_pjrt::CompileOptions::for_device_ids(&ids, devices > 1)
+        let mut options = pw_pjrt::CompileOptions::for_device_ids(&ids, devices > 1)
             .map_err(|e| failed(e.to_string()))?;
+        options.overrides = overrides;
         let program = Program::mlir(module.to_vec());
         let inspected = tokio::task::spawn_blocking(move || {
             let loaded = client.compile(&program, &options)?;

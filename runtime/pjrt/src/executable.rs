@@ -131,6 +131,18 @@ pub struct CompileOptions {
     pub use_shardy_partitioner: bool,
     /// An explicit device assignment; `None` lets the plugin choose.
     pub device_assignment: Option<DeviceAssignment>,
+    /// Compiler options by name (`env_option_overrides`: what JAX's
+    /// `compiler_options` become), checked and applied by the plugin.
+    pub overrides: Vec<(String, OptionOverride)>,
+}
+
+/// The value of one compiler option.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionOverride {
+    String(String),
+    Bool(bool),
+    Int(i64),
+    Double(f64),
 }
 
 impl Default for CompileOptions {
@@ -141,6 +153,7 @@ impl Default for CompileOptions {
             use_spmd_partitioning: false,
             use_shardy_partitioner: false,
             device_assignment: None,
+            overrides: Vec::new(),
         }
     }
 }
@@ -163,6 +176,7 @@ impl CompileOptions {
             use_spmd_partitioning: true,
             use_shardy_partitioner: true,
             device_assignment: Some(DeviceAssignment::partitions(devices)?),
+            overrides: Vec::new(),
         })
     }
 
@@ -177,6 +191,7 @@ impl CompileOptions {
                 use_spmd_partitioning: true,
                 use_shardy_partitioner: true,
                 device_assignment: Some(assignment),
+                overrides: Vec::new(),
             })
         } else if ids.len() == 1 {
             Ok(CompileOptions {
@@ -213,8 +228,23 @@ impl CompileOptions {
                 .map(DeviceAssignment::to_proto),
             use_shardy_partitioner: self.use_shardy_partitioner,
         };
+        let env_option_overrides = self
+            .overrides
+            .iter()
+            .map(|(name, v)| {
+                use proto::option_override::Value;
+                let value = match v {
+                    OptionOverride::String(s) => Value::String(s.clone()),
+                    OptionOverride::Bool(b) => Value::Bool(*b),
+                    OptionOverride::Int(n) => Value::Int(*n),
+                    OptionOverride::Double(x) => Value::Double(*x),
+                };
+                (name.clone(), proto::OptionOverride { value: Some(value) })
+            })
+            .collect();
         let options = proto::CompileOptionsProto {
             executable_build_options: Some(build),
+            env_option_overrides,
         };
         Ok(options.encode_to_vec())
     }
@@ -228,6 +258,28 @@ mod proto {
     pub struct CompileOptionsProto {
         #[prost(message, optional, tag = "3")]
         pub executable_build_options: Option<ExecutableBuildOptionsProto>,
+        #[prost(btree_map = "string, message", tag = "7")]
+        pub env_option_overrides: std::collections::BTreeMap<String, OptionOverride>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct OptionOverride {
+        #[prost(oneof = "option_override::Value", tags = "1, 2, 3, 4")]
+        pub value: Option<option_override::Value>,
+    }
+
+    pub mod option_override {
+        #[derive(Clone, PartialEq, prost::Oneof)]
+        pub enum Value {
+            #[prost(string, tag = "1")]
+            String(String),
+            #[prost(bool, tag = "2")]
+            Bool(bool),
+            #[prost(int64, tag = "3")]
+            Int(i64),
+            #[prost(double, tag = "4")]
+            Double(f64),
+        }
     }
 
     #[derive(Clone, PartialEq, prost::Message)]
@@ -874,6 +926,7 @@ mod tests {
             use_spmd_partitioning: true,
             use_shardy_partitioner: true,
             device_assignment: Some(DeviceAssignment::new(vec![vec![0, 1]]).unwrap()),
+            overrides: Vec::new(),
         };
         let ours =
             proto::CompileOptionsProto::decode(ours.to_proto_bytes().unwrap().as_slice()).unwrap();

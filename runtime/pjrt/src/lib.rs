@@ -74,7 +74,7 @@ pub use error::{ApiVersion, Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{
     CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
-    MemoryStats, Program, ProgramFormat,
+    MemoryStats, OptionOverride, Program, ProgramFormat,
 };
 pub use plugin::{recorded_plugin_file, take_unreported_errors, Plugin, PLUGIN_ENV};
 pub use sys::MIN_MINOR;

@@ -130,6 +130,30 @@ pub fn dtype_proto(d: DType) -> DTypeProto {
     }
 }
 
+/// The compiler options the client set (JAX's `compiler_options`), for the
+/// controller's compile, which checks them as JAX's own would.
+pub fn option_overrides(
+    proto: &CompileOptionsProto,
+) -> Vec<(String, pw_controller::compile::OptionOverride)> {
+    use crate::protocol::xla::option_override_proto::Value;
+    use pw_controller::compile::OptionOverride as O;
+    let mut out: Vec<_> = proto
+        .env_option_overrides
+        .iter()
+        .filter_map(|(name, v)| {
+            let v = match v.value.as_ref()? {
+                Value::StringField(s) => O::String(s.clone()),
+                Value::BoolField(b) => O::Bool(*b),
+                Value::IntField(n) => O::Int(*n),
+                Value::DoubleField(x) => O::Double(*x),
+            };
+            Some((name.clone(), v))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
 /// An executable's cost estimates as IFRT's attribute map.
 pub fn cost_attributes(
     cost: &[(String, pw_controller::compile::NamedValue)],

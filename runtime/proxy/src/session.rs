@@ -1127,7 +1127,11 @@ impl Session {
         let inspected = self
             .controller
             .sessions()
-            .inspect(&module, devices.len())
+            .inspect(
+                &module,
+                devices.len(),
+                convert::option_overrides(&options.proto),
+            )
             .await?;
         let compiled =
             match &inspected.optimized {

@@ -136,9 +136,14 @@ impl Sessions<'_> {
 
     /// What `module` makes on `devices` devices (see
     /// [`crate::compile::Compiler::inspect`]).
-    pub async fn inspect(&self, module: &[u8], devices: usize) -> Result<Inspected> {
+    pub async fn inspect(
+        &self,
+        module: &[u8],
+        devices: usize,
+        overrides: Vec<(String, crate::compile::OptionOverride)>,
+    ) -> Result<Inspected> {
         let mut compiler = self.c.inner.compiler.lock().await;
-        compiler.inspect(module, devices).await
+        compiler.inspect(module, devices, overrides).await
     }
 
     /// Lowers a program onto devices `slice` of session `id` (or cuts a
