@@ -568,7 +568,7 @@ mod tests {
             "{'descr': '<f4', 'fortran_order': False, 'shape': (3), }",
             "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }",
             "{'descr': '<f4', 'fortran_order': 0, 'shape': (3,), }",
-            "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }",
+            "{'descr': '<c32', 'fortran_order': False, 'shape': (3,), }",
             "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
             "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}",
             "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), } x",
