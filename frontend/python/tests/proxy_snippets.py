@@ -496,6 +496,34 @@ def reshard():
     }
 
 
+@snippet
+def unreduced():
+    """Unreduced shardings: a jitted einsum that leaves its sum unreduced
+    over an explicit mesh axis (each device holds a partial product), its
+    shards read one by one, two such arrays added while unreduced, then
+    reduced by `reshard` (a jitted all-reduce)."""
+    from jax.sharding import AxisType, reshard
+
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    mesh = Mesh(np.array(jax.devices()[:2]), ("x",), axis_types=(AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(a, P(None, "x"))
+        y = jax.device_put(a.T, P("x", None))
+        partial = jax.jit(lambda x, y: jnp.einsum("ab,bc->ac", x, y, out_sharding=P(None, None, unreduced={"x"})))
+        out = partial(x, y)
+        twice = jax.jit(lambda u, v: u + v)(out, out)
+        shards = sorted(out.addressable_shards, key=lambda s: _index(s.device))
+        reduced = reshard(twice, P(None, None))
+        result = {
+            "spec": str(out.sharding.spec),
+            "shard0": np.asarray(shards[0].data),
+            "shard1": np.asarray(shards[1].data),
+            "twice_shard1": np.asarray(sorted(twice.addressable_shards, key=lambda s: _index(s.device))[1].data),
+            "reduced": np.asarray(reduced),
+        }
+    return result
+
+
 @snippet(rtol=1e-5, atol=1e-6)
 def pipelined_microbatches():
     """Microbatches through two stages, as a pipeline is written in plain

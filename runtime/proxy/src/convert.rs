@@ -215,6 +215,9 @@ pub struct Placement {
     /// The memory kind the sharding names (`"device"`, `"pinned_host"`...),
     /// if it names one.
     pub memory_kind: Option<String>,
+    /// Whether positions with equal offsets hold partial values whose sum
+    /// is the array (an unreduced sharding) rather than equal copies.
+    pub unreduced: bool,
 }
 
 /// Where the shards of an array of `shape` lie under `sharding` (an
@@ -246,6 +249,7 @@ pub fn placement(sharding: &ShardingProto, shape: &[i64]) -> Result<Placement, S
                 layout: whole(shape, 1),
                 sharding: format!("single device {}", proto.device_id),
                 memory_kind: proto.memory_kind,
+                unreduced: false,
             })
         }
         CONCRETE_EVEN_SHARDING => {
@@ -276,14 +280,15 @@ pub fn hlo_placement(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<
     let text = format!("{} over devices {devices:?}", op_sharding_text(op));
     let kind = op_sharding::Type::try_from(op.r#type)
         .map_err(|_| format!("sharding {text}: unknown OpSharding type {}", op.r#type))?;
-    let (positions, layout) = match kind {
-        op_sharding::Type::Replicated => (devices.to_vec(), whole(shape, devices.len())),
+    let (positions, layout, unreduced) = match kind {
+        op_sharding::Type::Replicated => (devices.to_vec(), whole(shape, devices.len()), false),
+        op_sharding::Type::Unreduced => (devices.to_vec(), whole(shape, devices.len()), true),
         op_sharding::Type::Maximal => {
             let assigned =
                 tile_assignment(op, &[1], 1).map_err(|e| format!("sharding {text}: {e}"))?;
             let device =
                 device_at(devices, assigned[0]).map_err(|e| format!("sharding {text}: {e}"))?;
-            (vec![device], whole(shape, 1))
+            (vec![device], whole(shape, 1), false)
         }
         op_sharding::Type::Other => {
             tiled(devices, op, shape).map_err(|e| format!("sharding {text}: {e}"))?
@@ -308,7 +313,29 @@ pub fn hlo_placement(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<
         layout,
         sharding: text,
         memory_kind: None,
+        unreduced: unreduced && positions.len() > 1,
     })
+}
+
+/// Whether `op` leaves some devices' values partial: an unreduced
+/// sharding, or a tiled one with an unreduced subgroup of more than one
+/// device.
+pub fn is_unreduced(op: &OpSharding) -> bool {
+    if let Some(named) = &op.named_sharding {
+        return !named.unreduced_axes.is_empty();
+    }
+    match op_sharding::Type::try_from(op.r#type) {
+        Ok(op_sharding::Type::Unreduced) => true,
+        Ok(op_sharding::Type::Other) => {
+            let dims = &op.tile_assignment_dimensions;
+            let subgroups = &op.last_tile_dims;
+            subgroups
+                .iter()
+                .zip(&dims[dims.len().saturating_sub(subgroups.len())..])
+                .any(|(&t, &n)| t == op_sharding::Type::Unreduced as i32 && n > 1)
+        }
+        _ => false,
+    }
 }
 
 /// The devices and shard shape of a `ConcreteEvenSharding` (None for
@@ -662,9 +689,16 @@ fn whole(shape: &[i64], copies: usize) -> Layout {
 }
 
 /// The positions and boxes of an `OTHER` (tiled) sharding.
-fn tiled(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<(Vec<i32>, Layout), String> {
+/// The positions and layout of a tiled sharding, and whether a subgroup
+/// of it is unreduced.
+fn tiled(
+    devices: &[i32],
+    op: &OpSharding,
+    shape: &[i64],
+) -> Result<(Vec<i32>, Layout, bool), String> {
     let dims = &op.tile_assignment_dimensions;
-    // The tile dimensions past the array's: replication subgroups.
+    // The tile dimensions past the array's: subgroups whose positions hold
+    // the same box (equal copies, or partial values of an unreduced array).
     let subgroups: Vec<i32> = if op.replicate_on_last_tile_dim {
         if !op.last_tile_dims.is_empty() {
             return Err("both replicate_on_last_tile_dim and last_tile_dims are set".into());
@@ -673,15 +707,21 @@ fn tiled(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<(Vec<i32>, L
     } else {
         op.last_tile_dims.clone()
     };
+    let (replicated, unreduced) = (
+        op_sharding::Type::Replicated as i32,
+        op_sharding::Type::Unreduced as i32,
+    );
     if let Some(&t) = subgroups
         .iter()
-        .find(|&&t| t != op_sharding::Type::Replicated as i32)
+        .find(|&&t| t != replicated && t != unreduced)
     {
         return Err(format!(
-            "a {} subgroup (last_tile_dims) is not supported by pw; only replicated ones are",
+            "a {} subgroup (last_tile_dims) is not supported by pw; only replicated and \
+             unreduced ones are",
             type_name(t)
         ));
     }
+    let unreduced = is_unreduced(op);
     let rank = shape.len();
     if dims.len() != rank + subgroups.len() {
         return Err(format!(
@@ -744,7 +784,7 @@ fn tiled(devices: &[i32], op: &OpSharding, shape: &[i64]) -> Result<(Vec<i32>, L
         ),
         other => other.to_string(),
     })?;
-    Ok((positions, layout))
+    Ok((positions, layout, unreduced))
 }
 
 /// The coordinates of row-major index `i` in an array of `dims` (nonzero
@@ -872,6 +912,7 @@ fn concrete_even_placement(
         devices,
         sharding: text,
         memory_kind: proto.memory_kind,
+        unreduced: false,
     })
 }
 
@@ -926,12 +967,12 @@ mod tests {
 
     #[test]
     fn unsupported_dtypes_are_named() {
-        let c64 = DTypeProto {
-            kind: Kind::C64 as i32,
+        let int4 = DTypeProto {
+            kind: Kind::S4 as i32,
             ..Default::default()
         };
-        let e = dtype_of(&c64).unwrap_err();
-        assert!(e.contains("KIND_C64"), "{e}");
+        let e = dtype_of(&int4).unwrap_err();
+        assert!(e.contains("KIND_S4"), "{e}");
         let e = dtype_of(&DTypeProto::default()).unwrap_err();
         assert!(e.contains("KIND_UNSPECIFIED"), "{e}");
         let e = dtype_of(&DTypeProto {

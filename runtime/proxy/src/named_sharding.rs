@@ -18,16 +18,15 @@ use crate::protocol::xla::{
 };
 use pw_core::geometry::MAX_MESH_DEVICES;
 
-/// The tiled sharding `named` stands for, over an array of rank `rank`.
-/// Unreduced and manual axes are refused, as their V2 forms are.
+/// The tiled sharding `named` stands for, over an array of rank `rank`:
+/// the factors no dimension uses make a replicated subgroup, and those of
+/// unreduced axes an unreduced one (`last_tile_dims`). Manual axes are
+/// refused, as their V2 form is.
 pub fn to_tiles(named: &NamedShardingProto, rank: usize) -> Result<OpSharding, String> {
     let mesh = named
         .mesh
         .as_ref()
         .ok_or("a named sharding without a mesh")?;
-    if !named.unreduced_axes.is_empty() {
-        return Err("unreduced axes are not supported by pw".into());
-    }
     if !named.manual_axes.is_empty() {
         return Err("manual axes are not supported by pw".into());
     }
@@ -46,7 +45,8 @@ pub fn to_tiles(named: &NamedShardingProto, rank: usize) -> Result<OpSharding, S
         .dim_shardings
         .iter()
         .flat_map(|d| &d.axes)
-        .chain(&named.replicated_axes);
+        .chain(&named.replicated_axes)
+        .chain(&named.unreduced_axes);
     let mut cuts: Vec<Vec<i64>> = sizes.iter().map(|&s| vec![1, s]).collect();
     for r in every_ref {
         let axis = axis_of(r, &sizes)?;
@@ -100,25 +100,56 @@ pub fn to_tiles(named: &NamedShardingProto, rank: usize) -> Result<OpSharding, S
         tiles.push(n);
     }
     tiles.resize(rank, 1);
-    let rest: Vec<usize> = (0..factors.len()).filter(|&f| !used[f]).collect();
-    let replicas: i64 = rest.iter().map(|&f| factor_sizes[f]).product();
-    order.extend(rest);
+    let mut unreduced = vec![false; factors.len()];
+    for r in &named.unreduced_axes {
+        for f in factors_of(r, &sizes, &factors)? {
+            if used[f] {
+                return Err(format!(
+                    "mesh axis {} both shards a dimension and is unreduced",
+                    mesh.axes[factors[f].0].name
+                ));
+            }
+            unreduced[f] = true;
+        }
+    }
+    let rest = |partial: bool| -> Vec<usize> {
+        (0..factors.len())
+            .filter(|&f| !used[f] && unreduced[f] == partial)
+            .collect()
+    };
+    let (replicated, partial) = (rest(false), rest(true));
+    let size = |fs: &[usize]| -> i64 { fs.iter().map(|&f| factor_sizes[f]).product() };
+    let (replicas, partials) = (size(&replicated), size(&partial));
+    order.extend(replicated);
+    order.extend(partial);
 
-    if tiles.iter().all(|&t| t == 1) {
+    if tiles.iter().all(|&t| t == 1) && partials == 1 {
         return Ok(OpSharding {
             r#type: op_sharding::Type::Replicated as i32,
             ..Default::default()
         });
     }
     let mut dims = tiles;
+    let mut subgroups = Vec::new();
     if replicas > 1 {
         dims.push(replicas);
+        subgroups.push(op_sharding::Type::Replicated as i32);
     }
+    if partials > 1 {
+        dims.push(partials);
+        subgroups.push(op_sharding::Type::Unreduced as i32);
+    }
+    let only_replicated = partials == 1 && replicas > 1;
     Ok(OpSharding {
         r#type: op_sharding::Type::Other as i32,
         tile_assignment_dimensions: dims,
         tile_assignment_devices: transpose(&devices, &factor_sizes, &order),
-        replicate_on_last_tile_dim: replicas > 1,
+        replicate_on_last_tile_dim: only_replicated,
+        last_tile_dims: if only_replicated {
+            Vec::new()
+        } else {
+            subgroups
+        },
         ..Default::default()
     })
 }
@@ -339,11 +370,40 @@ mod tests {
     }
 
     #[test]
+    fn unreduced_axes_make_an_unreduced_subgroup() {
+        use op_sharding::Type::{Replicated, Unreduced};
+        let m = mesh(&[("x", 2), ("y", 4)]);
+        // x splits the dimension, y is unreduced: the last tile dimension
+        // (y's four devices) holds partial values.
+        let mut n = named(m.clone(), vec![vec![axis(0)]]);
+        n.unreduced_axes = vec![axis(1)];
+        let op = to_tiles(&n, 1).unwrap();
+        assert_eq!(op.tile_assignment_dimensions, vec![2, 4]);
+        assert_eq!(op.tile_assignment_devices, (0..8).collect::<Vec<_>>());
+        assert_eq!(op.last_tile_dims, vec![Unreduced as i32]);
+        assert!(!op.replicate_on_last_tile_dim);
+        // Nothing split, x unreduced, y replicated: a replicated subgroup
+        // then an unreduced one, the unreduced factor minor.
+        let mut n = named(m.clone(), vec![vec![]]);
+        n.unreduced_axes = vec![axis(0)];
+        let op = to_tiles(&n, 1).unwrap();
+        assert_eq!(op.tile_assignment_dimensions, vec![1, 4, 2]);
+        assert_eq!(op.tile_assignment_devices, vec![0, 4, 1, 5, 2, 6, 3, 7]);
+        assert_eq!(op.last_tile_dims, vec![Replicated as i32, Unreduced as i32]);
+        // Placed: every position holds the whole array, as partial values.
+        let devices: Vec<i32> = (0..8).collect();
+        let placed = crate::convert::hlo_placement(&devices, &op, &[6]).unwrap();
+        assert!(placed.unreduced);
+        assert!(placed.layout.offsets.iter().all(|o| o == &vec![0]));
+        assert_eq!(placed.layout.shard_shape, vec![6]);
+    }
+
+    #[test]
     fn what_is_refused() {
         let m = mesh(&[("x", 2), ("y", 4)]);
-        let mut unreduced = named(m.clone(), vec![vec![axis(0)]]);
-        unreduced.unreduced_axes = vec![axis(1)];
-        assert!(to_tiles(&unreduced, 1).unwrap_err().contains("unreduced"));
+        let mut both = named(m.clone(), vec![vec![axis(0)]]);
+        both.unreduced_axes = vec![axis(0)];
+        assert!(to_tiles(&both, 1).unwrap_err().contains("unreduced"));
         let twice = named(m.clone(), vec![vec![axis(0)], vec![axis(0)]]);
         assert!(to_tiles(&twice, 2).unwrap_err().contains("two dimensions"));
         let shared = named(

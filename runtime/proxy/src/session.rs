@@ -61,6 +61,17 @@ struct Array {
     devices: Vec<i32>,
     /// As the client described it (echoed back).
     sharding: ifrt::ShardingProto,
+    /// Its positions hold partial values that sum to it (an unreduced
+    /// sharding; see [`convert::Placement::unreduced`]).
+    unreduced: bool,
+}
+
+/// Where an array of a given type lies: its pw value, the IFRT devices of
+/// its positions, and whether they hold partial values.
+struct Placed {
+    info: ValueInfo,
+    devices: Vec<i32>,
+    unreduced: bool,
 }
 
 #[derive(Clone)]
@@ -366,7 +377,7 @@ impl Session {
         dtype: Option<&ifrt::DTypeProto>,
         shape: Option<&ifrt::ShapeProto>,
         sharding: Option<&ifrt::ShardingProto>,
-    ) -> Result<(ValueInfo, Vec<i32>)> {
+    ) -> Result<Placed> {
         let dtype = convert::dtype_of(dtype.ok_or_else(|| invalid("the array has no dtype"))?)
             .map_err(invalid)?;
         let shape = shape.map(|s| s.dims.clone()).unwrap_or_default();
@@ -379,7 +390,26 @@ impl Session {
             .collect::<Result<Vec<_>>>()?;
         let mut info = plans::value(dtype, &shape, devices, placed.layout);
         info.sharding = placed.sharding;
-        Ok((info, placed.devices))
+        Ok(Placed {
+            info,
+            devices: placed.devices,
+            unreduced: placed.unreduced,
+        })
+    }
+
+    /// Refuses to make an unreduced array from host data: IFRT would copy
+    /// the data to every position, making the array their sum; JAX makes
+    /// such arrays in programs (`device_put` to an unreduced sharding is a
+    /// jitted reshard) or from single-device arrays.
+    fn reduced(placed: Placed, what: &str) -> Result<Placed> {
+        if placed.unreduced {
+            return Err(unimplemented(format!(
+                "{what} with the unreduced sharding {}: pw makes unreduced arrays only in \
+                 programs or from single-device arrays",
+                placed.info.sharding
+            )));
+        }
+        Ok(placed)
     }
 
     fn array(&self, handle: u64) -> Result<Arc<Array>> {
@@ -503,8 +533,10 @@ impl Session {
         &self,
         r: protocol::MakeArrayFromHostBufferRequest,
     ) -> Result<protocol::MakeArrayFromHostBufferResponse> {
-        let (info, devices) =
-            self.layout(r.dtype.as_ref(), r.shape.as_ref(), r.sharding.as_ref())?;
+        let Placed { info, devices, .. } = Self::reduced(
+            self.layout(r.dtype.as_ref(), r.shape.as_ref(), r.sharding.as_ref())?,
+            "an array from a host buffer",
+        )?;
         let (host, _budget) = self
             .host_array(
                 r.host_buffer_handle,
@@ -525,6 +557,7 @@ impl Session {
                 info,
                 devices,
                 sharding: r.sharding.unwrap_or_default(),
+                unreduced: false,
             },
         );
         Ok(protocol::MakeArrayFromHostBufferResponse {
@@ -541,10 +574,13 @@ impl Session {
             let array_spec = spec
                 .array_spec
                 .ok_or_else(|| invalid(format!("spec #{k} has no array spec")))?;
-            let (info, devices) = self.layout(
-                array_spec.dtype.as_ref(),
-                array_spec.shape.as_ref(),
-                array_spec.sharding.as_ref(),
+            let Placed { info, devices, .. } = Self::reduced(
+                self.layout(
+                    array_spec.dtype.as_ref(),
+                    array_spec.shape.as_ref(),
+                    array_spec.sharding.as_ref(),
+                )?,
+                "an array from host buffers",
             )?;
             // The whole array, from the shards the buffers hold: one buffer
             // per list of shards, and every shard written.
@@ -607,6 +643,7 @@ impl Session {
                     info,
                     devices,
                     sharding: array_spec.sharding.unwrap_or_default(),
+                    unreduced: false,
                 },
             );
             handles.push(handle);
@@ -623,6 +660,13 @@ impl Session {
         strides: Option<&ifrt::proto::ByteStrides>,
     ) -> Result<()> {
         let a = self.array(array)?;
+        if a.unreduced {
+            return Err(invalid(format!(
+                "array {array} is unreduced ({}): its value is the sum of its shards; copy its \
+                 shards, or reduce it in a program first",
+                a.info.sharding
+            )));
+        }
         if let Some(s) = strides {
             if s.strides != dense_strides(a.info.dtype, &a.info.shape) {
                 return Err(unimplemented(format!(
@@ -682,7 +726,7 @@ impl Session {
     async fn replicated_shard(&self, array: u64, result: u64) -> Result<u64> {
         let a = self.array(array)?;
         let whole = pw_core::geometry::Region::full(&a.info.shape);
-        if !(0..a.info.devices.len()).all(|p| a.info.region(p) == whole) {
+        if a.unreduced || !(0..a.info.devices.len()).all(|p| a.info.region(p) == whole) {
             return Err(invalid(format!("array {array} is not fully replicated")));
         }
         let handle = if result == 0 { self.mint() } else { result };
@@ -707,6 +751,7 @@ impl Session {
                 info: one,
                 devices: vec![a.devices[0]],
                 sharding: convert::single_device(a.devices[0], None),
+                unreduced: false,
             },
         );
         self.drop_pw(&made[1..]).await;
@@ -740,6 +785,7 @@ impl Session {
                     info: plans::on_device(info.dtype, &info.layout.shard_shape, info.devices[p]),
                     devices: vec![a.devices[p]],
                     sharding: convert::single_device(a.devices[p], None),
+                    unreduced: false,
                 },
             );
         }
@@ -759,7 +805,11 @@ impl Session {
             Some(d) => Some(*d),
             None => parts.first().map(|p| convert::dtype_proto(p.info.dtype)),
         };
-        let (info, devices) = self.layout(dtype.as_ref(), r.shape.as_ref(), r.sharding.as_ref())?;
+        let Placed {
+            info,
+            devices,
+            unreduced,
+        } = self.layout(dtype.as_ref(), r.shape.as_ref(), r.sharding.as_ref())?;
         let handle = if r.result_handle == 0 {
             self.mint()
         } else {
@@ -783,6 +833,7 @@ impl Session {
                 info,
                 devices,
                 sharding: r.sharding.unwrap_or_default(),
+                unreduced,
             },
         );
         match ifrt::proto::ArrayCopySemantics::try_from(r.copy_semantics) {
@@ -826,11 +877,10 @@ impl Session {
                 targets.clone(),
                 a.info.layout.clone(),
             );
-            let plan = plans::relayout(a.info.clone(), to.clone(), plans::link)
-                .map_err(|e| invalid(e.to_string()))?;
+            let plan = moved(&a, to.clone())?;
             let made = self
                 .transform(
-                    format!("copy {:?} {targets:?}", a.info),
+                    format!("copy {:?} {targets:?} {}", a.info, a.unreduced),
                     "copy",
                     plan,
                     &[a.pw],
@@ -844,6 +894,7 @@ impl Session {
                     info: to,
                     devices: r.device_ids.clone(),
                     sharding,
+                    unreduced: a.unreduced,
                 },
             );
             if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
@@ -864,7 +915,11 @@ impl Session {
                 .array_specs
                 .get(k)
                 .ok_or_else(|| invalid(format!("array {h} has no spec to reshard to")))?;
-            let (info, devices) = self.layout(
+            let Placed {
+                info,
+                devices,
+                unreduced,
+            } = self.layout(
                 spec.dtype.as_ref(),
                 spec.shape.as_ref(),
                 spec.sharding.as_ref(),
@@ -876,11 +931,19 @@ impl Session {
                     info.describe()
                 )));
             }
-            let plan = plans::relayout(a.info.clone(), info.clone(), plans::link)
-                .map_err(|e| invalid(e.to_string()))?;
+            if unreduced != a.unreduced
+                || (unreduced && (info.layout != a.info.layout || devices.len() != a.devices.len()))
+            {
+                return Err(unimplemented(format!(
+                    "array {h} ({}) cannot be resharded as {}: pw moves the shards of an \
+                     unreduced array only as they are (JAX reduces them in a program)",
+                    a.info.sharding, info.sharding
+                )));
+            }
+            let plan = moved(&a, info.clone())?;
             let made = self
                 .transform(
-                    format!("relayout {:?} {info:?}", a.info),
+                    format!("relayout {:?} {info:?} {unreduced}", a.info),
                     "reshard",
                     plan,
                     &[a.pw],
@@ -898,6 +961,7 @@ impl Session {
                     info,
                     devices,
                     sharding: spec.sharding.clone().unwrap_or_default(),
+                    unreduced,
                 },
             );
             if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
@@ -945,7 +1009,7 @@ impl Session {
         let mut outputs = Vec::with_capacity(plan.output_specs.len());
         for (o, spec) in plan.output_specs.iter().enumerate() {
             let sharding = spec.sharding.clone().unwrap_or_default();
-            let (info, devices) =
+            let placed =
                 match self.layout(spec.dtype.as_ref(), spec.shape.as_ref(), Some(&sharding)) {
                     Ok(placed) => placed,
                     Err(e) => match convert::concrete_even(&sharding) {
@@ -983,21 +1047,25 @@ impl Session {
                                 shard_shape: shard,
                                 offsets,
                             };
-                            (plans::value(dtype, &shape, on, layout), devices)
+                            Placed {
+                                info: plans::value(dtype, &shape, on, layout),
+                                devices,
+                                unreduced: false,
+                            }
                         }
                         None => return Err(e),
                     },
                 };
-            outputs.push((info, devices, sharding));
+            outputs.push((placed, sharding));
         }
         let infos: Vec<ValueInfo> = inputs.iter().map(|a| a.info.clone()).collect();
-        let outs: Vec<ValueInfo> = outputs.iter().map(|(i, _, _)| i.clone()).collect();
+        let outs: Vec<ValueInfo> = outputs.iter().map(|(p, _)| p.info.clone()).collect();
         let key = format!("remap {infos:?} {outs:?} {moves:?}");
         let plan = plans::remap(infos, outs, &moves).map_err(|e| invalid(e.to_string()))?;
         let pws: Vec<u64> = inputs.iter().map(|a| a.pw).collect();
         let made = self.transform(key, "remap", plan, &pws).await?;
         let mut handles = Vec::with_capacity(made.len());
-        for (k, (pw, (info, devices, sharding))) in made.into_iter().zip(outputs).enumerate() {
+        for (k, (pw, (placed, sharding))) in made.into_iter().zip(outputs).enumerate() {
             let handle = r
                 .result_handles
                 .get(k)
@@ -1007,9 +1075,10 @@ impl Session {
                 handle,
                 Array {
                     pw,
-                    info,
-                    devices,
+                    info: placed.info,
+                    devices: placed.devices,
                     sharding,
+                    unreduced: placed.unreduced,
                 },
             );
             handles.push(handle);
@@ -1260,9 +1329,13 @@ impl Session {
         op: &protocol::xla::OpSharding,
         devices: &[i32],
         on: &[i64],
-    ) -> Result<ValueInfo> {
+    ) -> Result<Placed> {
         if on.len() == 1 {
-            return Ok(plans::on_device(dtype, shape, on[0]));
+            return Ok(Placed {
+                info: plans::on_device(dtype, shape, on[0]),
+                devices: devices.to_vec(),
+                unreduced: false,
+            });
         }
         let placed = convert::hlo_placement(devices, op, shape).map_err(invalid)?;
         let mut offsets = Vec::with_capacity(devices.len());
@@ -1278,7 +1351,11 @@ impl Session {
         };
         let mut info = plans::value(dtype, shape, on.to_vec(), layout);
         info.sharding = placed.sharding;
-        Ok(info)
+        Ok(Placed {
+            info,
+            devices: devices.to_vec(),
+            unreduced: placed.unreduced,
+        })
     }
 
     async fn execute(
@@ -1333,9 +1410,10 @@ impl Session {
                     .map(|(i, a)| {
                         let op = compiled.parameters.get(i).unwrap_or(&replicated);
                         Self::laid_out(a.info.dtype, &a.info.shape, op, &devices, &on)
+                            .map(|p| p.info)
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let values = results.iter().map(|(v, _)| v.clone()).collect();
+                let values = results.iter().map(|(v, _)| v.info.clone()).collect();
                 let plan = plans::call(&name, module, on.clone(), params, values);
                 let donate = compiled.donated.iter().map(|&d| d as usize).collect();
                 let e = self
@@ -1350,6 +1428,32 @@ impl Session {
                 e
             }
         };
+        // The controller lays an argument out as its parameter anew when
+        // they differ, which partial values cannot be: they must already
+        // be where the program wants them.
+        for (i, a) in args.iter().enumerate() {
+            let op = compiled.parameters.get(i).unwrap_or(&replicated);
+            if !a.unreduced && !(on.len() > 1 && convert::is_unreduced(op)) {
+                continue;
+            }
+            let want = Self::laid_out(a.info.dtype, &a.info.shape, op, &devices, &on)?;
+            if want.unreduced != a.unreduced
+                || want.info.layout != a.info.layout
+                || want.info.devices != a.info.devices
+            {
+                return Err(invalid(format!(
+                    "{name}: argument {i} is {} ({}); the program takes it as {} ({})",
+                    a.info.sharding,
+                    if a.unreduced { "unreduced" } else { "reduced" },
+                    want.info.sharding,
+                    if want.unreduced {
+                        "unreduced"
+                    } else {
+                        "reduced"
+                    },
+                )));
+            }
+        }
         let arguments = args.iter().map(|a| self.argument(a.pw)).collect();
         let made = self
             .run(pw_exe, arguments, Vec::new())
@@ -1382,7 +1486,8 @@ impl Session {
                 .insert(r.result_status_handle, Future::Arrays(made.clone()));
         }
         let mut answered = Vec::with_capacity(made.len());
-        for (k, (&pw, (info, op))) in made.iter().zip(results).enumerate() {
+        for (k, (&pw, (placed, op))) in made.iter().zip(results).enumerate() {
+            let info = placed.info;
             let handle = r
                 .result_array_handle
                 .get(k)
@@ -1409,6 +1514,7 @@ impl Session {
                     info,
                     devices: devices.clone(),
                     sharding,
+                    unreduced: placed.unreduced,
                 },
             );
         }
@@ -1423,6 +1529,24 @@ impl Session {
         self.controller.sessions().end(self.id, why).await;
         self.buffers.close(self.ifrt_id);
     }
+}
+
+/// The plan that copies `a` as `to` (same type and shape): by the
+/// relayout planner, or, for an unreduced array, position by position (its
+/// positions with equal boxes hold different values).
+fn moved(a: &Array, to: ValueInfo) -> Result<pw_core::plan::Plan> {
+    let planned = if a.unreduced {
+        let moves: Vec<plans::Move> = (0..a.info.devices.len())
+            .map(|p| plans::Move {
+                from: (0, p),
+                to: (0, p),
+            })
+            .collect();
+        plans::remap(vec![a.info.clone()], vec![to], &moves)
+    } else {
+        plans::relayout(a.info.clone(), to, plans::link)
+    };
+    planned.map_err(|e| invalid(e.to_string()))
 }
 
 /// What an executable was built for: each argument's layout.
