@@ -18,6 +18,7 @@ Then (release binaries: `cargo build --release -p pw-tools -p pw-worker`):
     .venv/bin/python benches/jax_suite.py jax-src array_test.py api_test.py
     .venv/bin/python benches/jax_suite.py jax-src array_test.py --workers 2x4 --failures 20
     .venv/bin/python benches/jax_suite.py jax-src pjit_test.py -k Layout --json out.json
+    .venv/bin/python benches/jax_suite.py jax-src pjit_test.py --in-process-from out.json
 
 The sources are copied (tests/, conftest.py, pyproject.toml) into a
 temporary folder first, so that `import jax` finds the installed jax and
@@ -189,7 +190,14 @@ def main():
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per file and side (default 1800)")
     parser.add_argument("--failures", type=int, default=8, help="failure kinds listed per file (default 8)")
     parser.add_argument("--json", help="write every test's outcome on both sides here")
+    parser.add_argument("--in-process-from", metavar="JSON",
+                        help="take the in-process side from an earlier --json of the same files and -k "
+                             "(it does not depend on pw): only the side through pw runs")
     args = parser.parse_args()
+    earlier = {}
+    if args.in_process_from:
+        with open(args.in_process_from) as f:
+            earlier = json.load(f)
 
     import jax
 
@@ -201,11 +209,16 @@ def main():
     report, rows = {}, []
     try:
         for file in args.files:
-            print(f"{file}: in-process...", file=sys.stderr, flush=True)
             base = os.path.splitext(os.path.basename(file))[0]
-            local, local_s, local_end = run_pytest(
-                root, file, environ(JAX_PLATFORMS="cpu"), args.select, args.timeout,
-                os.path.join(out, f"{base}-in-process.xml"))
+            if file in earlier:
+                before = earlier[file]
+                local = {t: tuple(v) for t, v in before["in_process"].items()}
+                local_s, local_end = before.get("in_process_seconds", float("nan")), before["in_process_ended"]
+            else:
+                print(f"{file}: in-process...", file=sys.stderr, flush=True)
+                local, local_s, local_end = run_pytest(
+                    root, file, environ(JAX_PLATFORMS="cpu"), args.select, args.timeout,
+                    os.path.join(out, f"{base}-in-process.xml"))
             print(f"{file}: through pw ({args.workers})...", file=sys.stderr, flush=True)
             cluster = Cluster(workers, devices)
             try:
@@ -231,6 +244,8 @@ def main():
                 "proxy": {t: list(v) for t, v in proxied.items()},
                 "in_process_ended": local_end,
                 "proxy_ended": proxy_end,
+                "in_process_seconds": local_s,
+                "proxy_seconds": proxy_s,
             }
             print(f"\n{file}: {len(through)} of {len(passing)} pass through pw ({share:.1f}%); "
                   f"in-process {local_end}, {local_s:.0f} s; through pw {proxy_end}, {proxy_s:.0f} s")

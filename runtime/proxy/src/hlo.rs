@@ -100,7 +100,9 @@ pub fn read(format: &str, bytes: &[u8], outputs: usize) -> Result<Compiled, Stri
     let outputs = match m.spmd_output_sharding {
         None => vec![replicated(); outputs],
         Some(s) if s.r#type == op_sharding::Type::Tuple as i32 => s.tuple_shardings,
-        Some(s) => vec![s],
+        // One sharding for every output (none, for a program without
+        // outputs).
+        Some(s) => vec![s; outputs],
     };
     let mut donated: Vec<u32> = m
         .input_output_alias
@@ -203,6 +205,12 @@ mod tests {
         };
         let c = read("hlo", &one.encode_to_vec(), 1).unwrap();
         assert_eq!((c.parameters.len(), c.outputs.len()), (3, 1));
+        // A program without outputs whose output sharding is not a tuple.
+        let none = HloModule {
+            spmd_output_sharding: Some(replicated()),
+            ..Default::default()
+        };
+        assert!(read("hlo", &none.encode_to_vec(), 0).unwrap().outputs.is_empty());
         assert!(read("hlo", b"\xff\xff", 1).is_err());
         assert!(read("mlir", b"", 1).is_err());
     }
