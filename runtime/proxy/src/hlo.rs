@@ -210,7 +210,10 @@ mod tests {
             spmd_output_sharding: Some(replicated()),
             ..Default::default()
         };
-        assert!(read("hlo", &none.encode_to_vec(), 0).unwrap().outputs.is_empty());
+        assert!(read("hlo", &none.encode_to_vec(), 0)
+            .unwrap()
+            .outputs
+            .is_empty());
         assert!(read("hlo", b"\xff\xff", 1).is_err());
         assert!(read("mlir", b"", 1).is_err());
     }
