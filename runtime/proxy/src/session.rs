@@ -1433,7 +1433,8 @@ impl Session {
         // be where the program wants them.
         for (i, a) in args.iter().enumerate() {
             let op = compiled.parameters.get(i).unwrap_or(&replicated);
-            if !a.unreduced && !(on.len() > 1 && convert::is_unreduced(op)) {
+            let takes_unreduced = on.len() > 1 && convert::is_unreduced(op);
+            if !a.unreduced && !takes_unreduced {
                 continue;
             }
             let want = Self::laid_out(a.info.dtype, &a.info.shape, op, &devices, &on)?;
