@@ -1,10 +1,13 @@
 //! What the proxy reads of a compiled program (`xla.HloModuleProto`, as
 //! `PJRT_Executable_OptimizedProgram` gives it): the shardings of its
-//! parameters and outputs after SPMD partitioning, the parameters it
-//! donates, and its parameter count. Only these fields are declared (their
+//! parameters and outputs after SPMD partitioning, their layouts (the
+//! entry computation's, per shard), the parameters it donates, and its
+//! parameter count. Only these fields are declared (their
 //! numbers are `xla/service/hlo.proto`'s); prost skips the rest.
 
-use crate::protocol::xla::{op_sharding, OpSharding, ProgramShapeProto};
+use crate::protocol::xla::{
+    op_sharding, LayoutProto, OpSharding, PrimitiveType, ProgramShapeProto, ShapeProto,
+};
 use prost::Message;
 
 /// `xla.HloModuleProtoWithConfig`: the module and its configuration.
@@ -62,6 +65,60 @@ pub struct Compiled {
     pub outputs: Vec<OpSharding>,
     /// The parameters whose buffers the program takes over, ascending.
     pub donated: Vec<u32>,
+    /// The layout of each parameter's and each output's shard, as the
+    /// compiler chose or was told (`None` when the compiled program does
+    /// not say).
+    pub layouts: Option<Layouts>,
+}
+
+/// See [`Compiled::layouts`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Layouts {
+    pub parameters: Vec<LayoutProto>,
+    pub outputs: Vec<LayoutProto>,
+}
+
+/// The layout XLA gives an array of `rank` dimensions by default: dense,
+/// major to minor (`{rank-1,...,0}`).
+pub fn default_layout(rank: usize) -> LayoutProto {
+    LayoutProto {
+        minor_to_major: (0..rank as i64).rev().collect(),
+        ..Default::default()
+    }
+}
+
+/// `layout` when it is not XLA's default arrangement of the elements
+/// (dimension order or tiling; the memory space does not count).
+pub fn custom(layout: &LayoutProto) -> Option<&LayoutProto> {
+    let rank = layout.minor_to_major.len();
+    let default = layout.tiles.is_empty() && layout.minor_to_major == default_layout(rank).minor_to_major;
+    (!default).then_some(layout)
+}
+
+/// The arrays of a parameter or result shape, in order (a tuple's leaves).
+fn leaves(shape: &ShapeProto) -> Vec<&ShapeProto> {
+    if shape.element_type == PrimitiveType::Tuple as i32 {
+        shape.tuple_shapes.iter().flat_map(leaves).collect()
+    } else {
+        vec![shape]
+    }
+}
+
+/// The layouts of the entry computation's `shape` (the default where a
+/// leaf has none), or `None` when `count` arrays are not what it holds.
+fn layouts_of<'a>(
+    shapes: impl IntoIterator<Item = &'a ShapeProto>,
+    count: usize,
+) -> Option<Vec<LayoutProto>> {
+    let layouts: Vec<LayoutProto> = shapes
+        .into_iter()
+        .flat_map(leaves)
+        .map(|s| match &s.layout {
+            Some(l) => (**l).clone(),
+            None => default_layout(s.dimensions.len()),
+        })
+        .collect();
+    (layouts.len() == count).then_some(layouts)
 }
 
 fn replicated() -> OpSharding {
@@ -117,10 +174,17 @@ pub fn read(format: &str, bytes: &[u8], outputs: usize) -> Result<Compiled, Stri
         .collect();
     donated.sort_unstable();
     donated.dedup();
+    let layouts = m.host_program_shape.as_ref().and_then(|p| {
+        Some(Layouts {
+            parameters: layouts_of(&p.parameters, parameters.len())?,
+            outputs: layouts_of(p.result.as_ref(), outputs.len())?,
+        })
+    });
     Ok(Compiled {
         parameters,
         outputs,
         donated,
+        layouts,
     })
 }
 

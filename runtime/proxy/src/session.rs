@@ -18,7 +18,10 @@ use crate::{
     convert,
     error::{Error, Failure, Result},
     hlo,
-    protocol::{self, ifrt_request::Request as Rq, ifrt_response::Response as Rs, xla::ifrt},
+    protocol::{
+        self, ifrt_request::Request as Rq, ifrt_response::Response as Rs, xla::ifrt,
+        xla::LayoutProto,
+    },
     HostBuffers,
 };
 use pw_controller::{
@@ -64,6 +67,11 @@ struct Array {
     /// Its positions hold partial values that sum to it (an unreduced
     /// sharding; see [`convert::Placement::unreduced`]).
     unreduced: bool,
+    /// How its shards lie in device memory when not in XLA's default
+    /// layout: the layout the program that made it gave them. Every array
+    /// pw makes itself (uploads, copies, reshards, shards and assemblies)
+    /// is in the default layout.
+    layout: Option<LayoutProto>,
 }
 
 /// Where an array of a given type lies: its pw value, the IFRT devices of
@@ -558,6 +566,7 @@ impl Session {
                 devices,
                 sharding: r.sharding.unwrap_or_default(),
                 unreduced: false,
+                layout: None,
             },
         );
         Ok(protocol::MakeArrayFromHostBufferResponse {
@@ -644,6 +653,7 @@ impl Session {
                     devices,
                     sharding: array_spec.sharding.unwrap_or_default(),
                     unreduced: false,
+                    layout: None,
                 },
             );
             handles.push(handle);
@@ -752,6 +762,7 @@ impl Session {
                 devices: vec![a.devices[0]],
                 sharding: convert::single_device(a.devices[0], None),
                 unreduced: false,
+                layout: None,
             },
         );
         self.drop_pw(&made[1..]).await;
@@ -786,6 +797,7 @@ impl Session {
                     devices: vec![a.devices[p]],
                     sharding: convert::single_device(a.devices[p], None),
                     unreduced: false,
+                    layout: None,
                 },
             );
         }
@@ -834,6 +846,7 @@ impl Session {
                 devices,
                 sharding: r.sharding.unwrap_or_default(),
                 unreduced,
+                layout: None,
             },
         );
         match ifrt::proto::ArrayCopySemantics::try_from(r.copy_semantics) {
@@ -895,6 +908,7 @@ impl Session {
                     devices: r.device_ids.clone(),
                     sharding,
                     unreduced: a.unreduced,
+                    layout: None,
                 },
             );
             if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
@@ -962,6 +976,7 @@ impl Session {
                     devices,
                     sharding: spec.sharding.clone().unwrap_or_default(),
                     unreduced,
+                    layout: None,
                 },
             );
             if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
@@ -1079,6 +1094,7 @@ impl Session {
                     devices: placed.devices,
                     sharding,
                     unreduced: placed.unreduced,
+                    layout: None,
                 },
             );
             handles.push(handle);
@@ -1210,7 +1226,7 @@ impl Session {
                 None if devices.len() == 1 => hlo::Compiled {
                     parameters: Vec::new(),
                     outputs: vec![Default::default(); inspected.outputs.len()],
-                    donated: Vec::new(),
+                    ..Default::default()
                 },
                 None => return Err(unimplemented(
                     "the controller's PJRT plugin does not show compiled programs, so pw cannot \
@@ -1290,13 +1306,35 @@ impl Session {
 
     fn metadata(&self, handle: u64) -> Result<protocol::LoadedExecutableMetadataResponse> {
         use protocol::loaded_executable_metadata_response::{
-            CompiledMemoryStatsOneof, DonatedInputIndices, DonatedInputIndicesOneof,
-            MemoryKindList, OutputMemoryKind, ShardingList,
+            CompiledMemoryStatsOneof, DonatedInputIndices, DonatedInputIndicesOneof, LayoutList,
+            MemoryKindList, OutputLayouts, OutputMemoryKind, ParameterLayouts, ShardingList,
         };
         let exe = self.executable(handle)?;
         let exe = exe.lock().unwrap_or_else(|e| e.into_inner());
         let c = &exe.compiled;
+        let unknown = || protocol::tensorflow::StatusProto {
+            code: 12, // UNIMPLEMENTED
+            message: "the controller's PJRT plugin does not show the layouts of this program"
+                .into(),
+            ..Default::default()
+        };
+        let (parameter_layouts, output_layouts) = match &c.layouts {
+            Some(l) => (
+                ParameterLayouts::ParameterLayoutsList(LayoutList {
+                    layouts: l.parameters.clone(),
+                }),
+                OutputLayouts::OutputLayoutsList(LayoutList {
+                    layouts: l.outputs.clone(),
+                }),
+            ),
+            None => (
+                ParameterLayouts::ParameterLayoutsError(unknown()),
+                OutputLayouts::OutputLayoutsError(unknown()),
+            ),
+        };
         Ok(protocol::LoadedExecutableMetadataResponse {
+            parameter_layouts: Some(parameter_layouts),
+            output_layouts: Some(output_layouts),
             parameter_shardings: (!c.parameters.is_empty()).then(|| ShardingList {
                 shardings: c.parameters.clone(),
             }),
@@ -1455,6 +1493,7 @@ impl Session {
                 )));
             }
         }
+        Self::check_layouts(&name, &args, &compiled, &devices, &on)?;
         let arguments = args.iter().map(|a| self.argument(a.pw)).collect();
         let made = self
             .run(pw_exe, arguments, Vec::new())
@@ -1487,7 +1526,12 @@ impl Session {
                 .insert(r.result_status_handle, Future::Arrays(made.clone()));
         }
         let mut answered = Vec::with_capacity(made.len());
+        let output_layouts = compiled.layouts.as_ref().map(|l| &l.outputs[..]);
         for (k, (&pw, (placed, op))) in made.iter().zip(results).enumerate() {
+            let layout = output_layouts
+                .and_then(|l| l.get(k))
+                .and_then(hlo::custom)
+                .cloned();
             let info = placed.info;
             let handle = r
                 .result_array_handle
@@ -1516,6 +1560,7 @@ impl Session {
                     devices: devices.clone(),
                     sharding,
                     unreduced: placed.unreduced,
+                    layout,
                 },
             );
         }
@@ -1523,6 +1568,56 @@ impl Session {
             status_handle: 0,
             outputs: answered,
         })
+    }
+
+    /// Refuses a call whose argument would not lie in device memory as its
+    /// parameter expects: a program compiled for a custom layout reads the
+    /// bytes of a default one (and the reverse) as other values. Arrays
+    /// keep a custom layout only as the program that made them left them
+    /// (pw's own copies are in the default layout), and an argument the
+    /// controller lays out anew for its parameter is in the default one.
+    fn check_layouts(
+        name: &str,
+        args: &[Arc<Array>],
+        compiled: &hlo::Compiled,
+        devices: &[i32],
+        on: &[i64],
+    ) -> Result<()> {
+        let Some(layouts) = &compiled.layouts else {
+            return Ok(());
+        };
+        let replicated = protocol::xla::OpSharding::default();
+        for (i, a) in args.iter().enumerate() {
+            let wants = layouts.parameters.get(i).and_then(hlo::custom);
+            if wants.is_none() && a.layout.is_none() {
+                continue;
+            }
+            let op = compiled.parameters.get(i).unwrap_or(&replicated);
+            let placed = Self::laid_out(a.info.dtype, &a.info.shape, op, devices, on)?;
+            let moved = placed.info.layout != a.info.layout || placed.info.devices != a.info.devices;
+            let has = if moved { None } else { a.layout.as_ref() };
+            if has.map(|l| &l.minor_to_major) != wants.map(|l| &l.minor_to_major)
+                || has.map(|l| &l.tiles) != wants.map(|l| &l.tiles)
+            {
+                let text = |l: Option<&LayoutProto>| match l {
+                    Some(l) => {
+                        let dims: Vec<String> =
+                            l.minor_to_major.iter().map(i64::to_string).collect();
+                        format!("layout {{{}}}", dims.join(","))
+                    }
+                    None => "the default layout".to_owned(),
+                };
+                return Err(invalid(format!(
+                    "{name}: argument {i} is in {} on its devices, the program takes {}; pw \
+                     keeps a custom layout only on the array a program made, not on copies or \
+                     reshards of it (lay it out again in a program: jax.device_put(x, \
+                     Format(layout, sharding)))",
+                    text(has),
+                    text(wants)
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Ends the session: every array and executable goes.
