@@ -32,7 +32,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 # name -> function, in the order they are defined (the first one, `devices`,
@@ -524,6 +524,36 @@ def unreduced():
     return result
 
 
+@snippet
+def layouts():
+    """Device memory layouts: what a compiled program says of its
+    parameters' and outputs' layouts (default, concrete and chosen by the
+    compiler with Layout.AUTO), a column-major output fetched and passed to
+    a program that takes that layout, and device_put to a Format."""
+    from jax.experimental.layout import Format, Layout
+
+    x = np.arange(8 * 128, dtype=np.float32).reshape(8, 128)
+    sharding = NamedSharding(_mesh(0), P("x"))
+    column = Format(Layout(major_to_minor=(1, 0)), sharding)
+    arr = jax.device_put(x, sharding)
+    plain = jax.jit(lambda v: v * 2).lower(arr).compile()
+    auto = jax.jit(lambda v: v.T, out_shardings=Format(Layout.AUTO)).lower(arr).compile()
+    made = jax.jit(lambda v: v * 3, out_shardings=column)(arr)
+    takes = jax.jit(lambda v: v + 1, in_shardings=column)
+    put = jax.device_put(x, column)
+    return {
+        "plain_in": str(plain.input_formats[0][0].layout.major_to_minor),
+        "plain_out": str(plain.output_formats.layout.major_to_minor),
+        "auto_out": str(auto.output_formats.layout.major_to_minor),
+        "auto_value": np.asarray(auto(arr)),
+        "made_layout": str(made.format.layout.major_to_minor),
+        "made": np.asarray(made),
+        "taken": np.asarray(takes(made)),
+        "put_layout": str(put.format.layout.major_to_minor),
+        "put_taken": np.asarray(takes(put)),
+    }
+
+
 @snippet(rtol=1e-5, atol=1e-6)
 def pipelined_microbatches():
     """Microbatches through two stages, as a pipeline is written in plain
@@ -626,6 +656,29 @@ def donated_assembly():
     except Exception as e:  # noqa: BLE001 - the exception is the result
         result["error"] = str(e)
     return result
+
+
+@proxy_only
+def moved_custom_layout():
+    """A column-major output moved to a device of the other worker arrives
+    in the default layout: a program that takes it column-major is refused
+    (in-process JAX reads such a copy as other values), and laid out again
+    by device_put to a Format it computes the right values."""
+    from jax.experimental.layout import Format, Layout
+
+    x = np.arange(8 * 128, dtype=np.float32).reshape(8, 128)
+    d = jax.devices()
+    column = Format(Layout(major_to_minor=(1, 0)), SingleDeviceSharding(d[2]))
+    made = jax.jit(lambda v: v * 2, out_shardings=Format(column.layout, SingleDeviceSharding(d[0])))(x)
+    moved = jax.device_put(made, d[2])
+    takes = jax.jit(lambda v: v + 1, in_shardings=column)
+    out = {"moved": np.asarray(moved)}
+    try:
+        out["taken"] = np.asarray(takes(moved))
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        out["error"] = f"{type(e).__name__}: {e}"
+    out["again"] = np.asarray(takes(jax.device_put(np.asarray(moved), column)))
+    return out
 
 
 def run(name: str) -> dict:

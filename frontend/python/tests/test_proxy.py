@@ -442,6 +442,18 @@ def test_donating_an_assembly_deletes_its_parts(proxy_server, results_dir):
     assert "has been deleted" in str(got["error"]), got
 
 
+def test_a_moved_custom_layout_is_refused_not_misread(proxy_server, results_dir):
+    """A column-major array copied to the other worker is in the default
+    layout there; a program that takes it column-major is refused with a
+    message that says so, and works once the array is laid out again."""
+    got = _get(lambda: run_snippet("moved_custom_layout", proxy_env(proxy_server.address), results_dir, "proxy_only", logs=proxy_server.logs()))
+    x = np.arange(8 * 128, dtype=np.float32).reshape(8, 128)
+    np.testing.assert_array_equal(got["moved"], x * 2)
+    assert "taken" not in got, got
+    assert "JaxRuntimeError" in str(got["error"]) and "the program takes layout {0,1}" in str(got["error"]), got
+    np.testing.assert_array_equal(got["again"], x * 2 + 1)
+
+
 def test_a_session_can_ask_for_fewer_devices(proxy_server, results_dir):
     """PW_PROXY_DEVICES=2: the session holds 2 of the 4 devices; a bad
     value is the plugin's clear error."""
