@@ -91,7 +91,8 @@ pub fn default_layout(rank: usize) -> LayoutProto {
 /// (dimension order or tiling; the memory space does not count).
 pub fn custom(layout: &LayoutProto) -> Option<&LayoutProto> {
     let rank = layout.minor_to_major.len();
-    let default = layout.tiles.is_empty() && layout.minor_to_major == default_layout(rank).minor_to_major;
+    let default =
+        layout.tiles.is_empty() && layout.minor_to_major == default_layout(rank).minor_to_major;
     (!default).then_some(layout)
 }
 
@@ -210,6 +211,50 @@ pub fn global_shape(dims: &[usize], op: &OpSharding) -> Result<Vec<i64>, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entry_layouts_are_read() {
+        let array = |dims: &[i64], minor_to_major: Option<Vec<i64>>| ShapeProto {
+            element_type: PrimitiveType::F32 as i32,
+            dimensions: dims.to_vec(),
+            layout: minor_to_major.map(|m| {
+                Box::new(LayoutProto {
+                    minor_to_major: m,
+                    ..Default::default()
+                })
+            }),
+            ..Default::default()
+        };
+        let m = HloModule {
+            host_program_shape: Some(ProgramShapeProto {
+                parameters: vec![array(&[2, 3], Some(vec![0, 1])), array(&[4], None)],
+                result: Some(ShapeProto {
+                    element_type: PrimitiveType::Tuple as i32,
+                    tuple_shapes: vec![array(&[3, 2], Some(vec![1, 0])), array(&[], Some(vec![]))],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let l = read("hlo", &m.encode_to_vec(), 2).unwrap().layouts.unwrap();
+        let orders = |v: &[LayoutProto]| -> Vec<Vec<i64>> {
+            v.iter().map(|l| l.minor_to_major.clone()).collect()
+        };
+        assert_eq!(orders(&l.parameters), vec![vec![0, 1], vec![0]]);
+        assert_eq!(orders(&l.outputs), vec![vec![1, 0], vec![]]);
+        // Column-major is custom; the default and a scalar's are not, nor
+        // is a memory space alone.
+        assert!(custom(&l.parameters[0]).is_some());
+        assert!(custom(&l.outputs[0]).is_none() && custom(&l.outputs[1]).is_none());
+        let host = LayoutProto {
+            memory_space: 5,
+            ..default_layout(2)
+        };
+        assert!(custom(&host).is_none());
+        // Layouts that do not match the outputs are not guessed.
+        assert_eq!(read("hlo", &m.encode_to_vec(), 3).unwrap().layouts, None);
+    }
 
     #[test]
     fn shardings_and_donations_are_read() {

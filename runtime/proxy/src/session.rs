@@ -1594,7 +1594,8 @@ impl Session {
             }
             let op = compiled.parameters.get(i).unwrap_or(&replicated);
             let placed = Self::laid_out(a.info.dtype, &a.info.shape, op, devices, on)?;
-            let moved = placed.info.layout != a.info.layout || placed.info.devices != a.info.devices;
+            let moved =
+                placed.info.layout != a.info.layout || placed.info.devices != a.info.devices;
             let has = if moved { None } else { a.layout.as_ref() };
             if has.map(|l| &l.minor_to_major) != wants.map(|l| &l.minor_to_major)
                 || has.map(|l| &l.tiles) != wants.map(|l| &l.tiles)
