@@ -27,8 +27,6 @@ struct HloModule {
     spmd_output_sharding: Option<OpSharding>,
     #[prost(message, repeated, tag = "14")]
     spmd_parameters_shardings: Vec<OpSharding>,
-    #[prost(message, optional, tag = "18")]
-    buffer_donor: Option<Donors>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -43,18 +41,6 @@ struct Alias {
     parameter_number: i64,
 }
 
-#[derive(Clone, PartialEq, Message)]
-struct Donors {
-    #[prost(message, repeated, tag = "1")]
-    entries: Vec<Donor>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Donor {
-    #[prost(int64, tag = "1")]
-    parameter_number: i64,
-}
-
 /// See the module doc.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Compiled {
@@ -63,7 +49,11 @@ pub struct Compiled {
     pub parameters: Vec<OpSharding>,
     /// One sharding per output.
     pub outputs: Vec<OpSharding>,
-    /// The parameters whose buffers the program takes over, ascending.
+    /// The parameters whose buffers the program takes over, ascending:
+    /// those it aliases to an output. A parameter marked only as a buffer
+    /// donor (`jax.buffer_donor`, what JAX asks when no output matches a
+    /// donated argument) stays its caller's, as PJRT's own executables
+    /// keep it.
     pub donated: Vec<u32>,
     /// The layout of each parameter's and each output's shard, as the
     /// compiler chose or was told (`None` when the compiled program does
@@ -156,21 +146,18 @@ pub fn read(format: &str, bytes: &[u8], outputs: usize) -> Result<Compiled, Stri
         m.spmd_parameters_shardings
     };
     let outputs = match m.spmd_output_sharding {
+        // None for a program without outputs, whatever XLA wrote of its
+        // empty result (a replicated sharding, or a tuple of one).
+        _ if outputs == 0 => Vec::new(),
         None => vec![replicated(); outputs],
         Some(s) if s.r#type == op_sharding::Type::Tuple as i32 => s.tuple_shardings,
-        // One sharding for every output (none, for a program without
-        // outputs).
+        // One sharding for every output.
         Some(s) => vec![s; outputs],
     };
     let mut donated: Vec<u32> = m
         .input_output_alias
         .iter()
         .flat_map(|a| a.entries.iter().map(|e| e.parameter_number))
-        .chain(
-            m.buffer_donor
-                .iter()
-                .flat_map(|d| d.entries.iter().map(|e| e.parameter_number)),
-        )
         .filter_map(|p| u32::try_from(p).ok())
         .collect();
     donated.sort_unstable();
@@ -280,18 +267,28 @@ mod tests {
                 ..Default::default()
             }),
             spmd_parameters_shardings: vec![tiled.clone(), replicated()],
-            buffer_donor: Some(Donors {
-                entries: vec![
-                    Donor {
-                        parameter_number: 0,
-                    },
-                    Donor {
-                        parameter_number: 1,
-                    },
-                ],
-            }),
         };
-        let c = read("hlo", &m.encode_to_vec(), 2).unwrap();
+        // `buffer_donor` (field 18): parameters 0 and 1 may be donated.
+        #[derive(Clone, PartialEq, Message)]
+        struct Donor {
+            #[prost(int64, tag = "1")]
+            parameter_number: i64,
+        }
+        #[derive(Clone, PartialEq, Message)]
+        struct Donors {
+            #[prost(message, repeated, tag = "1")]
+            entries: Vec<Donor>,
+        }
+        let donors = Donors {
+            entries: (0..2)
+                .map(|p| Donor {
+                    parameter_number: p,
+                })
+                .collect(),
+        };
+        let mut bytes = m.encode_to_vec();
+        prost::encoding::message::encode(18, &donors, &mut bytes);
+        let c = read("hlo", &bytes, 2).unwrap();
         let wrapped = WithConfig {
             hlo_module: Some(m.clone()),
         };
@@ -301,7 +298,8 @@ mod tests {
         );
         assert_eq!(c.parameters.len(), 2);
         assert_eq!(c.outputs, vec![tiled.clone(), replicated()]);
-        assert_eq!(c.donated, vec![0, 1]);
+        // Only the aliased parameter is taken over.
+        assert_eq!(c.donated, vec![1]);
         assert_eq!(global_shape(&[4, 4], &tiled).unwrap(), vec![8, 4]);
         assert_eq!(global_shape(&[4, 4], &replicated()).unwrap(), vec![4, 4]);
         // One device: replicated, from the parameter count.
@@ -314,15 +312,23 @@ mod tests {
         };
         let c = read("hlo", &one.encode_to_vec(), 1).unwrap();
         assert_eq!((c.parameters.len(), c.outputs.len()), (3, 1));
-        // A program without outputs whose output sharding is not a tuple.
-        let none = HloModule {
-            spmd_output_sharding: Some(replicated()),
-            ..Default::default()
-        };
-        assert!(read("hlo", &none.encode_to_vec(), 0)
-            .unwrap()
-            .outputs
-            .is_empty());
+        // A program without outputs, whose output sharding is a replicated
+        // one or a tuple of one.
+        for sharding in [
+            replicated(),
+            OpSharding {
+                r#type: op_sharding::Type::Tuple as i32,
+                tuple_shardings: vec![replicated()],
+                ..Default::default()
+            },
+        ] {
+            let none = HloModule {
+                spmd_output_sharding: Some(sharding),
+                ..Default::default()
+            };
+            let c = read("hlo", &none.encode_to_vec(), 0).unwrap();
+            assert!(c.outputs.is_empty());
+        }
         assert!(read("hlo", b"\xff\xff", 1).is_err());
         assert!(read("mlir", b"", 1).is_err());
     }
