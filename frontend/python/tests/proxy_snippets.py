@@ -554,6 +554,28 @@ def layouts():
     }
 
 
+@snippet
+def tokens():
+    """Tokens: one made in a program and one made outside, passed through
+    and returned by jitted functions; reading a token's buffer raises."""
+    from jax._src import core
+
+    made = jax.lax.create_token()
+    outside = jax.lax.create_token(None)
+    x, passed = jax.jit(lambda x, t: (x * 2, t))(jnp.arange(8), outside)
+    returned = jax.jit(jax.lax.create_token)(1.0)
+    try:
+        made._buf._value
+        message = ""
+    except RuntimeError as e:
+        message = str(e)
+    return {
+        "x": np.asarray(x),
+        "tokens": all(isinstance(t, core.Token) for t in (made, outside, passed, returned)),
+        "read_refused": "Cannot convert a token-shape buffer to a numpy array." in message,
+    }
+
+
 @snippet(rtol=1e-5, atol=1e-6)
 def pipelined_microbatches():
     """Microbatches through two stages, as a pipeline is written in plain

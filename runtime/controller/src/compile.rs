@@ -279,10 +279,20 @@ impl Compiler {
         let inspected = tokio::task::spawn_blocking(move || {
             let loaded = client.compile(&program, &options)?;
             let executable = loaded.executable()?;
-            let dtypes = executable.output_dtypes()?;
+            let types = executable.output_types()?;
             let dims = executable.output_dims()?;
+            // A token carries no data: pw holds it as an empty bool array,
+            // as JAX itself makes tokens outside programs.
+            let outputs = types
+                .into_iter()
+                .zip(dims)
+                .map(|(t, dims)| match t {
+                    pw_pjrt::OutputType::Array(dtype) => (dtype, dims),
+                    pw_pjrt::OutputType::Token => (pw_core::DType::Bool, vec![0]),
+                })
+                .collect();
             Ok::<_, pw_pjrt::Error>(Inspected {
-                outputs: dtypes.into_iter().zip(dims).collect(),
+                outputs,
                 optimized: executable.optimized_program().ok(),
                 cost: executable.cost_analysis().map_err(|e| e.to_string()),
                 memory: executable.compiled_memory_stats().ok(),

@@ -173,8 +173,11 @@ impl Buffer {
         args.buffer = self.raw;
         // SAFETY: valid args on a live buffer.
         unsafe { call!(self.client.api(), PJRT_Buffer_ElementType, &mut args)? };
-        super::dtype_of(args.type_)
-            .ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {}", args.type_)))
+        match args.type_ {
+            sys::PJRT_Buffer_Type_TOKEN => Err(Error::Token),
+            t => super::dtype_of(t)
+                .ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {t}"))),
+        }
     }
 
     /// The dimensions (`PJRT_Buffer_Dimensions`).

@@ -81,6 +81,10 @@ pub enum Error {
     #[error("unsupported element type: {0}")]
     UnsupportedDType(String),
 
+    /// A token buffer asked for its data (it has none).
+    #[error("the buffer is a token, which carries no data: Cannot convert a token-shape buffer to a numpy array.")]
+    Token,
+
     /// More devices were asked for than the client has.
     #[error("{what} needs {needed} devices, but the client has {available}")]
     NotEnoughDevices {

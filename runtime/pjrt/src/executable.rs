@@ -136,6 +136,15 @@ pub struct CompileOptions {
     pub overrides: Vec<(String, OptionOverride)>,
 }
 
+/// What an executable's output is (see [`Executable::output_types`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputType {
+    /// An array of this element type.
+    Array(DType),
+    /// A token: it orders side effects and carries no data.
+    Token,
+}
+
 /// The value of one compiler option.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OptionOverride {
@@ -724,8 +733,8 @@ impl Executable<'_> {
         Ok(args.num_outputs)
     }
 
-    /// The element type of each output.
-    pub fn output_dtypes(&self) -> Result<Vec<DType>> {
+    /// The type of each output: an array's element type, or a token.
+    pub fn output_types(&self) -> Result<Vec<OutputType>> {
         let mut args = sys::PJRT_Executable_OutputElementTypes_Args::new();
         args.executable = self.raw;
         // SAFETY: valid args; the list lives as long as the executable.
@@ -739,9 +748,11 @@ impl Executable<'_> {
         };
         types
             .into_iter()
-            .map(|t| {
-                super::dtype_of(t)
-                    .ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {t}")))
+            .map(|t| match t {
+                sys::PJRT_Buffer_Type_TOKEN => Ok(OutputType::Token),
+                t => super::dtype_of(t)
+                    .map(OutputType::Array)
+                    .ok_or_else(|| Error::UnsupportedDType(format!("PJRT buffer type {t}"))),
             })
             .collect()
     }

@@ -74,7 +74,7 @@ pub use error::{ApiVersion, Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{
     CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
-    MemoryStats, OptionOverride, Program, ProgramFormat,
+    MemoryStats, OptionOverride, OutputType, Program, ProgramFormat,
 };
 pub use plugin::{recorded_plugin_file, take_unreported_errors, Plugin, PLUGIN_ENV};
 pub use sys::MIN_MINOR;

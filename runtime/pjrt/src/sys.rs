@@ -148,6 +148,7 @@ pub const PJRT_Buffer_Type_F8E4M3FN: PJRT_Buffer_Type = 17;
 pub const PJRT_Buffer_Type_F8E4M3B11FNUZ: PJRT_Buffer_Type = 18;
 pub const PJRT_Buffer_Type_F8E5M2FNUZ: PJRT_Buffer_Type = 19;
 pub const PJRT_Buffer_Type_F8E4M3FNUZ: PJRT_Buffer_Type = 20;
+pub const PJRT_Buffer_Type_TOKEN: PJRT_Buffer_Type = 23;
 pub const PJRT_Buffer_Type_F8E4M3: PJRT_Buffer_Type = 26;
 pub const PJRT_Buffer_Type_F8E3M4: PJRT_Buffer_Type = 27;
 pub const PJRT_Buffer_Type_F8E8M0FNU: PJRT_Buffer_Type = 28;

@@ -254,7 +254,10 @@ fn compile_and_execute(target: Target) {
         let meta = exe.executable().unwrap();
         assert_eq!(meta.num_replicas().unwrap(), 1);
         assert_eq!(meta.num_partitions().unwrap(), 1);
-        assert_eq!(meta.output_dtypes().unwrap(), vec![DType::F32]);
+        assert_eq!(
+            meta.output_types().unwrap(),
+            vec![pw_pjrt::OutputType::Array(DType::F32)]
+        );
         assert_eq!(meta.output_dims().unwrap(), vec![vec![4]]);
         assert!(!meta.name().unwrap().is_empty());
         // What the compiler planned: an f32[4] in, one out, and (where the
