@@ -357,6 +357,16 @@ def memory_analysis():
 
 
 @snippet
+def cost_analysis():
+    """What a jitted matmul costs (`compile().cost_analysis()`): flops,
+    transcendentals and bytes accessed, from XLA in-process and, through
+    pw, from pw's count over the program the controller compiled."""
+    f = jax.jit(lambda x, y: jnp.tanh(x @ y) + 1)
+    cost = f.lower(jnp.ones((64, 32)), jnp.ones((32, 16))).compile().cost_analysis()
+    return {k: float(cost[k]) for k in ("flops", "transcendentals", "bytes accessed")}
+
+
+@snippet
 def compiler_options():
     """Compiler options: a valid one compiles, a misspelled one or a value
     of the wrong type is JAX's error naming it."""

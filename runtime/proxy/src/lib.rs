@@ -10,6 +10,7 @@
 pub mod convert;
 mod error;
 mod hlo;
+mod hlo_cost;
 mod hlo_text;
 mod named_sharding;
 pub mod protocol;

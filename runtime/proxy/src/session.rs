@@ -1243,7 +1243,9 @@ impl Session {
                 devices: devices.clone(),
                 outputs: inspected.outputs,
                 compiled,
-                cost: inspected.cost,
+                cost: inspected.cost.or_else(|why| {
+                    estimated_cost(inspected.optimized.as_ref()).map_err(|e| format!("{why}; {e}"))
+                }),
                 optimized: inspected.optimized,
                 memory: inspected.memory,
                 built: HashMap::new(),
@@ -1626,6 +1628,19 @@ impl Session {
         self.controller.sessions().end(self.id, why).await;
         self.buffers.close(self.ifrt_id);
     }
+}
+
+/// pw's estimate of a program's cost (`crate::hlo_cost`), for a plugin
+/// that gives none, from the program it compiled.
+fn estimated_cost(
+    optimized: Option<&(String, Vec<u8>)>,
+) -> std::result::Result<Vec<(String, pw_controller::compile::NamedValue)>, String> {
+    let (format, bytes) = optimized.ok_or("the plugin does not show the compiled program")?;
+    let estimate = crate::hlo_cost::estimate(format, bytes)?;
+    Ok(estimate
+        .into_iter()
+        .map(|(name, v)| (name, pw_controller::compile::NamedValue::Float(v as f32)))
+        .collect())
 }
 
 /// The plan that copies `a` as `to` (same type and shape): by the
