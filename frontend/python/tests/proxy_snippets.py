@@ -713,6 +713,24 @@ def moved_custom_layout():
     return out
 
 
+@proxy_only
+def donated_remap():
+    """device_put with donate=True to the same devices in another order:
+    JAX reorders the shards (a remap reusing their buffers) and donates
+    the reordered array to a resharding program, so the original is gone
+    too; the server refuses a later use of it, as JAX in-process does."""
+    d = jax.devices()
+    x = jax.device_put(np.arange(16), NamedSharding(Mesh(np.array(d[:2]), ("x",)), P("x")))
+    target = NamedSharding(Mesh(np.array([d[1], d[0]]), ("y",)), P("y"))
+    out = jax.device_put(x, target, donate=True)
+    result = {"out": np.asarray(out)}
+    try:
+        result["sum_after"] = int((x + 1).sum())
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        result["error"] = str(e)
+    return result
+
+
 def run(name: str) -> dict:
     """Runs one snippet in this process; its result as a dict of arrays."""
     return _check(name, {**SNIPPETS, **PROXY_ONLY}[name]())

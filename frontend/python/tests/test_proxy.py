@@ -442,6 +442,15 @@ def test_donating_an_assembly_deletes_its_parts(proxy_server, results_dir):
     assert "has been deleted" in str(got["error"]), got
 
 
+def test_donating_a_remap_deletes_what_it_reused(proxy_server, results_dir):
+    """An array reordered by a remap that reuses its buffers goes with the
+    reordered one when that is donated: a later use is refused."""
+    got = _get(lambda: run_snippet("donated_remap", proxy_env(proxy_server.address), results_dir, "proxy_only", logs=proxy_server.logs()))
+    np.testing.assert_array_equal(got["out"], np.arange(16))
+    assert "sum_after" not in got, got
+    assert "has been deleted" in str(got["error"]) or "donated" in str(got["error"]), got
+
+
 def test_a_moved_custom_layout_is_refused_not_misread(proxy_server, results_dir):
     """A column-major array copied to the other worker is in the default
     layout there; a program that takes it column-major is refused with a

@@ -1101,6 +1101,20 @@ impl Session {
         }
         if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
             self.delete(&r.array_handles, false).await;
+        } else if r.copy_semantics == ifrt::proto::ArrayCopySemantics::ReuseInput as i32 {
+            // Each output shares the buffers of the inputs it takes shards
+            // from: donating it deletes them too, as IFRT's would.
+            let mut s = self.state();
+            for (k, &handle) in handles.iter().enumerate() {
+                let mut from: Vec<u64> = moves
+                    .iter()
+                    .filter(|m| m.to.0 == k)
+                    .filter_map(|m| r.array_handles.get(m.from.0).copied())
+                    .collect();
+                from.sort_unstable();
+                from.dedup();
+                s.shares.insert(handle, from);
+            }
         }
         Ok(handles)
     }
