@@ -183,8 +183,10 @@ impl Cost {
                     }
                 }
             }
-            let moves = !fused && !FREE.contains(&op) && !(follows && op != "fusion");
-            if moves {
+            // A fusion reads its operands and writes its result; a call,
+            // loop or branch moves only what its body does.
+            let calls_body = follows && op != "fusion";
+            if !(fused || calls_body || FREE.contains(&op)) {
                 let operands: f64 = (0..i.operand_ids.len()).map(|k| bytes(operand(i, k))).sum();
                 self.bytes += operands + bytes(i.shape.as_ref());
             }
