@@ -404,7 +404,10 @@ impl Part {
             if let StepKind::Call { computation, .. } = &s.step.kind {
                 if !s.step.devices.iter().all(|d| self.is_mine(*d)) {
                     return Err(bad(format!(
-                        "{}: a call must run on one worker's devices, but {:?} spans workers",
+                        "{}: a call must run on one worker's devices, but {:?} span workers: a \
+                         worker's PJRT client holds only its own devices, and the plugin's \
+                         collectives cannot reach another process (docs/cluster.md, \
+                         \"Computations that span hosts\")",
                         s.step.label, s.step.devices
                     )));
                 }
