@@ -16,24 +16,13 @@
 //!   instruction), not of parameters, constants, tuples and bitcasts;
 //! - a `while` body and condition once (the trip count is unknown).
 
-use crate::protocol::xla::{
-    HloComputationProto, HloInstructionProto, HloModuleProto, HloModuleProtoWithConfig,
-    PrimitiveType, ShapeProto,
-};
-use prost::Message;
+use crate::protocol::xla::{HloComputationProto, HloInstructionProto, PrimitiveType, ShapeProto};
 use std::collections::HashMap;
 
 /// The estimate, in XLA's names, of a program given as `format` (`hlo` or
 /// `hlo_with_config`) and its bytes.
 pub fn estimate(format: &str, bytes: &[u8]) -> Result<Vec<(String, f64)>, String> {
-    let module = match format {
-        "hlo" => HloModuleProto::decode(bytes).map_err(|e| e.to_string())?,
-        "hlo_with_config" => HloModuleProtoWithConfig::decode(bytes)
-            .map_err(|e| e.to_string())?
-            .hlo_module
-            .ok_or("the compiled program has no module")?,
-        other => return Err(format!("a compiled program in the {other:?} format")),
-    };
+    let module = crate::hlo_text::module(format, bytes)?;
     let computations: HashMap<i64, &HloComputationProto> =
         module.computations.iter().map(|c| (c.id, c)).collect();
     let entry = computations
@@ -226,7 +215,8 @@ fn bytes(shape: Option<&ShapeProto>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::xla::DotDimensionNumbers;
+    use crate::protocol::xla::{DotDimensionNumbers, HloModuleProto};
+    use prost::Message;
 
     fn array(dims: &[i64]) -> ShapeProto {
         ShapeProto {

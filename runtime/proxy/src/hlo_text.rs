@@ -23,15 +23,21 @@ use std::fmt::Write;
 /// The HLO text of a compiled program given as `format` (`hlo` or
 /// `hlo_with_config`) and its bytes.
 pub fn render(format: &str, bytes: &[u8]) -> Result<String, String> {
-    let module = match format {
-        "hlo" => HloModuleProto::decode(bytes).map_err(|e| e.to_string())?,
+    let module = module(format, bytes)?;
+    Ok(module_text(&module))
+}
+
+/// The whole module of a compiled program given as `format` (`hlo` or
+/// `hlo_with_config`) and its bytes.
+pub fn module(format: &str, bytes: &[u8]) -> Result<HloModuleProto, String> {
+    match format {
+        "hlo" => HloModuleProto::decode(bytes).map_err(|e| e.to_string()),
         "hlo_with_config" => HloModuleProtoWithConfig::decode(bytes)
             .map_err(|e| e.to_string())?
             .hlo_module
-            .ok_or("the compiled program has no module")?,
-        other => return Err(format!("a compiled program in the {other:?} format")),
-    };
-    Ok(module_text(&module))
+            .ok_or_else(|| "the compiled program has no module".to_owned()),
+        other => Err(format!("a compiled program in the {other:?} format")),
+    }
 }
 
 fn module_text(m: &HloModuleProto) -> String {
