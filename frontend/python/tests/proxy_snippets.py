@@ -731,6 +731,21 @@ def donated_remap():
     return result
 
 
+@proxy_only
+def program_across_workers():
+    """A jitted computation sharded over all 4 devices, which lie on two
+    workers: refused with the reason, and the session goes on."""
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    x = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P("x")))
+    out = {}
+    try:
+        out["sum"] = float(jax.jit(lambda v: v.sum())(x))
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        out["error"] = f"{type(e).__name__}: {e}"
+    out["after"] = np.asarray(jax.jit(lambda v: v * 2)(np.arange(4, dtype=np.int32)))
+    return out
+
+
 def run(name: str) -> dict:
     """Runs one snippet in this process; its result as a dict of arrays."""
     return _check(name, {**SNIPPETS, **PROXY_ONLY}[name]())

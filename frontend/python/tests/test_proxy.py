@@ -451,6 +451,18 @@ def test_donating_a_remap_deletes_what_it_reused(proxy_server, results_dir):
     assert "has been deleted" in str(got["error"]) or "donated" in str(got["error"]), got
 
 
+def test_a_program_across_workers_is_refused_with_the_reason(proxy_server, results_dir):
+    """A computation over devices of both workers cannot run on the CPU
+    plugin (its collectives do not reach another process): JAX's
+    exception says so and where the design is; the session goes on."""
+    got = _get(lambda: run_snippet("program_across_workers", proxy_env(proxy_server.address), results_dir, "proxy_only", logs=proxy_server.logs()))
+    assert "sum" not in got, got
+    error = str(got["error"])
+    assert error.startswith("JaxRuntimeError") and "span workers" in error, error
+    assert "Computations that span hosts" in error, error
+    np.testing.assert_array_equal(got["after"], np.arange(4) * 2)
+
+
 def test_a_moved_custom_layout_is_refused_not_misread(proxy_server, results_dir):
     """A column-major array copied to the other worker is in the default
     layout there; a program that takes it column-major is refused with a
