@@ -672,6 +672,17 @@ def server_error_then_recover():
     return out
 
 
+def _after_donation(out, donated) -> dict:
+    """`out` fetched, and what a later use of the `donated` array gives:
+    its sum (it was not deleted) or the error."""
+    result = {"out": np.asarray(out)}
+    try:
+        result["sum_after"] = int((donated + 1).sum())
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        result["error"] = str(e)
+    return result
+
+
 @proxy_only
 def donated_assembly():
     """An array on one device, passed to a call sharded over two that
@@ -682,12 +693,7 @@ def donated_assembly():
     mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
     arr = jnp.arange(16)
     out = jax.jit(lambda x: x * 2, in_shardings=NamedSharding(mesh, P()), donate_argnums=0)(arr)
-    result = {"out": np.asarray(out)}
-    try:
-        result["sum_after"] = int((arr + 1).sum())
-    except Exception as e:  # noqa: BLE001 - the exception is the result
-        result["error"] = str(e)
-    return result
+    return _after_donation(out, arr)
 
 
 @proxy_only
@@ -723,12 +729,7 @@ def donated_remap():
     x = jax.device_put(np.arange(16), NamedSharding(Mesh(np.array(d[:2]), ("x",)), P("x")))
     target = NamedSharding(Mesh(np.array([d[1], d[0]]), ("y",)), P("y"))
     out = jax.device_put(x, target, donate=True)
-    result = {"out": np.asarray(out)}
-    try:
-        result["sum_after"] = int((x + 1).sum())
-    except Exception as e:  # noqa: BLE001 - the exception is the result
-        result["error"] = str(e)
-    return result
+    return _after_donation(out, x)
 
 
 @proxy_only

@@ -70,7 +70,7 @@ pub struct Layouts {
 
 /// The layout XLA gives an array of `rank` dimensions by default: dense,
 /// major to minor (`{rank-1,...,0}`).
-pub fn default_layout(rank: usize) -> LayoutProto {
+fn default_layout(rank: usize) -> LayoutProto {
     LayoutProto {
         minor_to_major: (0..rank as i64).rev().collect(),
         ..Default::default()

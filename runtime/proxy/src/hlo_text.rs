@@ -14,7 +14,7 @@
 use crate::convert::op_sharding_text;
 use crate::protocol::xla::{
     HloComputationProto, HloInstructionProto, HloModuleProto, HloModuleProtoWithConfig,
-    LiteralProto, PrimitiveType, ShapeProto,
+    LayoutProto, LiteralProto, PrimitiveType, ShapeProto,
 };
 use prost::Message;
 use std::collections::HashMap;
@@ -315,22 +315,28 @@ fn shape(s: &ShapeProto) -> String {
     let mut text = short(s);
     // A scalar's layout is empty, and not written.
     if let Some(l) = s.layout.as_deref().filter(|_| !s.dimensions.is_empty()) {
-        let mut layout = join(&l.minor_to_major);
-        if !l.tiles.is_empty() {
-            let tiles: Vec<String> = l
-                .tiles
-                .iter()
-                .map(|t| format!("T({})", join(&t.dimensions)))
-                .collect();
-            let _ = write!(layout, ":{}", tiles.join(""));
-        }
-        if l.memory_space != 0 {
-            let sep = if l.tiles.is_empty() { ":" } else { "" };
-            let _ = write!(layout, "{sep}S({})", l.memory_space);
-        }
-        let _ = write!(text, "{{{layout}}}");
+        let _ = write!(text, "{{{}}}", layout_text(l));
     }
     text
+}
+
+/// A layout as XLA writes it between a shape's braces: minor to major,
+/// then its tiles and memory space (`1,0:T(8,128)S(5)`).
+pub fn layout_text(l: &LayoutProto) -> String {
+    let mut layout = join(&l.minor_to_major);
+    if !l.tiles.is_empty() {
+        let tiles: Vec<String> = l
+            .tiles
+            .iter()
+            .map(|t| format!("T({})", join(&t.dimensions)))
+            .collect();
+        let _ = write!(layout, ":{}", tiles.join(""));
+    }
+    if l.memory_space != 0 {
+        let sep = if l.tiles.is_empty() { ":" } else { "" };
+        let _ = write!(layout, "{sep}S({})", l.memory_space);
+    }
+    layout
 }
 
 /// A shape without its layout, as signatures write it.

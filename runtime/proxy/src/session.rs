@@ -1257,9 +1257,7 @@ impl Session {
                 devices: devices.clone(),
                 outputs: inspected.outputs,
                 compiled,
-                cost: inspected.cost.or_else(|why| {
-                    estimated_cost(inspected.optimized.as_ref()).map_err(|e| format!("{why}; {e}"))
-                }),
+                cost: inspected.cost,
                 optimized: inspected.optimized,
                 memory: inspected.memory,
                 built: HashMap::new(),
@@ -1310,11 +1308,21 @@ impl Session {
         use protocol::loaded_executable_cost_analysis_response::Result as R;
         let exe = self.executable(handle)?;
         let exe = exe.lock().unwrap_or_else(|e| e.into_inner());
-        let cost = exe.cost.as_deref().map_err(|why| {
-            unimplemented(format!(
-                "the controller's PJRT plugin gives no cost analysis of this program: {why}"
-            ))
-        })?;
+        // The plugin's own figures, or pw's count over the program it
+        // compiled (read only when asked).
+        let estimated;
+        let cost = match &exe.cost {
+            Ok(cost) => cost,
+            Err(why) => {
+                estimated = estimated_cost(exe.optimized.as_ref()).map_err(|e| {
+                    unimplemented(format!(
+                        "the controller's PJRT plugin gives no cost analysis of this program \
+                         ({why}), and pw cannot count it: {e}"
+                    ))
+                })?;
+                &estimated
+            }
+        };
         Ok(protocol::LoadedExecutableCostAnalysisResponse {
             result: Some(R::Attributes(convert::cost_attributes(cost))),
         })
@@ -1482,34 +1490,7 @@ impl Session {
                 e
             }
         };
-        // The controller lays an argument out as its parameter anew when
-        // they differ, which partial values cannot be: they must already
-        // be where the program wants them.
-        for (i, a) in args.iter().enumerate() {
-            let op = compiled.parameters.get(i).unwrap_or(&replicated);
-            let takes_unreduced = on.len() > 1 && convert::is_unreduced(op);
-            if !a.unreduced && !takes_unreduced {
-                continue;
-            }
-            let want = Self::laid_out(a.info.dtype, &a.info.shape, op, &devices, &on)?;
-            if want.unreduced != a.unreduced
-                || want.info.layout != a.info.layout
-                || want.info.devices != a.info.devices
-            {
-                return Err(invalid(format!(
-                    "{name}: argument {i} is {} ({}); the program takes it as {} ({})",
-                    a.info.sharding,
-                    if a.unreduced { "unreduced" } else { "reduced" },
-                    want.info.sharding,
-                    if want.unreduced {
-                        "unreduced"
-                    } else {
-                        "reduced"
-                    },
-                )));
-            }
-        }
-        Self::check_layouts(&name, &args, &compiled, &devices, &on)?;
+        Self::check_arguments(&name, &args, &compiled, &devices, &on)?;
         let arguments = args.iter().map(|a| self.argument(a.pw)).collect();
         let made = self
             .run(pw_exe, arguments, Vec::new())
@@ -1586,42 +1567,51 @@ impl Session {
         })
     }
 
-    /// Refuses a call whose argument would not lie in device memory as its
-    /// parameter expects: a program compiled for a custom layout reads the
-    /// bytes of a default one (and the reverse) as other values. Arrays
-    /// keep a custom layout only as the program that made them left them
-    /// (pw's own copies are in the default layout), and an argument the
-    /// controller lays out anew for its parameter is in the default one.
-    fn check_layouts(
+    /// Refuses a call whose argument would not be what its parameter
+    /// expects where the program runs. The controller lays an argument out
+    /// as its parameter anew when they differ, which partial values
+    /// (unreduced arrays) cannot be: they must already be where the program
+    /// wants them. And a program compiled for a custom layout in device
+    /// memory reads the bytes of a default one (and the reverse) as other
+    /// values: arrays keep a custom layout only as the program that made
+    /// them left them (pw's own copies are in the default layout), and an
+    /// argument laid out anew is in the default one.
+    fn check_arguments(
         name: &str,
         args: &[Arc<Array>],
         compiled: &hlo::Compiled,
         devices: &[i32],
         on: &[i64],
     ) -> Result<()> {
-        let Some(layouts) = &compiled.layouts else {
-            return Ok(());
-        };
         let replicated = protocol::xla::OpSharding::default();
+        let parameter_layouts = compiled.layouts.as_ref().map(|l| &l.parameters[..]);
         for (i, a) in args.iter().enumerate() {
-            let wants = layouts.parameters.get(i).and_then(hlo::custom);
-            if wants.is_none() && a.layout.is_none() {
+            let op = compiled.parameters.get(i).unwrap_or(&replicated);
+            let takes_unreduced = on.len() > 1 && convert::is_unreduced(op);
+            let wants = parameter_layouts
+                .and_then(|l| l.get(i))
+                .and_then(hlo::custom);
+            if !a.unreduced && !takes_unreduced && wants.is_none() && a.layout.is_none() {
                 continue;
             }
-            let op = compiled.parameters.get(i).unwrap_or(&replicated);
-            let placed = Self::laid_out(a.info.dtype, &a.info.shape, op, devices, on)?;
-            let moved =
-                placed.info.layout != a.info.layout || placed.info.devices != a.info.devices;
+            let want = Self::laid_out(a.info.dtype, &a.info.shape, op, devices, on)?;
+            let moved = want.info.layout != a.info.layout || want.info.devices != a.info.devices;
+            if (a.unreduced || takes_unreduced) && (moved || want.unreduced != a.unreduced) {
+                let kind = |unreduced| if unreduced { "unreduced" } else { "reduced" };
+                return Err(invalid(format!(
+                    "{name}: argument {i} is {} ({}); the program takes it as {} ({})",
+                    a.info.sharding,
+                    kind(a.unreduced),
+                    want.info.sharding,
+                    kind(want.unreduced),
+                )));
+            }
             let has = if moved { None } else { a.layout.as_ref() };
-            if has.map(|l| &l.minor_to_major) != wants.map(|l| &l.minor_to_major)
-                || has.map(|l| &l.tiles) != wants.map(|l| &l.tiles)
+            if has.map(|l| (&l.minor_to_major, &l.tiles))
+                != wants.map(|l| (&l.minor_to_major, &l.tiles))
             {
                 let text = |l: Option<&LayoutProto>| match l {
-                    Some(l) => {
-                        let dims: Vec<String> =
-                            l.minor_to_major.iter().map(i64::to_string).collect();
-                        format!("layout {{{}}}", dims.join(","))
-                    }
+                    Some(l) => format!("layout {{{}}}", crate::hlo_text::layout_text(l)),
                     None => "the default layout".to_owned(),
                 };
                 return Err(invalid(format!(
