@@ -153,6 +153,44 @@ def put_across_workers():
     }
 
 
+
+@snippet
+def large_transfers():
+    """Arrays over 1 MiB a shard (the size above which pw moves bytes on
+    the workers' data ports, streamed): uploaded and fetched on one device,
+    split by rows across both workers, split by columns, replicated, in
+    tiles, and from single-device arrays; each fetched and compared with
+    the numpy it came from, then moved to one worker and used there."""
+    n = 1536
+    x = (np.arange(n * n, dtype=np.float32).reshape(n, n) % 977) / 977.0
+    ds = jax.devices()
+    mesh = Mesh(np.array(ds), ("x",))
+    grid = Mesh(np.array(ds).reshape(2, 2), ("x", "y"))
+    shardings = {
+        "one": SingleDeviceSharding(ds[3]),
+        "rows": NamedSharding(mesh, P("x")),
+        "columns": NamedSharding(mesh, P(None, "x")),
+        "replicated": NamedSharding(mesh, P()),
+        "tiles": NamedSharding(grid, P("x", "y")),
+    }
+    on_one_worker = NamedSharding(_mesh(2), P(None, "x"))
+    out = {}
+    for name, sharding in shardings.items():
+        a = jax.device_put(x, sharding)
+        out[f"{name}_exact"] = bool(np.array_equal(np.asarray(a), x))
+        # A program runs on one worker's devices: moved there first.
+        b = jax.jit(lambda v: v * 2.0 + 1.0)(jax.device_put(a, on_one_worker))
+        got = np.asarray(b)
+        out[f"{name}_exact_after_jit"] = bool(np.array_equal(got, x * 2.0 + 1.0))
+        out[f"{name}_corner"] = got[-3:, -3:]
+    rows = n // len(ds)
+    parts = [jax.device_put(x[i * rows : (i + 1) * rows], d) for i, d in enumerate(ds)]
+    assembled = jax.make_array_from_single_device_arrays((n, n), shardings["rows"], parts)
+    out["assembled_exact"] = bool(np.array_equal(np.asarray(assembled), x))
+    out["assembled_sum"] = np.asarray(jax.jit(jnp.sum)(jax.device_put(assembled, on_one_worker)))
+    return out
+
+
 def _mlp_init(key, sizes):
     params = []
     for n_in, n_out in zip(sizes[:-1], sizes[1:]):

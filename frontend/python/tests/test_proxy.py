@@ -33,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -485,6 +486,78 @@ def test_a_session_can_ask_for_fewer_devices(proxy_server, results_dir):
     with pytest.raises(SnippetFailed, match="PW_PROXY_DEVICES='none' must be a whole number of devices"):
         run_snippet(FIRST, env, results_dir, "bad_devices")
 
+
+
+# Under the proxy: a 64 MiB array on the second worker and a small one on
+# the first; waits for a line, then fetches the large one and reports how
+# that went, then the small one.
+_FETCH_FROM_A_LOST_WORKER = r"""
+import sys
+import numpy as np
+import jax
+
+x = np.arange(16 << 20, dtype=np.float32)
+far = jax.device_put(x, jax.devices()[2])
+near = jax.device_put(x[:8], jax.devices()[0])
+far.block_until_ready()
+near.block_until_ready()
+print("ready", flush=True)
+sys.stdin.readline()
+try:
+    np.asarray(far)
+    print("fetched", flush=True)
+except Exception as e:
+    print("error", type(e).__name__, " ".join(str(e).split()), flush=True)
+print("near", float(np.asarray(near).sum()), flush=True)
+"""
+
+
+def _line(proc, timeout: float) -> str:
+    """The next line `proc` writes, within `timeout` seconds."""
+    import select
+
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    if not ready:
+        raise AssertionError(f"no line within {timeout} s")
+    return proc.stdout.readline().strip()
+
+
+def test_a_worker_lost_during_a_large_fetch_fails_that_fetch_not_the_session():
+    """A large fetch streams from the worker's data port: its worker is
+    stopped while the client fetches, then killed. The fetch fails with
+    JAX's exception naming the transfer (no hang, no partial array), and an
+    array on the other worker is still fetched."""
+    server = ProxyServer()
+    proc = None
+    try:
+        server.start_second()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _FETCH_FROM_A_LOST_WORKER],
+            env=proxy_env(server.address),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert _line(proc, SUBPROCESS_TIMEOUT_S) == "ready"
+        server.second.send_signal(signal.SIGSTOP)
+        proc.stdin.write("fetch\n")
+        proc.stdin.flush()
+        # The fetch is under way (its worker cannot answer) ...
+        time.sleep(1.0)
+        # ... when the worker dies.
+        server.second.kill()
+        server.second.wait(10)
+        fetched = _line(proc, SUBPROCESS_TIMEOUT_S)
+        assert fetched.startswith("error JaxRuntimeError") and "direct transfer" in fetched, fetched
+        near = float(np.arange(8, dtype=np.float32).sum())
+        assert _line(proc, SUBPROCESS_TIMEOUT_S) == f"near {near}"
+        assert proc.wait(SUBPROCESS_TIMEOUT_S) == 0
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        server.stop()
 
 def test_comparisons_catch_differences():
     """assert_same itself: exact for ints and strings, tolerant for floats,

@@ -8,14 +8,17 @@
 //!   ([`pw_core::plans`]); IFRT's dtypes and shardings map onto pw's ([`convert`]).
 
 pub mod convert;
+mod direct;
 mod error;
 mod hlo;
 mod hlo_cost;
 mod hlo_text;
+mod host_buffers;
 mod named_sharding;
 pub mod protocol;
 mod service;
 mod session;
 
 pub use error::{Error, Failure, Result};
-pub use service::{HostBuffers, ProxyService, PROTOCOLS};
+pub use host_buffers::HostBuffers;
+pub use service::{ProxyService, PROTOCOLS};

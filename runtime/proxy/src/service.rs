@@ -3,20 +3,15 @@
 //! client stores and looks up beside it.
 
 use crate::{
+    host_buffers::{receive, HostBuffers},
     protocol::{self, grpc_ifrt_service_server::GrpcIfrtService},
     session::{request_name, Session},
     Failure,
 };
-use bytes::Bytes;
 use prost::Message;
 use pw_controller::Controller;
-use std::{
-    collections::HashMap,
-    pin::Pin,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
-use tokio::sync::{mpsc, Notify};
+use std::{pin::Pin, sync::Arc, time::Duration};
+use tokio::sync::mpsc;
 use tonic::{Request, Response, Status, Streaming};
 
 /// The protocol versions this server speaks (jaxlib 0.10.2 offers 16..25).
@@ -28,158 +23,8 @@ const SERDES_VERSION: i32 = 3;
 /// How long an `IfrtSession` waits for devices when others hold them.
 const DEVICE_WAIT: Duration = Duration::from_secs(60);
 
-/// Host buffers by IFRT session and handle; a request may wait for one the
-/// client has yet to store. Only sessions this server opened have a place
-/// here (their ids are random and shown nowhere else), each within its
-/// byte budget; a session's buffers go with it.
-#[derive(Default)]
-pub struct HostBuffers {
-    sessions: Mutex<HashMap<u64, Stored>>,
-    arrived: Notify,
-}
-
-/// One session's host buffers.
-struct Stored {
-    buffers: HashMap<u64, Bytes>,
-    /// Bytes held, and bytes announced by stores under way.
-    bytes: u64,
-    /// The most `bytes` may reach.
-    limit: u64,
-}
-
-impl HostBuffers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Stored>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Makes room for IFRT session `session`'s buffers, at most `limit`
-    /// bytes at once.
-    pub fn open(&self, session: u64, limit: u64) {
-        self.lock().insert(
-            session,
-            Stored {
-                buffers: HashMap::new(),
-                bytes: 0,
-                limit,
-            },
-        );
-    }
-
-    /// Drops every buffer of `session`, and its place.
-    pub fn close(&self, session: u64) {
-        self.lock().remove(&session);
-        self.arrived.notify_waiters();
-    }
-
-    /// Takes `size` bytes of `session`'s budget for a buffer on its way.
-    fn reserve(&self, session: u64, handle: u64, size: u64) -> Result<(), Status> {
-        let mut s = self.lock();
-        let stored = s.get_mut(&session).ok_or_else(|| no_session(session))?;
-        let total = stored.bytes.saturating_add(size);
-        if total > stored.limit {
-            return Err(Status::resource_exhausted(format!(
-                "host buffer {handle}: the session's host buffers would hold {total} bytes, over the limit of {} (pw-server --session-transfer-mb)",
-                stored.limit
-            )));
-        }
-        stored.bytes = total;
-        Ok(())
-    }
-
-    /// Gives back `size` bytes of `session`'s budget.
-    fn unreserve(&self, session: u64, size: u64) {
-        if let Some(stored) = self.lock().get_mut(&session) {
-            stored.bytes = stored.bytes.saturating_sub(size);
-        }
-    }
-
-    /// Stores a buffer for the client to look up, within the session's
-    /// budget.
-    pub fn put(&self, session: u64, handle: u64, bytes: Bytes) -> Result<(), Status> {
-        self.reserve(session, handle, bytes.len() as u64)?;
-        self.insert(session, handle, bytes);
-        Ok(())
-    }
-
-    /// Stores a buffer whose bytes are already counted in the session's
-    /// budget (a buffer it replaces gives its own back).
-    fn insert(&self, session: u64, handle: u64, bytes: Bytes) {
-        let mut s = self.lock();
-        let Some(stored) = s.get_mut(&session) else {
-            return;
-        };
-        if let Some(old) = stored.buffers.insert(handle, bytes) {
-            stored.bytes = stored.bytes.saturating_sub(old.len() as u64);
-        }
-        drop(s);
-        self.arrived.notify_waiters();
-    }
-
-    /// Buffer `handle`, removed, once it is stored (up to `wait`).
-    pub async fn take(&self, session: u64, handle: u64, wait: Duration) -> Result<Bytes, String> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            let arrived = self.arrived.notified();
-            if let Some(b) = self.remove(session, handle) {
-                return Ok(b);
-            }
-            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                return Err(format!(
-                    "host buffer {handle} was not stored within {wait:?}"
-                ));
-            }
-        }
-    }
-
-    fn get(&self, session: u64, handle: u64) -> Result<Option<Bytes>, Status> {
-        let s = self.lock();
-        let stored = s.get(&session).ok_or_else(|| no_session(session))?;
-        Ok(stored.buffers.get(&handle).cloned())
-    }
-
-    fn remove(&self, session: u64, handle: u64) -> Option<Bytes> {
-        let mut s = self.lock();
-        let stored = s.get_mut(&session)?;
-        let bytes = stored.buffers.remove(&handle)?;
-        stored.bytes = stored.bytes.saturating_sub(bytes.len() as u64);
-        Some(bytes)
-    }
-}
-
-/// The refusal for a host buffer request naming no session of this server.
-fn no_session(session: u64) -> Status {
-    Status::not_found(format!(
-        "there is no IFRT session {session} on this pw-server (host buffers live inside the session that stores them)"
-    ))
-}
-
-/// A host buffer's `size` bytes from the client's stream, taken as they
-/// arrive.
-async fn receive(
-    mut incoming: Streaming<protocol::GrpcHostBufferStoreRequest>,
-    handle: u64,
-    size: u64,
-) -> Result<Vec<u8>, Status> {
-    let mut data: Vec<u8> = Vec::new();
-    while let Some(chunk) = incoming.message().await? {
-        if data.len() as u64 + chunk.data.len() as u64 > size {
-            return Err(Status::invalid_argument(format!(
-                "host buffer {handle}: more than the {size} bytes announced"
-            )));
-        }
-        data.try_reserve(chunk.data.len()).map_err(|_| {
-            Status::resource_exhausted(format!("host buffer {handle}: no memory for {size} bytes"))
-        })?;
-        data.extend_from_slice(&chunk.data);
-    }
-    if data.len() as u64 != size {
-        return Err(Status::invalid_argument(format!(
-            "host buffer {handle}: {} of the {size} bytes announced came",
-            data.len()
-        )));
-    }
-    Ok(data)
-}
+/// A gRPC stream of `T`s.
+pub(crate) type Stream_<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send>>;
 
 /// See the module doc.
 #[derive(Clone)]
@@ -207,8 +52,6 @@ impl ProxyService {
             .max_encoding_message_size(pw_wire::MAX_MESSAGE_BYTES)
     }
 }
-
-type Stream_<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send>>;
 
 fn metadata<T: Message + Default>(
     request: &Request<impl Sized>,
@@ -444,21 +287,15 @@ impl GrpcIfrtService for ProxyService {
                 m.handle, m.buffer_size
             ))
         })?;
-        // The session and its budget first; memory only as bytes arrive.
-        self.buffers.reserve(m.session_id, m.handle, size)?;
-        let received = receive(request.into_inner(), m.handle, size).await;
-        match received {
-            Ok(data) => {
-                // Its bytes were reserved before they came: no second check.
-                self.buffers
-                    .insert(m.session_id, m.handle, Bytes::from(data));
-                Ok(Response::new(protocol::GrpcHostBufferStoreResponse {}))
-            }
-            Err(e) => {
-                self.buffers.unreserve(m.session_id, size);
-                Err(e)
-            }
+        // The session and its budget first; memory only as bytes arrive,
+        // each piece readable at once (an upload may forward it already).
+        let filling = self.buffers.arriving(m.session_id, m.handle, size)?;
+        let received = receive(request.into_inner(), m.handle, size, &filling).await;
+        filling.finish(received.clone().map_err(|s| s.message().to_owned()));
+        if received.is_err() {
+            self.buffers.remove(m.session_id, m.handle);
         }
+        received.map(|()| Response::new(protocol::GrpcHostBufferStoreResponse {}))
     }
 
     type HostBufferLookupStream = Stream_<protocol::GrpcHostBufferLookupResponse>;
@@ -468,25 +305,7 @@ impl GrpcIfrtService for ProxyService {
         request: Request<protocol::GrpcHostBufferLookupRequest>,
     ) -> Result<Response<Self::HostBufferLookupStream>, Status> {
         let r = request.into_inner();
-        let bytes = self.buffers.get(r.session_id, r.handle)?.ok_or_else(|| {
-            Status::not_found(format!(
-                "there is no host buffer {} in session {}",
-                r.handle, r.session_id
-            ))
-        })?;
-        // At least one message, also for no bytes.
-        let mut chunks: Vec<Result<protocol::GrpcHostBufferLookupResponse, Status>> = bytes
-            .chunks(1 << 20)
-            .map(|c| {
-                Ok(protocol::GrpcHostBufferLookupResponse {
-                    data: bytes.slice_ref(c),
-                })
-            })
-            .collect();
-        if chunks.is_empty() {
-            chunks.push(Ok(protocol::GrpcHostBufferLookupResponse::default()));
-        }
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        Ok(Response::new(self.buffers.lookup(r.session_id, r.handle)?))
     }
 
     async fn host_buffer_delete(

@@ -15,9 +15,10 @@
 //! client's.
 
 use crate::{
-    convert,
+    convert, direct,
     error::{Error, Failure, Result},
     hlo,
+    host_buffers::Source,
     protocol::{
         self, ifrt_request::Request as Rq, ifrt_response::Response as Rs, xla::ifrt,
         xla::LayoutProto,
@@ -121,7 +122,7 @@ struct State {
     arrays: HashMap<u64, Slot>,
     executables: HashMap<u64, Arc<Mutex<Executable>>>,
     futures: HashMap<u64, Future>,
-    /// The pw executable in_flight each layout.
+    /// The pw executable built for each plan key (puts and transforms).
     puts: HashMap<String, u64>,
     /// Arrays made with `REUSE_INPUT` semantics, and the arrays whose
     /// buffers they took over: in IFRT they share buffers, so deleting or
@@ -129,6 +130,16 @@ struct State {
     /// deletes the others to the same effect.)
     shares: HashMap<u64, Vec<u64>>,
     next: u64,
+    /// The next pw array id for a direct upload: ids from
+    /// `CLIENT_ARRAYS` up are the session's to choose.
+    next_direct: u64,
+}
+
+impl State {
+    fn next_direct(&mut self) -> u64 {
+        self.next_direct += 1;
+        self.next_direct - 1
+    }
 }
 
 /// See the module doc.
@@ -165,6 +176,7 @@ impl Session {
                 puts: HashMap::new(),
                 shares: HashMap::new(),
                 next: SERVER_HANDLES,
+                next_direct: pw_controller::sessions::stream::CLIENT_ARRAYS,
             }),
         }
     }
@@ -477,13 +489,36 @@ impl Session {
         })
     }
 
-    /// Uploads `host` laid out as `info`: the pw array.
-    async fn upload(&self, info: &ValueInfo, host: HostArray) -> Result<u64> {
+    /// Uploads `source` (dense row-major bytes) laid out as `info`: the pw
+    /// array. Straight to the workers' data ports when they take direct
+    /// transfers, as the bytes arrive (the array is then the put's argument,
+    /// laid out as it already is), else as a run of the put.
+    async fn upload(&self, info: &ValueInfo, source: Source) -> Result<u64> {
         let key = format!("put {info:?}");
         let exe = self
             .built(key, "device_put", plans::put(info.clone()))
             .await?;
-        let dims: Vec<usize> = host.shape().to_vec();
+        let put = proto::SessionPut {
+            id: 0,
+            executable: exe,
+            input: 0,
+            array: self.state().next_direct(),
+        };
+        let sessions = self.controller.sessions();
+        let dims = dims_of(&info.shape)?;
+        if let Some(direct) = sessions.direct_put(self.id, &put).await? {
+            return match direct::give(&source, info.dtype, &dims, &direct.shards).await {
+                Ok(()) => Ok(put.array),
+                Err(why) => {
+                    let _ = sessions.delete(&proto::ArrayRefs {
+                        session: self.id,
+                        arrays: vec![put.array],
+                    });
+                    Err(invalid(format!("uploading an array: {why}")))
+                }
+            };
+        }
+        let host = source.into_host(info.dtype, &dims).await.map_err(invalid)?;
         let outputs = self
             .run(
                 exe,
@@ -507,8 +542,46 @@ impl Session {
         Ok(self.controller.sessions().start_transfer(self.id, bytes)?)
     }
 
-    /// The bytes of host buffer `handle`, as a dense row-major array (its
-    /// bytes taken from the session's budget, with the guard).
+    /// The bytes of host buffer `handle`, dense row-major (its bytes taken
+    /// from the session's budget, with the guard): as they arrive when the
+    /// client wrote them so, else whole and made dense here.
+    async fn host_buffer(
+        &self,
+        handle: u64,
+        dtype: DType,
+        shape: &[i64],
+        strides: Option<&ifrt::proto::ByteStrides>,
+    ) -> Result<(Source, Transfer)> {
+        let dims = dims_of(shape)?;
+        // What the dense array will take, before anything is made.
+        let size = byte_size(dtype, &dims)?;
+        let budget = self.budget(size)?;
+        let source = self
+            .buffers
+            .take(self.ifrt_id, handle, HOST_BUFFER_WAIT)
+            .await
+            .map_err(invalid)?;
+        let what = |e: String| invalid(format!("host buffer {handle}: {e}"));
+        let source = match strides {
+            Some(s) if s.strides != dense_strides(dtype, shape) => {
+                let bytes = source.whole().await.map_err(what)?;
+                let data = dense(&bytes, dtype.size_in_bytes(), &dims, &s.strides)
+                    .map_err(|e| what(e.to_string()))?;
+                Source::from(bytes::Bytes::from(data))
+            }
+            _ => source,
+        };
+        if source.len() != size {
+            return Err(what(format!(
+                "{} bytes for a dense {dtype}{dims:?} of {size}",
+                source.len()
+            )));
+        }
+        Ok((source, budget))
+    }
+
+    /// The bytes of host buffer `handle` as a dense row-major array (see
+    /// [`Session::host_buffer`]).
     async fn host_array(
         &self,
         handle: u64,
@@ -516,23 +589,10 @@ impl Session {
         shape: &[i64],
         strides: Option<&ifrt::proto::ByteStrides>,
     ) -> Result<(HostArray, Transfer)> {
-        let dims = dims_of(shape)?;
-        // What the dense array will take, before anything is made.
-        let budget = self.budget(byte_size(dtype, &dims)?)?;
-        let bytes = self
-            .buffers
-            .take(self.ifrt_id, handle, HOST_BUFFER_WAIT)
+        let (source, budget) = self.host_buffer(handle, dtype, shape, strides).await?;
+        let host = source
+            .into_host(dtype, &dims_of(shape)?)
             .await
-            .map_err(invalid)?;
-        let data = match strides {
-            Some(s) if s.strides != dense_strides(dtype, shape) => {
-                dense(&bytes, dtype.size_in_bytes(), &dims, &s.strides)
-                    .map_err(|e| invalid(format!("host buffer {handle}: {e}")))?
-            }
-            // The store's own bytes (no copy: the buffer was taken).
-            _ => Vec::from(bytes),
-        };
-        let host = HostArray::new(dtype, &dims, data)
             .map_err(|e| invalid(format!("host buffer {handle}: {e}")))?;
         Ok((host, budget))
     }
@@ -545,15 +605,15 @@ impl Session {
             self.layout(r.dtype.as_ref(), r.shape.as_ref(), r.sharding.as_ref())?,
             "an array from a host buffer",
         )?;
-        let (host, _budget) = self
-            .host_array(
+        let (source, _budget) = self
+            .host_buffer(
                 r.host_buffer_handle,
                 info.dtype,
                 &info.shape,
                 r.byte_strides.as_ref(),
             )
             .await?;
-        let pw = self.upload(&info, host).await?;
+        let pw = self.upload(&info, source).await?;
         let handle = match r.array_handle {
             Some(h) => h,
             None => self.mint(),
@@ -639,7 +699,9 @@ impl Session {
                     written.len()
                 )));
             }
-            let pw = self.upload(&info, whole).await?;
+            let pw = self
+                .upload(&info, Source::from(bytes::Bytes::from(whole.into_bytes())))
+                .await?;
             let handle = r
                 .array_handles
                 .get(k)
@@ -689,6 +751,17 @@ impl Session {
             session: self.id,
             array: a.pw,
         };
+        // An array every shard of which is all of it (one device, or
+        // replicated) streams from its worker's data port.
+        let whole = pw_core::geometry::Region::full(&a.info.shape);
+        if (0..a.info.devices.len()).all(|p| a.info.region(p) == whole) {
+            if let Some((_, direct, size)) = self.controller.sessions().direct_fetch(&r).await? {
+                if let Some(shard) = direct.shards.into_iter().next() {
+                    let at = (self.ifrt_id, host_buffer);
+                    return direct::into_host_buffer(&self.buffers, at, array, size, shard);
+                }
+            }
+        }
         let bytes = match self.controller.sessions().fetch(&r).await? {
             Fetched::Assembled(host) => bytes::Bytes::from(host.into_bytes()),
             Fetched::Forwarded(mut stream, size) => {

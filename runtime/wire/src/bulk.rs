@@ -64,3 +64,147 @@ pub fn write_answer(stream: &mut impl Write, answer: Result<&[u8], &str>) -> std
     }
     stream.flush()
 }
+
+/// The longest a taker waits for a worker's next bytes.
+pub const READ_WAIT: Duration = Duration::from_secs(60);
+
+/// Takes a granted shard from a worker's data port (the reading side of
+/// the protocol above): presents `ticket` on a connection to `address`
+/// and passes the shard's bytes to `sink` as they arrive, in pieces of
+/// [`crate::CHUNK_BYTES`] (the last may be shorter). The worker must
+/// announce `expected` bytes; a refusal, another length, a connection
+/// that ends early or a wait over [`READ_WAIT`] is an error saying which.
+pub async fn take(
+    address: &str,
+    ticket: &[u8],
+    expected: u64,
+    mut sink: impl FnMut(bytes::Bytes),
+) -> Result<(), String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let within = |what: &'static str| {
+        move |e: std::io::Error| format!("the direct transfer from {address}: {what}: {e}")
+    };
+    let waited =
+        |_| format!("the direct transfer from {address}: no bytes came within {READ_WAIT:?}");
+    let mut tcp = tokio::time::timeout(READ_WAIT, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(waited)?
+        .map_err(within("cannot connect"))?;
+    let _ = tcp.set_nodelay(true);
+    let mut hello = Vec::with_capacity(MAGIC.len() + ticket.len());
+    hello.extend_from_slice(MAGIC);
+    hello.extend_from_slice(ticket);
+    tcp.write_all(&hello).await.map_err(within("cannot ask"))?;
+    let length = tokio::time::timeout(READ_WAIT, tcp.read_u64_le())
+        .await
+        .map_err(waited)?
+        .map_err(within("no length came"))?;
+    if length == FAILED {
+        let n = tcp.read_u32_le().await.map_err(within("no reason came"))?;
+        let mut why = vec![0u8; n.min(4096) as usize];
+        tcp.read_exact(&mut why)
+            .await
+            .map_err(within("no reason came"))?;
+        return Err(format!(
+            "the worker at {address} refused the direct transfer: {}",
+            String::from_utf8_lossy(&why)
+        ));
+    }
+    if length != expected {
+        return Err(format!(
+            "the worker at {address} sent a shard of {length} bytes, {expected} were expected"
+        ));
+    }
+    let mut left = length;
+    while left > 0 {
+        let piece = left.min(crate::CHUNK_BYTES as u64) as usize;
+        let mut buffer = bytes::BytesMut::with_capacity(piece);
+        while buffer.len() < piece {
+            let got = tokio::time::timeout(READ_WAIT, tcp.read_buf(&mut buffer))
+                .await
+                .map_err(waited)?
+                .map_err(within("the connection failed"))?;
+            if got == 0 {
+                return Err(format!(
+                    "the direct transfer from {address} ended after {} of {length} bytes",
+                    length - left + buffer.len() as u64
+                ));
+            }
+        }
+        left -= piece as u64;
+        sink(buffer.freeze());
+    }
+    Ok(())
+}
+
+/// Gives a granted shard to a worker's data port (the writing side of the
+/// protocol above): presents `ticket` and `length` on a connection to
+/// `address`, then, once the worker agrees, writes the pieces `next`
+/// yields (exactly `length` bytes in all; `None` ends them, an error stops
+/// the transfer) and waits for the worker to store the shard. A refusal,
+/// a wrong count or a wait over [`READ_WAIT`] is an error saying which.
+pub async fn give<F>(
+    address: &str,
+    ticket: &[u8],
+    length: u64,
+    mut next: impl FnMut() -> F,
+) -> Result<(), String>
+where
+    F: std::future::Future<Output = Option<Result<bytes::Bytes, String>>>,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let within = |what: &'static str| {
+        move |e: std::io::Error| format!("the direct transfer to {address}: {what}: {e}")
+    };
+    let waited =
+        |_| format!("the direct transfer to {address}: no answer came within {READ_WAIT:?}");
+    let mut tcp = tokio::time::timeout(READ_WAIT, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(waited)?
+        .map_err(within("cannot connect"))?;
+    let _ = tcp.set_nodelay(true);
+    let mut hello = Vec::with_capacity(MAGIC.len() + ticket.len() + 8);
+    hello.extend_from_slice(MAGIC);
+    hello.extend_from_slice(ticket);
+    hello.extend_from_slice(&length.to_le_bytes());
+    tcp.write_all(&hello).await.map_err(within("cannot ask"))?;
+    let answer = async |tcp: &mut tokio::net::TcpStream, expected: u64| {
+        let got = tokio::time::timeout(READ_WAIT, tcp.read_u64_le())
+            .await
+            .map_err(waited)?
+            .map_err(within("no answer came"))?;
+        if got == FAILED {
+            let n = tcp.read_u32_le().await.map_err(within("no reason came"))?;
+            let mut why = vec![0u8; n.min(4096) as usize];
+            tcp.read_exact(&mut why)
+                .await
+                .map_err(within("no reason came"))?;
+            return Err(format!(
+                "the worker at {address} refused the direct transfer: {}",
+                String::from_utf8_lossy(&why)
+            ));
+        }
+        if got != expected {
+            return Err(format!(
+                "the worker at {address} answered {got} where {expected} was due"
+            ));
+        }
+        Ok(())
+    };
+    answer(&mut tcp, SEND).await?;
+    let mut sent = 0u64;
+    while let Some(piece) = next().await {
+        let piece = piece?;
+        sent += piece.len() as u64;
+        if sent > length {
+            return Err(format!("more than the {length} bytes granted to {address}"));
+        }
+        tcp.write_all(&piece).await.map_err(within("cannot send"))?;
+    }
+    if sent != length {
+        return Err(format!(
+            "{sent} of the {length} bytes granted to {address} came"
+        ));
+    }
+    answer(&mut tcp, STORED).await
+}

@@ -102,7 +102,7 @@ impl Sessions<'_> {
     /// session `id`, laid out as input `p.input` of executable
     /// `p.executable`, with a write ticket for each of its shards granted
     /// on the workers; None when direct transfers are not possible.
-    pub(crate) async fn direct_put(
+    pub async fn direct_put(
         &self,
         id: u64,
         p: &proto::SessionPut,
