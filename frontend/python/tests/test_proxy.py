@@ -489,9 +489,10 @@ def test_a_session_can_ask_for_fewer_devices(proxy_server, results_dir):
 
 
 # Under the proxy: a 64 MiB array on the second worker and a small one on
-# the first; waits for a line, then fetches the large one and reports how
-# that went, then the small one.
-_FETCH_FROM_A_LOST_WORKER = r"""
+# the first; waits for a line, then fetches the large one (argv[1] ==
+# "fetch") or uploads another to the second worker ("upload"), reports how
+# that went, and fetches the small one.
+_LOSE_A_WORKER_MID_TRANSFER = r"""
 import sys
 import numpy as np
 import jax
@@ -504,8 +505,11 @@ near.block_until_ready()
 print("ready", flush=True)
 sys.stdin.readline()
 try:
-    np.asarray(far)
-    print("fetched", flush=True)
+    if sys.argv[1] == "fetch":
+        np.asarray(far)
+    else:
+        jax.device_put(x + 1, jax.devices()[2]).block_until_ready()
+    print("done", flush=True)
 except Exception as e:
     print("error", type(e).__name__, " ".join(str(e).split()), flush=True)
 print("near", float(np.asarray(near).sum()), flush=True)
@@ -522,17 +526,18 @@ def _line(proc, timeout: float) -> str:
     return proc.stdout.readline().strip()
 
 
-def test_a_worker_lost_during_a_large_fetch_fails_that_fetch_not_the_session():
-    """A large fetch streams from the worker's data port: its worker is
-    stopped while the client fetches, then killed. The fetch fails with
-    JAX's exception naming the transfer (no hang, no partial array), and an
-    array on the other worker is still fetched."""
+@pytest.mark.parametrize("transfer", ["fetch", "upload"])
+def test_a_worker_lost_during_a_large_transfer_fails_that_transfer_not_the_session(transfer):
+    """Large fetches and uploads go straight to the worker's data port,
+    streamed: the worker is stopped while the client transfers, then
+    killed. The transfer fails with JAX's exception naming it (no hang, no
+    partial array), and an array on the other worker is still fetched."""
     server = ProxyServer()
     proc = None
     try:
         server.start_second()
         proc = subprocess.Popen(
-            [sys.executable, "-c", _FETCH_FROM_A_LOST_WORKER],
+            [sys.executable, "-c", _LOSE_A_WORKER_MID_TRANSFER, transfer],
             env=proxy_env(server.address),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -541,15 +546,15 @@ def test_a_worker_lost_during_a_large_fetch_fails_that_fetch_not_the_session():
         )
         assert _line(proc, SUBPROCESS_TIMEOUT_S) == "ready"
         server.second.send_signal(signal.SIGSTOP)
-        proc.stdin.write("fetch\n")
+        proc.stdin.write("go\n")
         proc.stdin.flush()
-        # The fetch is under way (its worker cannot answer) ...
+        # The transfer is under way (its worker cannot answer) ...
         time.sleep(1.0)
         # ... when the worker dies.
         server.second.kill()
         server.second.wait(10)
-        fetched = _line(proc, SUBPROCESS_TIMEOUT_S)
-        assert fetched.startswith("error JaxRuntimeError") and "direct transfer" in fetched, fetched
+        outcome = _line(proc, SUBPROCESS_TIMEOUT_S)
+        assert outcome.startswith("error JaxRuntimeError") and "direct transfer" in outcome, outcome
         near = float(np.arange(8, dtype=np.float32).sum())
         assert _line(proc, SUBPROCESS_TIMEOUT_S) == f"near {near}"
         assert proc.wait(SUBPROCESS_TIMEOUT_S) == 0

@@ -490,33 +490,36 @@ impl Session {
     }
 
     /// Uploads `source` (dense row-major bytes) laid out as `info`: the pw
-    /// array. Straight to the workers' data ports when they take direct
-    /// transfers, as the bytes arrive (the array is then the put's argument,
-    /// laid out as it already is), else as a run of the put.
+    /// array. A large one goes straight to the workers' data ports when
+    /// they take direct transfers, as its bytes arrive (the array is then
+    /// the put's argument, laid out as it already is); a small one, or
+    /// where they do not, as a run of the put (its bytes in the call).
     async fn upload(&self, info: &ValueInfo, source: Source) -> Result<u64> {
         let key = format!("put {info:?}");
         let exe = self
             .built(key, "device_put", plans::put(info.clone()))
             .await?;
-        let put = proto::SessionPut {
-            id: 0,
-            executable: exe,
-            input: 0,
-            array: self.state().next_direct(),
-        };
-        let sessions = self.controller.sessions();
         let dims = dims_of(&info.shape)?;
-        if let Some(direct) = sessions.direct_put(self.id, &put).await? {
-            return match direct::give(&source, info.dtype, &dims, &direct.shards).await {
-                Ok(()) => Ok(put.array),
-                Err(why) => {
-                    let _ = sessions.delete(&proto::ArrayRefs {
-                        session: self.id,
-                        arrays: vec![put.array],
-                    });
-                    Err(invalid(format!("uploading an array: {why}")))
-                }
+        if source.len() > pw_wire::MAX_READ_BYTES {
+            let put = proto::SessionPut {
+                id: 0,
+                executable: exe,
+                input: 0,
+                array: self.state().next_direct(),
             };
+            let sessions = self.controller.sessions();
+            if let Some(direct) = sessions.direct_put(self.id, &put).await? {
+                return match direct::give(&source, info.dtype, &dims, &direct.shards).await {
+                    Ok(()) => Ok(put.array),
+                    Err(why) => {
+                        let _ = sessions.delete(&proto::ArrayRefs {
+                            session: self.id,
+                            arrays: vec![put.array],
+                        });
+                        Err(invalid(format!("uploading an array: {why}")))
+                    }
+                };
+            }
         }
         let host = source.into_host(info.dtype, &dims).await.map_err(invalid)?;
         let outputs = self
