@@ -68,6 +68,45 @@ pub fn write_answer(stream: &mut impl Write, answer: Result<&[u8], &str>) -> std
 /// The longest a taker waits for a worker's next bytes.
 pub const READ_WAIT: Duration = Duration::from_secs(60);
 
+/// Opens a direct transfer: connects to `address` and writes `hello`
+/// ([`MAGIC`], the ticket, for a write the length).
+async fn open(address: &str, hello: &[&[u8]]) -> Result<tokio::net::TcpStream, String> {
+    use tokio::io::AsyncWriteExt;
+    let mut tcp = tokio::time::timeout(READ_WAIT, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(|_| {
+            format!("the direct transfer with {address}: no connection within {READ_WAIT:?}")
+        })?
+        .map_err(|e| format!("the direct transfer with {address}: cannot connect: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    tcp.write_all(&hello.concat())
+        .await
+        .map_err(|e| format!("the direct transfer with {address}: cannot ask: {e}"))?;
+    Ok(tcp)
+}
+
+/// The worker's next word (a length or an answer), within [`READ_WAIT`];
+/// its refusal ([`FAILED`] and why) as an error.
+async fn word(tcp: &mut tokio::net::TcpStream, address: &str) -> Result<u64, String> {
+    use tokio::io::AsyncReadExt;
+    let failed =
+        |e: std::io::Error| format!("the direct transfer with {address}: no answer came: {e}");
+    let got = tokio::time::timeout(READ_WAIT, tcp.read_u64_le())
+        .await
+        .map_err(|_| format!("the direct transfer with {address}: no answer within {READ_WAIT:?}"))?
+        .map_err(failed)?;
+    if got != FAILED {
+        return Ok(got);
+    }
+    let n = tcp.read_u32_le().await.map_err(failed)?;
+    let mut why = vec![0u8; n.min(4096) as usize];
+    tcp.read_exact(&mut why).await.map_err(failed)?;
+    Err(format!(
+        "the worker at {address} refused the direct transfer: {}",
+        String::from_utf8_lossy(&why)
+    ))
+}
+
 /// Takes a granted shard from a worker's data port (the reading side of
 /// the protocol above): presents `ticket` on a connection to `address`
 /// and passes the shard's bytes to `sink` as they arrive, in pieces of
@@ -80,36 +119,9 @@ pub async fn take(
     expected: u64,
     mut sink: impl FnMut(bytes::Bytes),
 ) -> Result<(), String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let within = |what: &'static str| {
-        move |e: std::io::Error| format!("the direct transfer from {address}: {what}: {e}")
-    };
-    let waited =
-        |_| format!("the direct transfer from {address}: no bytes came within {READ_WAIT:?}");
-    let mut tcp = tokio::time::timeout(READ_WAIT, tokio::net::TcpStream::connect(address))
-        .await
-        .map_err(waited)?
-        .map_err(within("cannot connect"))?;
-    let _ = tcp.set_nodelay(true);
-    let mut hello = Vec::with_capacity(MAGIC.len() + ticket.len());
-    hello.extend_from_slice(MAGIC);
-    hello.extend_from_slice(ticket);
-    tcp.write_all(&hello).await.map_err(within("cannot ask"))?;
-    let length = tokio::time::timeout(READ_WAIT, tcp.read_u64_le())
-        .await
-        .map_err(waited)?
-        .map_err(within("no length came"))?;
-    if length == FAILED {
-        let n = tcp.read_u32_le().await.map_err(within("no reason came"))?;
-        let mut why = vec![0u8; n.min(4096) as usize];
-        tcp.read_exact(&mut why)
-            .await
-            .map_err(within("no reason came"))?;
-        return Err(format!(
-            "the worker at {address} refused the direct transfer: {}",
-            String::from_utf8_lossy(&why)
-        ));
-    }
+    use tokio::io::AsyncReadExt;
+    let mut tcp = open(address, &[MAGIC, ticket]).await?;
+    let length = word(&mut tcp, address).await?;
     if length != expected {
         return Err(format!(
             "the worker at {address} sent a shard of {length} bytes, {expected} were expected"
@@ -122,11 +134,15 @@ pub async fn take(
         while buffer.len() < piece {
             let got = tokio::time::timeout(READ_WAIT, tcp.read_buf(&mut buffer))
                 .await
-                .map_err(waited)?
-                .map_err(within("the connection failed"))?;
+                .map_err(|_| {
+                    format!("the direct transfer with {address}: no bytes within {READ_WAIT:?}")
+                })?
+                .map_err(|e| {
+                    format!("the direct transfer with {address}: the connection failed: {e}")
+                })?;
             if got == 0 {
                 return Err(format!(
-                    "the direct transfer from {address} ended after {} of {length} bytes",
+                    "the direct transfer with {address} ended after {} of {length} bytes",
                     length - left + buffer.len() as u64
                 ));
             }
@@ -152,46 +168,15 @@ pub async fn give<F>(
 where
     F: std::future::Future<Output = Option<Result<bytes::Bytes, String>>>,
 {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let within = |what: &'static str| {
-        move |e: std::io::Error| format!("the direct transfer to {address}: {what}: {e}")
+    use tokio::io::AsyncWriteExt;
+    let mut tcp = open(address, &[MAGIC, ticket, &length.to_le_bytes()]).await?;
+    let answered = |got: u64, due: u64| match got == due {
+        true => Ok(()),
+        false => Err(format!(
+            "the worker at {address} answered {got} where {due} was due"
+        )),
     };
-    let waited =
-        |_| format!("the direct transfer to {address}: no answer came within {READ_WAIT:?}");
-    let mut tcp = tokio::time::timeout(READ_WAIT, tokio::net::TcpStream::connect(address))
-        .await
-        .map_err(waited)?
-        .map_err(within("cannot connect"))?;
-    let _ = tcp.set_nodelay(true);
-    let mut hello = Vec::with_capacity(MAGIC.len() + ticket.len() + 8);
-    hello.extend_from_slice(MAGIC);
-    hello.extend_from_slice(ticket);
-    hello.extend_from_slice(&length.to_le_bytes());
-    tcp.write_all(&hello).await.map_err(within("cannot ask"))?;
-    let answer = async |tcp: &mut tokio::net::TcpStream, expected: u64| {
-        let got = tokio::time::timeout(READ_WAIT, tcp.read_u64_le())
-            .await
-            .map_err(waited)?
-            .map_err(within("no answer came"))?;
-        if got == FAILED {
-            let n = tcp.read_u32_le().await.map_err(within("no reason came"))?;
-            let mut why = vec![0u8; n.min(4096) as usize];
-            tcp.read_exact(&mut why)
-                .await
-                .map_err(within("no reason came"))?;
-            return Err(format!(
-                "the worker at {address} refused the direct transfer: {}",
-                String::from_utf8_lossy(&why)
-            ));
-        }
-        if got != expected {
-            return Err(format!(
-                "the worker at {address} answered {got} where {expected} was due"
-            ));
-        }
-        Ok(())
-    };
-    answer(&mut tcp, SEND).await?;
+    answered(word(&mut tcp, address).await?, SEND)?;
     let mut sent = 0u64;
     while let Some(piece) = next().await {
         let piece = piece?;
@@ -199,12 +184,14 @@ where
         if sent > length {
             return Err(format!("more than the {length} bytes granted to {address}"));
         }
-        tcp.write_all(&piece).await.map_err(within("cannot send"))?;
+        tcp.write_all(&piece)
+            .await
+            .map_err(|e| format!("the direct transfer with {address}: cannot send: {e}"))?;
     }
     if sent != length {
         return Err(format!(
             "{sent} of the {length} bytes granted to {address} came"
         ));
     }
-    answer(&mut tcp, STORED).await
+    answered(word(&mut tcp, address).await?, STORED)
 }
