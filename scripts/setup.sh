@@ -12,6 +12,7 @@ apt_packages=(
   libzstd-dev libz3-dev libxml2-dev zlib1g-dev
   python3-venv ca-certificates
   iproute2 procps
+  liblapack3
 )
 
 missing=()

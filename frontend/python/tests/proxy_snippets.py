@@ -652,6 +652,77 @@ def pipelined_microbatches():
     return {"outs": np.stack([np.asarray(o) for o in outs])}
 
 
+
+@snippet(rtol=2e-4, atol=2e-5)
+def linalg():
+    """jnp.linalg and lax.linalg on a batch of float32 and complex64
+    matrices: JAX lowers them to LAPACK custom calls, which run on the
+    workers. Vectors are unique only up to sign or phase, so those are
+    compared through what they reconstruct or project."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 5, 5)).astype(np.float32)
+    spd = (a @ a.transpose(0, 2, 1) + 5 * np.eye(5, dtype=np.float32)).astype(np.float32)
+    b = rng.standard_normal((3, 5, 2)).astype(np.float32)
+    wide = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    z = (rng.standard_normal((2, 4, 4)) + 1j * rng.standard_normal((2, 4, 4))).astype(np.complex64)
+    herm = (z @ np.conj(z.transpose(0, 2, 1)) + 4 * np.eye(4)).astype(np.complex64)
+
+    def herm_t(m):
+        return jnp.conj(jnp.swapaxes(m, -1, -2))
+
+    @jax.jit
+    def real(a, spd, b, wide):
+        out = {}
+        out["solve"] = jnp.linalg.solve(a, b)
+        out["inv"] = jnp.linalg.inv(a)
+        out["det"] = jnp.linalg.det(a)
+        sign, logdet = jnp.linalg.slogdet(a)
+        out["slogdet"] = sign * logdet
+        lu, pivots, perm = lax.linalg.lu(a)
+        out["lu"], out["pivots"], out["perm"] = lu, pivots, perm
+        chol = jnp.linalg.cholesky(spd)
+        out["cholesky"] = chol
+        out["tri_solve"] = lax.linalg.triangular_solve(chol, b, left_side=True, lower=True)
+        q, r = jnp.linalg.qr(wide)
+        out["qr_rebuilt"] = q @ r
+        out["qr_abs_r_diag"] = jnp.abs(jnp.diagonal(r, axis1=-2, axis2=-1))
+        w, v = jnp.linalg.eigh(spd)
+        out["eigh_w"] = w
+        out["eigh_rebuilt"] = (v * w[..., None, :]) @ jnp.swapaxes(v, -1, -2)
+        u, s, vt = jnp.linalg.svd(wide, full_matrices=False)
+        out["svd_s"] = s
+        out["svd_rebuilt"] = (u * s[..., None, :]) @ vt
+        uf, sf, vtf = jnp.linalg.svd(wide, full_matrices=True)
+        out["svd_full_gram"] = jnp.swapaxes(vtf, -1, -2) @ vtf
+        out["svd_values_only"] = jnp.linalg.svd(wide, compute_uv=False)
+        out["svd_qr_s"] = lax.linalg.svd(wide, full_matrices=False, compute_uv=False,
+                                         algorithm=lax.linalg.SvdAlgorithm.QR)
+        out["pinv"] = jnp.linalg.pinv(wide)
+        out["norm2"] = jnp.linalg.norm(a, ord=2, axis=(-2, -1))
+        return out
+
+    @jax.jit
+    def complex_(herm, z):
+        out = {}
+        w, v = jnp.linalg.eigh(herm)
+        out["c_eigh_w"] = w
+        out["c_eigh_rebuilt"] = (v * w[..., None, :]) @ herm_t(v)
+        out["c_solve"] = jnp.linalg.solve(z, herm)
+        out["c_cholesky"] = jnp.linalg.cholesky(herm)
+        u, s, vt = jnp.linalg.svd(z)
+        out["c_svd_s"] = s
+        out["c_svd_rebuilt"] = (u * s[..., None, :]) @ vt
+        q, r = jnp.linalg.qr(z)
+        out["c_qr_rebuilt"] = q @ r
+        return out
+
+    out = {k: np.asarray(v) for k, v in real(a, spd, b, wide).items()}
+    out.update({k: np.asarray(v) for k, v in complex_(herm, z).items()})
+    # A singular matrix: LAPACK reports it, JAX turns it into inf / nan.
+    singular = np.ones((4, 4), np.float32)
+    out["singular_cholesky_nan"] = bool(np.isnan(np.asarray(jnp.linalg.cholesky(singular))).all())
+    return out
+
 def _check(name: str, result) -> dict:
     if not isinstance(result, dict) or not result:
         raise TypeError(f"snippet {name} returned {type(result).__name__}, not a non-empty dict")

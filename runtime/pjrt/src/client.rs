@@ -274,6 +274,9 @@ impl Client {
         };
         // From here on `inner`'s Drop destroys the client if a query fails.
         inner.describe()?;
+        if inner.platform_name.eq_ignore_ascii_case("cpu") {
+            api.register_custom_calls()?;
+        }
         Ok(Client {
             inner: Arc::new(inner),
         })

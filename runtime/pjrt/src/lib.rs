@@ -61,10 +61,13 @@ mod client;
 mod error;
 mod event;
 mod executable;
+mod lapack;
+mod linalg;
 pub mod os;
 mod plugin;
 pub(crate) mod sys;
 mod transfer;
+mod xla_ffi;
 
 pub use buffer::Buffer;
 pub use client::{
@@ -76,6 +79,7 @@ pub use executable::{
     CompileOptions, DeviceAssignment, Executable, ExecuteOptions, Execution, LoadedExecutable,
     MemoryStats, OptionOverride, OutputType, Program, ProgramFormat,
 };
+pub use lapack::LAPACK_ENV;
 pub use plugin::{recorded_plugin_file, take_unreported_errors, Plugin, PLUGIN_ENV};
 pub use sys::MIN_MINOR;
 pub use transfer::AsyncTransfer;

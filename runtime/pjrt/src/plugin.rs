@@ -33,6 +33,8 @@ pub(crate) struct Api {
     table: *const sys::PJRT_Api,
     version: ApiVersion,
     attributes: Vec<(String, NamedValue)>,
+    /// The outcome of registering pw's custom calls, done once.
+    custom_calls: OnceLock<std::result::Result<(), String>>,
     // Never dlclose'd: see the module doc of `pjrt`.
     _library: ManuallyDrop<Library>,
 }
@@ -277,6 +279,7 @@ impl Api {
             table,
             version,
             attributes: Vec::new(),
+            custom_calls: OnceLock::new(),
             _library: ManuallyDrop::new(library),
         };
         // SAFETY: only read if `struct_size` covers the core entries.
@@ -290,6 +293,61 @@ impl Api {
         unsafe { call!(&api, PJRT_Plugin_Initialize, &mut args)? };
         api.attributes = api.read_attributes()?;
         Ok(api)
+    }
+
+    /// Registers pw's custom-call handlers ([`crate::linalg`]) for the
+    /// `cpu` platform through the plugin's FFI extension, once per plugin.
+    /// A plugin without that extension gets none (its compiles then name
+    /// the missing target themselves).
+    pub(crate) fn register_custom_calls(&self) -> Result<()> {
+        let outcome = self.custom_calls.get_or_init(|| {
+            let Some(register) = self.ffi_register_handler() else {
+                return Ok(());
+            };
+            const PLATFORM: &str = "cpu";
+            for (name, handler) in crate::linalg::HANDLERS {
+                let mut args = sys::PJRT_FFI_Register_Handler_Args::new();
+                args.target_name = name.as_ptr().cast();
+                args.target_name_size = name.len();
+                args.handler = *handler as *mut std::ffi::c_void;
+                args.platform_name = PLATFORM.as_ptr().cast();
+                args.platform_name_size = PLATFORM.len();
+                // SAFETY: valid args whose strings live through the call; the
+                // handler is an `XLA_FFI_Handler` that lives as long as the process.
+                let error = unsafe { register(&mut args) };
+                // SAFETY: `error` is null or a fresh error we own.
+                unsafe { self.check("PJRT_FFI_Register_Handler", error) }
+                    .map_err(|e| format!("registering the custom call {name}: {e}"))?;
+            }
+            Ok(())
+        });
+        outcome.clone().map_err(Error::InvalidArgument)
+    }
+
+    /// The FFI extension's `register_handler`, if the plugin has one.
+    fn ffi_register_handler(
+        &self,
+    ) -> Option<
+        unsafe extern "C" fn(*mut sys::PJRT_FFI_Register_Handler_Args) -> *mut sys::PJRT_Error,
+    > {
+        // SAFETY: `table` is valid for the process lifetime.
+        let mut next =
+            unsafe { (*self.table).extension_start } as *const sys::PJRT_Extension_Header;
+        let needed = std::mem::offset_of!(sys::PJRT_FFI_Extension, register_handler) + 8;
+        while !next.is_null() {
+            // SAFETY: every extension starts with this header; the chain is
+            // the plugin's and lives as long as it.
+            let header = unsafe { &*next };
+            if header.type_ == sys::PJRT_Extension_Type_FFI {
+                if header.struct_size < needed {
+                    return None;
+                }
+                // SAFETY: an FFI extension at least `needed` bytes long.
+                return unsafe { (*(next as *const sys::PJRT_FFI_Extension)).register_handler };
+            }
+            next = header.next;
+        }
+        None
     }
 
     fn read_attributes(&self) -> Result<Vec<(String, NamedValue)>> {

@@ -728,6 +728,187 @@ pub const MIN_MINOR: i32 = 57;
 /// The version the declarations above follow.
 pub const LAYOUT_VERSION: (i32, i32) = (0, 115);
 
+// --------------------------------------------------- the FFI extension ---
+//
+// `PJRT_Api::extension_start` begins a chain of extensions, each starting
+// with this header. The FFI extension (version 3 of its header, as in
+// jaxlib 0.11.2's XLA) registers typed XLA FFI handlers with the plugin.
+
+pub type PJRT_Extension_Type = c_int;
+pub const PJRT_Extension_Type_FFI: PJRT_Extension_Type = 5;
+
+#[repr(C)]
+pub struct PJRT_Extension_Header {
+    pub struct_size: usize,
+    pub type_: PJRT_Extension_Type,
+    pub next: *const PJRT_Extension_Header,
+}
+
+#[repr(C)]
+pub struct PJRT_FFI_Register_Handler_Args {
+    pub struct_size: usize,
+    pub target_name: *const c_char,
+    pub target_name_size: usize,
+    /// An `XLA_FFI_Handler*`.
+    pub handler: *mut c_void,
+    pub platform_name: *const c_char,
+    pub platform_name_size: usize,
+    pub traits: u32,
+}
+// SAFETY: repr(C), `struct_size` first, every field valid when zeroed.
+unsafe impl Args for PJRT_FFI_Register_Handler_Args {}
+
+#[repr(C)]
+pub struct PJRT_FFI_Extension {
+    pub base: PJRT_Extension_Header,
+    pub type_register: *const c_void,
+    pub user_data_add: *const c_void,
+    pub register_handler:
+        Option<unsafe extern "C" fn(args: *mut PJRT_FFI_Register_Handler_Args) -> *mut PJRT_Error>,
+}
+
+// ------------------------------------------------------------- XLA FFI ---
+//
+// The C ABI of XLA's typed custom calls (`xla/ffi/api/c_api.h`, API 0.1):
+// what a handler receives (a call frame of buffers and attributes) and the
+// one API function pw's handlers call (`XLA_FFI_Error_Create`).
+
+opaque!(XLA_FFI_Error);
+
+pub type XLA_FFI_Extension_Type = c_int;
+pub const XLA_FFI_Extension_Metadata: XLA_FFI_Extension_Type = 1;
+
+#[repr(C)]
+pub struct XLA_FFI_Extension_Base {
+    pub struct_size: usize,
+    pub type_: XLA_FFI_Extension_Type,
+    pub next: *mut XLA_FFI_Extension_Base,
+}
+
+#[repr(C)]
+pub struct XLA_FFI_Api_Version {
+    pub struct_size: usize,
+    pub extension_start: *mut XLA_FFI_Extension_Base,
+    pub major_version: c_int,
+    pub minor_version: c_int,
+}
+
+/// The FFI API version pw's handlers are written against.
+pub const XLA_FFI_API_VERSION: (c_int, c_int) = (0, 1);
+
+#[repr(C)]
+pub struct XLA_FFI_Metadata {
+    pub struct_size: usize,
+    pub api_version: XLA_FFI_Api_Version,
+    pub traits: u32,
+}
+
+#[repr(C)]
+pub struct XLA_FFI_Metadata_Extension {
+    pub extension_base: XLA_FFI_Extension_Base,
+    pub metadata: *mut XLA_FFI_Metadata,
+}
+
+pub type XLA_FFI_Error_Code = c_int;
+pub const XLA_FFI_Error_Code_INVALID_ARGUMENT: XLA_FFI_Error_Code = 3;
+pub const XLA_FFI_Error_Code_FAILED_PRECONDITION: XLA_FFI_Error_Code = 9;
+pub const XLA_FFI_Error_Code_UNIMPLEMENTED: XLA_FFI_Error_Code = 12;
+pub const XLA_FFI_Error_Code_INTERNAL: XLA_FFI_Error_Code = 13;
+
+#[repr(C)]
+pub struct XLA_FFI_Error_Create_Args {
+    pub struct_size: usize,
+    pub extension_start: *mut XLA_FFI_Extension_Base,
+    pub message: *const c_char,
+    pub errc: XLA_FFI_Error_Code,
+}
+
+/// The head of `XLA_FFI_Api`, up to the one entry pw calls.
+#[repr(C)]
+pub struct XLA_FFI_Api {
+    pub struct_size: usize,
+    pub extension_start: *mut XLA_FFI_Extension_Base,
+    pub api_version: XLA_FFI_Api_Version,
+    pub internal_api: *mut c_void,
+    pub XLA_FFI_Error_Create:
+        Option<unsafe extern "C" fn(args: *mut XLA_FFI_Error_Create_Args) -> *mut XLA_FFI_Error>,
+}
+
+/// `XLA_FFI_DataType`: XLA's `PrimitiveType` numbers.
+pub type XLA_FFI_DataType = c_int;
+pub const XLA_FFI_DataType_S32: XLA_FFI_DataType = 4;
+pub const XLA_FFI_DataType_U8: XLA_FFI_DataType = 6;
+pub const XLA_FFI_DataType_F32: XLA_FFI_DataType = 11;
+pub const XLA_FFI_DataType_F64: XLA_FFI_DataType = 12;
+pub const XLA_FFI_DataType_C64: XLA_FFI_DataType = 15;
+pub const XLA_FFI_DataType_C128: XLA_FFI_DataType = 18;
+
+#[repr(C)]
+pub struct XLA_FFI_Buffer {
+    pub struct_size: usize,
+    pub extension_start: *mut XLA_FFI_Extension_Base,
+    pub dtype: XLA_FFI_DataType,
+    pub data: *mut c_void,
+    pub rank: i64,
+    pub dims: *const i64,
+}
+
+pub const XLA_FFI_ArgType_BUFFER: c_int = 1;
+pub const XLA_FFI_RetType_BUFFER: c_int = 1;
+pub const XLA_FFI_AttrType_SCALAR: c_int = 3;
+
+/// `XLA_FFI_Args` and `XLA_FFI_Rets` share this layout.
+#[repr(C)]
+pub struct XLA_FFI_Operands {
+    pub struct_size: usize,
+    pub extension_start: *mut XLA_FFI_Extension_Base,
+    pub size: i64,
+    pub types: *const c_int,
+    pub values: *const *mut c_void,
+}
+
+#[repr(C)]
+pub struct XLA_FFI_ByteSpan {
+    pub ptr: *const c_char,
+    pub len: usize,
+}
+
+#[repr(C)]
+pub struct XLA_FFI_Scalar {
+    pub dtype: XLA_FFI_DataType,
+    pub value: *const c_void,
+}
+
+/// Attributes, sorted by name.
+#[repr(C)]
+pub struct XLA_FFI_Attrs {
+    pub struct_size: usize,
+    pub extension_start: *mut XLA_FFI_Extension_Base,
+    pub size: i64,
+    pub types: *const c_int,
+    pub names: *const *const XLA_FFI_ByteSpan,
+    pub attrs: *const *const c_void,
+}
+
+pub type XLA_FFI_ExecutionStage = c_int;
+pub const XLA_FFI_ExecutionStage_EXECUTE: XLA_FFI_ExecutionStage = 3;
+
+#[repr(C)]
+pub struct XLA_FFI_CallFrame {
+    pub struct_size: usize,
+    pub extension_start: *mut XLA_FFI_Extension_Base,
+    pub api: *const XLA_FFI_Api,
+    pub ctx: *mut c_void,
+    pub stage: XLA_FFI_ExecutionStage,
+    pub args: XLA_FFI_Operands,
+    pub rets: XLA_FFI_Operands,
+    pub attrs: XLA_FFI_Attrs,
+    pub future: *mut c_void,
+}
+
+pub type XLA_FFI_Handler =
+    unsafe extern "C" fn(call_frame: *mut XLA_FFI_CallFrame) -> *mut XLA_FFI_Error;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -751,5 +932,11 @@ mod tests {
         assert_eq!(size_of::<PJRT_Client_CreateViewOfDeviceBuffer_Args>(), 112);
         assert_eq!(offset_of!(PJRT_Api, PJRT_Error_Destroy), 40);
         assert_eq!(offset_of!(PJRT_Api, PJRT_Event_Set), 40 + 8 * 127);
+        assert_eq!(size_of::<PJRT_FFI_Register_Handler_Args>(), 56);
+        assert_eq!(offset_of!(PJRT_FFI_Extension, register_handler), 40);
+        // XLA FFI (c_api.h): the call frame up to `attrs`, the API's first entry.
+        assert_eq!(offset_of!(XLA_FFI_CallFrame, future), 40 + 2 * 40 + 48);
+        assert_eq!(offset_of!(XLA_FFI_Api, XLA_FFI_Error_Create), 48);
+        assert_eq!(size_of::<XLA_FFI_Buffer>(), 48);
     }
 }

@@ -1,0 +1,288 @@
+//! pw's linear-algebra custom calls: the `lapack_*_ffi` targets JAX's CPU
+//! lowering emits for `jnp.linalg` and `jax.lax.linalg` (jaxlib registers
+//! its own only with its in-process client, so a PJRT plugin in another
+//! process has none). Each kernel takes the operands and attributes jaxlib's
+//! kernel of the same name takes (`jaxlib/cpu/lapack_kernels.cc` at
+//! jax-v0.10.2) and runs LAPACK ([`crate::lapack`]) on each matrix of the
+//! batch. JAX lays the matrices out column-major (its custom calls ask for
+//! that layout), batch dimensions outermost.
+
+use crate::lapack::{self, Scalar, Svd, SvdDriver};
+use crate::sys;
+use crate::xla_ffi::{self, Call, KernelError, C32, C64};
+
+/// A batch of matrices: (count, rows, columns) from a shape `[..., rows, cols]`.
+fn matrices(dims: &[i64]) -> Result<(usize, usize, usize), KernelError> {
+    if dims.len() < 2 {
+        return Err(KernelError::invalid(format!(
+            "expected a batch of matrices, got shape {dims:?}"
+        )));
+    }
+    let size = |d: i64| usize::try_from(d).unwrap_or(0);
+    let (batch, matrix) = dims.split_at(dims.len() - 2);
+    let count = batch.iter().map(|&d| size(d)).product();
+    Ok((count, size(matrix[0]), size(matrix[1])))
+}
+
+/// Splits `data` into `count` pieces of `size` elements, after checking it
+/// holds exactly that many.
+fn each<'a, T>(
+    what: &str,
+    data: &'a mut [T],
+    size: usize,
+    count: usize,
+) -> Result<Vec<&'a mut [T]>, KernelError> {
+    if data.len() != size * count {
+        return Err(KernelError::invalid(format!(
+            "{what} holds {} elements, not {count} x {size}",
+            data.len()
+        )));
+    }
+    if size == 0 {
+        return Ok((0..count).map(|_| <&mut [T]>::default()).collect());
+    }
+    Ok(data.chunks_exact_mut(size).collect())
+}
+
+/// Read-only counterpart of [`each`].
+fn each_ref<'a, T>(
+    what: &str,
+    data: &'a [T],
+    size: usize,
+    count: usize,
+) -> Result<Vec<&'a [T]>, KernelError> {
+    if data.len() != size * count {
+        return Err(KernelError::invalid(format!(
+            "{what} holds {} elements, not {count} x {size}",
+            data.len()
+        )));
+    }
+    if size == 0 {
+        return Ok(vec![&[][..]; count]);
+    }
+    Ok(data.chunks_exact(size).collect())
+}
+
+/// `getrf`: `(x) -> (lu, pivots, info)`, 1-based pivots as LAPACK gives them.
+fn getrf<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (count, m, n) = matrices(call.arg_dims(0)?)?;
+    let k = m.min(n);
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, m * n, count)?;
+    let pivots = each("the pivots", call.result::<i32>(1)?, k, count)?;
+    let info = each("info", call.result::<i32>(2)?, 1, count)?;
+    for ((a, pivots), info) in a.into_iter().zip(pivots).zip(info) {
+        info[0] = lapack::getrf(m, n, a, pivots)?;
+    }
+    Ok(())
+}
+
+/// `trsm`: `(a, b) -> (x)`, attributes `side`, `uplo`, `trans_x`, `diag`.
+fn trsm<T: Scalar>(call: &Call, one: T) -> Result<(), KernelError> {
+    let side = call.attr_u8("side")?;
+    let (uplo, trans, diag) = (
+        call.attr_u8("uplo")?,
+        call.attr_u8("trans_x")?,
+        call.attr_u8("diag")?,
+    );
+    let (count, m, n) = matrices(call.arg_dims(1)?)?;
+    let k = if side == b'L' { m } else { n };
+    let a = each_ref(
+        "the triangular matrices",
+        call.operand::<T>(0)?,
+        k * k,
+        count,
+    )?;
+    let b = each(
+        "the right-hand sides",
+        call.result_from::<T>(0, 1)?,
+        m * n,
+        count,
+    )?;
+    for (a, b) in a.into_iter().zip(b) {
+        lapack::trsm(side, uplo, trans, diag, m, n, a, b, one)?;
+    }
+    Ok(())
+}
+
+fn trsm_real<T: Scalar + From<f32>>(call: &Call) -> Result<(), KernelError> {
+    trsm::<T>(call, T::from(1.0))
+}
+
+fn trsm_c64(call: &Call) -> Result<(), KernelError> {
+    trsm(call, C32 { re: 1.0, im: 0.0 })
+}
+
+fn trsm_c128(call: &Call) -> Result<(), KernelError> {
+    trsm(call, C64 { re: 1.0, im: 0.0 })
+}
+
+/// `potrf`: `(x) -> (factor, info)`, attribute `uplo`.
+fn potrf<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let uplo = call.attr_u8("uplo")?;
+    let (count, n, _) = matrices(call.arg_dims(0)?)?;
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, n * n, count)?;
+    let info = each("info", call.result::<i32>(1)?, 1, count)?;
+    for (a, info) in a.into_iter().zip(info) {
+        info[0] = lapack::potrf(uplo, n, a)?;
+    }
+    Ok(())
+}
+
+/// `geqrf`: `(x) -> (qr, tau)`.
+fn geqrf<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (count, m, n) = matrices(call.arg_dims(0)?)?;
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, m * n, count)?;
+    let tau = each("tau", call.result::<T>(1)?, m.min(n), count)?;
+    for (a, tau) in a.into_iter().zip(tau) {
+        lapack::geqrf(m, n, a, tau)?;
+    }
+    Ok(())
+}
+
+/// `orgqr` / `ungqr`: `(x, tau) -> (q)`.
+fn orgqr<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (count, m, n) = matrices(call.arg_dims(0)?)?;
+    let k = call
+        .arg_dims(1)?
+        .last()
+        .map_or(0, |&d| usize::try_from(d).unwrap_or(0));
+    let tau = each_ref("tau", call.operand::<T>(1)?, k, count)?;
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, m * n, count)?;
+    for (a, tau) in a.into_iter().zip(tau) {
+        lapack::orgqr(m, n, k, a, tau)?;
+    }
+    Ok(())
+}
+
+/// `syevd` / `heevd`: `(x) -> (vectors, values, info)`, attributes `uplo`
+/// and `mode` (`V`: vectors too, `N`: values only).
+fn eigh<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (uplo, mode) = (call.attr_u8("uplo")?, call.attr_u8("mode")?);
+    let (count, n, _) = matrices(call.arg_dims(0)?)?;
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, n * n, count)?;
+    let w = each("the eigenvalues", call.result::<T::Real>(1)?, n, count)?;
+    let info = each("info", call.result::<i32>(2)?, 1, count)?;
+    for ((a, w), info) in a.into_iter().zip(w).zip(info) {
+        info[0] = lapack::eigh(mode, uplo, n, a, w)?;
+    }
+    Ok(())
+}
+
+/// `gesdd` / `gesvd`: `(x) -> (x, s, u, vt, info)`, attribute `mode`.
+fn svd<T: Scalar>(call: &Call, driver: SvdDriver) -> Result<(), KernelError> {
+    let mode = call.attr_u8("mode")?;
+    let (count, m, n) = matrices(call.arg_dims(0)?)?;
+    let (_, u_rows, u_cols) = matrices(call.ret_dims(2)?)?;
+    let (_, vt_rows, vt_cols) = matrices(call.ret_dims(3)?)?;
+    if u_rows != m || vt_cols != n {
+        return Err(KernelError::invalid(format!(
+            "U {u_rows}x{u_cols} and Vt {vt_rows}x{vt_cols} do not fit a {m}x{n} matrix"
+        )));
+    }
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, m * n, count)?;
+    let s = each(
+        "the singular values",
+        call.result::<T::Real>(1)?,
+        m.min(n),
+        count,
+    )?;
+    let u = each("U", call.result::<T>(2)?, m * u_cols, count)?;
+    let vt = each("Vt", call.result::<T>(3)?, vt_rows * n, count)?;
+    let info = each("info", call.result::<i32>(4)?, 1, count)?;
+    for ((((a, s), u), vt), info) in a.into_iter().zip(s).zip(u).zip(vt).zip(info) {
+        let out = Svd {
+            s,
+            u,
+            u_cols,
+            vt,
+            vt_rows,
+        };
+        info[0] = lapack::svd(driver, mode, m, n, a, out)?;
+    }
+    Ok(())
+}
+
+fn gesdd<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    svd::<T>(call, SvdDriver::DivideAndConquer)
+}
+
+fn gesvd<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    svd::<T>(call, SvdDriver::Qr)
+}
+
+macro_rules! handlers {
+    ($($name:literal => $kernel:expr;)*) => {
+        /// Every custom-call target pw registers with a CPU plugin.
+        pub(crate) const HANDLERS: &[(&str, sys::XLA_FFI_Handler)] = &[$(
+            ($name, {
+                unsafe extern "C" fn handler(
+                    frame: *mut sys::XLA_FFI_CallFrame,
+                ) -> *mut sys::XLA_FFI_Error {
+                    // SAFETY: XLA calls a handler with its call frame.
+                    unsafe { xla_ffi::handle(frame, $name, $kernel) }
+                }
+                handler
+            }),
+        )*];
+    };
+}
+
+handlers! {
+    "lapack_sgetrf_ffi" => getrf::<f32>;
+    "lapack_dgetrf_ffi" => getrf::<f64>;
+    "lapack_cgetrf_ffi" => getrf::<C32>;
+    "lapack_zgetrf_ffi" => getrf::<C64>;
+    "lapack_strsm_ffi" => trsm_real::<f32>;
+    "lapack_dtrsm_ffi" => trsm_real::<f64>;
+    "lapack_ctrsm_ffi" => trsm_c64;
+    "lapack_ztrsm_ffi" => trsm_c128;
+    "lapack_spotrf_ffi" => potrf::<f32>;
+    "lapack_dpotrf_ffi" => potrf::<f64>;
+    "lapack_cpotrf_ffi" => potrf::<C32>;
+    "lapack_zpotrf_ffi" => potrf::<C64>;
+    "lapack_sgeqrf_ffi" => geqrf::<f32>;
+    "lapack_dgeqrf_ffi" => geqrf::<f64>;
+    "lapack_cgeqrf_ffi" => geqrf::<C32>;
+    "lapack_zgeqrf_ffi" => geqrf::<C64>;
+    "lapack_sorgqr_ffi" => orgqr::<f32>;
+    "lapack_dorgqr_ffi" => orgqr::<f64>;
+    "lapack_cungqr_ffi" => orgqr::<C32>;
+    "lapack_zungqr_ffi" => orgqr::<C64>;
+    "lapack_ssyevd_ffi" => eigh::<f32>;
+    "lapack_dsyevd_ffi" => eigh::<f64>;
+    "lapack_cheevd_ffi" => eigh::<C32>;
+    "lapack_zheevd_ffi" => eigh::<C64>;
+    "lapack_sgesdd_ffi" => gesdd::<f32>;
+    "lapack_dgesdd_ffi" => gesdd::<f64>;
+    "lapack_cgesdd_ffi" => gesdd::<C32>;
+    "lapack_zgesdd_ffi" => gesdd::<C64>;
+    "lapack_sgesvd_ffi" => gesvd::<f32>;
+    "lapack_dgesvd_ffi" => gesvd::<f64>;
+    "lapack_cgesvd_ffi" => gesvd::<C32>;
+    "lapack_zgesvd_ffi" => gesvd::<C64>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_of_matrices() {
+        assert_eq!(matrices(&[3, 2, 4, 5]).unwrap(), (6, 4, 5));
+        assert_eq!(matrices(&[4, 5]).unwrap(), (1, 4, 5));
+        assert_eq!(matrices(&[0, 4, 5]).unwrap(), (0, 4, 5));
+        assert!(matrices(&[5]).is_err());
+        let mut data = [0; 6];
+        assert_eq!(each("x", &mut data, 3, 2).unwrap().len(), 2);
+        assert!(each("x", &mut data, 4, 2).is_err());
+        assert_eq!(each::<u8>("x", &mut [], 0, 3).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn every_target_is_named_once() {
+        let mut names: Vec<_> = HANDLERS.iter().map(|(n, _)| *n).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), HANDLERS.len());
+    }
+}
