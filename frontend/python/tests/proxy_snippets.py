@@ -656,9 +656,12 @@ def pipelined_microbatches():
 @snippet(rtol=2e-4, atol=2e-5)
 def linalg():
     """jnp.linalg and lax.linalg on a batch of float32 and complex64
-    matrices: JAX lowers them to LAPACK custom calls, which run on the
+    matrices (jnp.linalg.eig runs on the host CPU in-process, so that in both
+    runs): JAX lowers them to LAPACK custom calls, which run on the
     workers. Vectors are unique only up to sign or phase, so those are
     compared through what they reconstruct or project."""
+    from jax._src.lax import linalg as lax_linalg_internal
+
     rng = np.random.default_rng(7)
     a = rng.standard_normal((3, 5, 5)).astype(np.float32)
     spd = (a @ a.transpose(0, 2, 1) + 5 * np.eye(5, dtype=np.float32)).astype(np.float32)
@@ -699,6 +702,13 @@ def linalg():
                                          algorithm=lax.linalg.SvdAlgorithm.QR)
         out["pinv"] = jnp.linalg.pinv(wide)
         out["norm2"] = jnp.linalg.norm(a, ord=2, axis=(-2, -1))
+        h, taus = lax_linalg_internal.geqrf(a)  # the raw QR (LAPACK's reflectors)
+        out["ormqr_abs_r"] = jnp.abs(lax.linalg.ormqr(h, taus, a, transpose=True))
+        out["ormqr_right"] = jnp.abs(lax.linalg.ormqr(h, taus, jnp.swapaxes(a, -1, -2), left=False))
+        w, v = jnp.linalg.eig(a)
+        out["eig_w_sorted"] = jnp.sort_complex(w)
+        out["eig_rebuilt"] = jnp.real((v * w[..., None, :]) @ jnp.linalg.inv(v))
+        out["eigvals"] = jnp.sort_complex(jnp.linalg.eigvals(a))
         return out
 
     @jax.jit
@@ -714,6 +724,9 @@ def linalg():
         out["c_svd_rebuilt"] = (u * s[..., None, :]) @ vt
         q, r = jnp.linalg.qr(z)
         out["c_qr_rebuilt"] = q @ r
+        w, v = jnp.linalg.eig(z)
+        out["c_eig_w_sorted"] = jnp.sort_complex(w)
+        out["c_eig_rebuilt"] = (v * w[..., None, :]) @ jnp.linalg.inv(v)
         return out
 
     out = {k: np.asarray(v) for k, v in real(a, spd, b, wide).items()}

@@ -25,46 +25,80 @@ type Int = i32;
 /// The element types LAPACK works on: `s`, `d`, `c`, `z`.
 pub(crate) trait Scalar: Element {
     /// The type of singular values and eigenvalues.
-    type Real: Element + Into<f64>;
+    type Real: Element + Into<f64> + PartialEq + std::ops::Neg<Output = Self::Real>;
+    /// The complex type of the same precision.
+    type Complex: Element;
     const PREFIX: &'static str;
     const COMPLEX: bool;
     /// The workspace size a query returned in this element.
     fn len(self) -> f64;
+    /// Whether the value (both parts of a complex one) is finite.
+    fn finite(self) -> bool;
+    /// The complex number `re + i im` of this precision.
+    fn pair(re: Self::Real, im: Self::Real) -> Self::Complex;
 }
 
 impl Scalar for f32 {
+    type Complex = C32;
     type Real = f32;
     const PREFIX: &'static str = "s";
     const COMPLEX: bool = false;
     fn len(self) -> f64 {
         self.into()
     }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    fn pair(re: Self::Real, im: Self::Real) -> Self::Complex {
+        C32 { re, im }
+    }
 }
 
 impl Scalar for f64 {
+    type Complex = C64;
     type Real = f64;
     const PREFIX: &'static str = "d";
     const COMPLEX: bool = false;
     fn len(self) -> f64 {
         self
     }
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    fn pair(re: Self::Real, im: Self::Real) -> Self::Complex {
+        C64 { re, im }
+    }
 }
 
 impl Scalar for C32 {
+    type Complex = C32;
     type Real = f32;
     const PREFIX: &'static str = "c";
     const COMPLEX: bool = true;
     fn len(self) -> f64 {
         self.re.into()
     }
+    fn finite(self) -> bool {
+        self.re.is_finite() && self.im.is_finite()
+    }
+    fn pair(re: Self::Real, im: Self::Real) -> Self::Complex {
+        C32 { re, im }
+    }
 }
 
 impl Scalar for C64 {
+    type Complex = C64;
     type Real = f64;
     const PREFIX: &'static str = "z";
     const COMPLEX: bool = true;
     fn len(self) -> f64 {
         self.re
+    }
+    fn finite(self) -> bool {
+        self.re.is_finite() && self.im.is_finite()
+    }
+    fn pair(re: Self::Real, im: Self::Real) -> Self::Complex {
+        C64 { re, im }
     }
 }
 
@@ -782,4 +816,204 @@ fn gesvd<T: Scalar>(
         call(work.as_mut_ptr(), lwork, &mut info);
     }
     argument_error("gesvd", info)
+}
+
+/// Applies Q from `k` Householder reflectors (`a`, `tau`, as `geqrf` left
+/// them) to the `m`×`n` `c`: `side` `L` (Q C) or `R` (C Q), `trans` `N`,
+/// `T` or `C` (`?ormqr`, `?unmqr`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ormqr<T: Scalar>(
+    side: u8,
+    trans: u8,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[T],
+    a_rows: usize,
+    tau: &[T],
+    c: &mut [T],
+) -> Result<(), KernelError> {
+    type F<T> = unsafe extern "C" fn(
+        *const c_char,
+        *const c_char,
+        *const Int,
+        *const Int,
+        *const Int,
+        *const T,
+        *const Int,
+        *const T,
+        *mut T,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut Int,
+        usize,
+        usize,
+    );
+    let q_order = if side == b'L' { m } else { n };
+    if a_rows != q_order || k > q_order {
+        return Err(KernelError::invalid(format!(
+            "{k} reflectors of length {a_rows} cannot multiply a {m}x{n} matrix on side {}",
+            side as char
+        )));
+    }
+    fits("the reflectors", a.len(), a_rows * k)?;
+    fits("tau", tau.len(), k)?;
+    fits("the matrix", c.len(), m * n)?;
+    // SAFETY: the signature of ?ormqr / ?unmqr.
+    let f: F<T> = unsafe { routine::<T, _>(if T::COMPLEX { "unmqr" } else { "ormqr" })? };
+    let (mi, ni, ki) = (int(m, "m")?, int(n, "n")?, int(k, "k")?);
+    let (lda, ldc) = (lead(a_rows)?, lead(m)?);
+    let (side, trans) = (side as c_char, trans as c_char);
+    let (mut info, mut size) = (0, T::default());
+    let mut call = |work: *mut T, lwork: Int, info: &mut Int| {
+        // SAFETY: sizes checked above; `work` holds `lwork` elements.
+        unsafe {
+            f(
+                &side,
+                &trans,
+                &mi,
+                &ni,
+                &ki,
+                a.as_ptr(),
+                &lda,
+                tau.as_ptr(),
+                c.as_mut_ptr(),
+                &ldc,
+                work,
+                &lwork,
+                info,
+                ONE,
+                ONE,
+            )
+        }
+    };
+    call(&mut size, -1, &mut info);
+    argument_error("ormqr", info)?;
+    let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+    call(work.as_mut_ptr(), lwork, &mut info);
+    argument_error("ormqr", info).map(drop)
+}
+
+/// The eigen decomposition of a general `n`×`n` matrix (`a`, destroyed):
+/// eigenvalues into `w` (real LAPACK routines give real and imaginary
+/// parts, the complex ones complex values) and, where `jobvl` / `jobvr` is
+/// `V`, left / right eigenvectors into `vl` / `vr` in LAPACK's own form
+/// (for real types, a conjugate pair shares two real columns).
+pub(crate) struct Eig<'a, T: Scalar> {
+    pub w: &'a mut [T],
+    /// The imaginary parts, for real types; unused for complex ones.
+    pub wi: &'a mut [T],
+    pub vl: &'a mut [T],
+    pub vr: &'a mut [T],
+}
+
+/// `?geev`. Returns `info` (`> 0`: no convergence).
+pub(crate) fn geev<T: Scalar>(
+    jobvl: u8,
+    jobvr: u8,
+    n: usize,
+    a: &mut [T],
+    out: Eig<'_, T>,
+) -> Result<Int, KernelError> {
+    type Real<T> = unsafe extern "C" fn(
+        *const c_char,
+        *const c_char,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut T,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut Int,
+        usize,
+        usize,
+    );
+    type Complex<T, R> = unsafe extern "C" fn(
+        *const c_char,
+        *const c_char,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut R,
+        *mut Int,
+        usize,
+        usize,
+    );
+    fits("the matrix", a.len(), n * n)?;
+    fits("the eigenvalues", out.w.len(), n)?;
+    fits("the left eigenvectors", out.vl.len(), n * n)?;
+    fits("the right eigenvectors", out.vr.len(), n * n)?;
+    let (jobvl, jobvr) = (jobvl as c_char, jobvr as c_char);
+    let (ni, ld) = (int(n, "n")?, lead(n)?);
+    let (mut info, mut size) = (0, T::default());
+    let (a, w, vl, vr) = (
+        a.as_mut_ptr(),
+        out.w.as_mut_ptr(),
+        out.vl.as_mut_ptr(),
+        out.vr.as_mut_ptr(),
+    );
+    if T::COMPLEX {
+        let mut rwork = vec![T::Real::default(); (2 * n).max(1)];
+        // SAFETY: the signature of ?geev for complex types.
+        let f: Complex<T, T::Real> = unsafe { routine::<T, _>("geev")? };
+        let mut call = |work: *mut T, lwork: Int, info: &mut Int| {
+            // SAFETY: sizes checked above; `work` holds `lwork` elements.
+            unsafe {
+                f(
+                    &jobvl,
+                    &jobvr,
+                    &ni,
+                    a,
+                    &ld,
+                    w,
+                    vl,
+                    &ld,
+                    vr,
+                    &ld,
+                    work,
+                    &lwork,
+                    rwork.as_mut_ptr(),
+                    info,
+                    ONE,
+                    ONE,
+                )
+            }
+        };
+        call(&mut size, -1, &mut info);
+        argument_error("geev", info)?;
+        let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+        call(work.as_mut_ptr(), lwork, &mut info);
+    } else {
+        fits("the imaginary parts", out.wi.len(), n)?;
+        let wi = out.wi.as_mut_ptr();
+        // SAFETY: the signature of ?geev for real types.
+        let f: Real<T> = unsafe { routine::<T, _>("geev")? };
+        let call = |work: *mut T, lwork: Int, info: &mut Int| {
+            // SAFETY: as above.
+            unsafe {
+                f(
+                    &jobvl, &jobvr, &ni, a, &ld, w, wi, vl, &ld, vr, &ld, work, &lwork, info, ONE,
+                    ONE,
+                )
+            }
+        };
+        call(&mut size, -1, &mut info);
+        argument_error("geev", info)?;
+        let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+        call(work.as_mut_ptr(), lwork, &mut info);
+    }
+    argument_error("geev", info)
 }

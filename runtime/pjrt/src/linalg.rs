@@ -7,7 +7,7 @@
 //! batch. JAX lays the matrices out column-major (its custom calls ask for
 //! that layout), batch dimensions outermost.
 
-use crate::lapack::{self, Scalar, Svd, SvdDriver};
+use crate::lapack::{self, Eig, Scalar, Svd, SvdDriver};
 use crate::sys;
 use crate::xla_ffi::{self, Call, KernelError, C32, C64};
 
@@ -210,6 +210,147 @@ fn gesvd<T: Scalar>(call: &Call) -> Result<(), KernelError> {
     svd::<T>(call, SvdDriver::Qr)
 }
 
+/// `ormqr` / `unmqr`: `(a, tau, c) -> (q c)`, attributes `left` and
+/// `transpose`.
+fn ormqr<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (left, transpose) = (call.attr_bool("left")?, call.attr_bool("transpose")?);
+    let (count, m, n) = matrices(call.arg_dims(2)?)?;
+    let (_, a_rows, a_cols) = matrices(call.arg_dims(0)?)?;
+    let k = call
+        .arg_dims(1)?
+        .last()
+        .map_or(0, |&d| usize::try_from(d).unwrap_or(0));
+    let a = each_ref(
+        "the reflectors",
+        call.operand::<T>(0)?,
+        a_rows * a_cols,
+        count,
+    )?;
+    let tau = each_ref("tau", call.operand::<T>(1)?, k, count)?;
+    let c = each("the matrices", call.result_from::<T>(0, 2)?, m * n, count)?;
+    let side = if left { b'L' } else { b'R' };
+    let trans = match (transpose, T::COMPLEX) {
+        (false, _) => b'N',
+        (true, false) => b'T',
+        (true, true) => b'C',
+    };
+    for ((a, tau), c) in a.into_iter().zip(tau).zip(c) {
+        lapack::ormqr(side, trans, m, n, k, a, a_rows, tau, c)?;
+    }
+    Ok(())
+}
+
+/// `geev` of a real type: `(x) -> (real parts, imaginary parts, left
+/// vectors, right vectors, info)`, the vectors complex (a conjugate pair's
+/// two packed real columns unpacked), attributes `compute_left` and
+/// `compute_right` (`V` or `N`). A matrix that is not finite gets info -4
+/// without reaching LAPACK, as jaxlib does.
+fn geev_real<T: Scalar<Real = T>>(call: &Call) -> Result<(), KernelError> {
+    let (jobvl, jobvr) = (
+        call.attr_u8("compute_left")?,
+        call.attr_u8("compute_right")?,
+    );
+    let (count, n, _) = matrices(call.arg_dims(0)?)?;
+    let x = each_ref("the matrices", call.operand::<T>(0)?, n * n, count)?;
+    let wr = each("the real parts", call.result::<T>(0)?, n, count)?;
+    let wi = each("the imaginary parts", call.result::<T>(1)?, n, count)?;
+    let vl = each(
+        "the left vectors",
+        call.result::<T::Complex>(2)?,
+        n * n,
+        count,
+    )?;
+    let vr = each(
+        "the right vectors",
+        call.result::<T::Complex>(3)?,
+        n * n,
+        count,
+    )?;
+    let info = each("info", call.result::<i32>(4)?, 1, count)?;
+    let mut a = vec![T::default(); n * n];
+    let (mut packed_l, mut packed_r) = (a.clone(), a.clone());
+    let outputs = wr.into_iter().zip(wi).zip(vl).zip(vr).zip(info);
+    for (x, ((((wr, wi), vl), vr), info)) in x.into_iter().zip(outputs) {
+        a.copy_from_slice(x);
+        if !a.iter().all(|v| v.finite()) {
+            info[0] = -4;
+            continue;
+        }
+        let out = Eig {
+            w: wr,
+            wi: &mut *wi,
+            vl: &mut packed_l,
+            vr: &mut packed_r,
+        };
+        info[0] = lapack::geev(jobvl, jobvr, n, &mut a, out)?;
+        if info[0] == 0 {
+            unpack_eigenvectors::<T>(n, wi, &packed_l, vl);
+            unpack_eigenvectors::<T>(n, wi, &packed_r, vr);
+        }
+    }
+    Ok(())
+}
+
+/// LAPACK's real eigenvectors as complex columns: a real eigenvalue's
+/// column as it is; a conjugate pair `j, j+1` stored as the real and
+/// imaginary parts `v_j ± i v_{j+1}`.
+fn unpack_eigenvectors<T: Scalar>(
+    n: usize,
+    wi: &[T::Real],
+    packed: &[T::Real],
+    out: &mut [T::Complex],
+) {
+    let zero = T::Real::default();
+    let mut j = 0;
+    while j < n {
+        if wi[j] == zero || j + 1 == n {
+            for i in 0..n {
+                out[j * n + i] = T::pair(packed[j * n + i], zero);
+            }
+            j += 1;
+        } else {
+            for i in 0..n {
+                let (re, im) = (packed[j * n + i], packed[(j + 1) * n + i]);
+                out[j * n + i] = T::pair(re, im);
+                out[(j + 1) * n + i] = T::pair(re, -im);
+            }
+            j += 2;
+        }
+    }
+}
+
+/// `geev` of a complex type: `(x) -> (values, left vectors, right vectors,
+/// info)`.
+fn geev_complex<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (jobvl, jobvr) = (
+        call.attr_u8("compute_left")?,
+        call.attr_u8("compute_right")?,
+    );
+    let (count, n, _) = matrices(call.arg_dims(0)?)?;
+    let x = each_ref("the matrices", call.operand::<T>(0)?, n * n, count)?;
+    let w = each("the eigenvalues", call.result::<T>(0)?, n, count)?;
+    let vl = each("the left vectors", call.result::<T>(1)?, n * n, count)?;
+    let vr = each("the right vectors", call.result::<T>(2)?, n * n, count)?;
+    let info = each("info", call.result::<i32>(3)?, 1, count)?;
+    let mut a = vec![T::default(); n * n];
+    let outputs = w.into_iter().zip(vl).zip(vr).zip(info);
+    for (x, (((w, vl), vr), info)) in x.into_iter().zip(outputs) {
+        a.copy_from_slice(x);
+        if !a.iter().all(|v| v.finite()) {
+            info[0] = -4;
+            continue;
+        }
+        let out = Eig {
+            w,
+            wi: &mut [],
+            vl,
+            vr,
+        };
+        info[0] = lapack::geev(jobvl, jobvr, n, &mut a, out)?;
+    }
+    Ok(())
+}
+
 macro_rules! handlers {
     ($($name:literal => $kernel:expr;)*) => {
         /// Every custom-call target pw registers with a CPU plugin.
@@ -260,6 +401,14 @@ handlers! {
     "lapack_dgesvd_ffi" => gesvd::<f64>;
     "lapack_cgesvd_ffi" => gesvd::<C32>;
     "lapack_zgesvd_ffi" => gesvd::<C64>;
+    "lapack_sormqr_ffi" => ormqr::<f32>;
+    "lapack_dormqr_ffi" => ormqr::<f64>;
+    "lapack_cunmqr_ffi" => ormqr::<C32>;
+    "lapack_zunmqr_ffi" => ormqr::<C64>;
+    "lapack_sgeev_ffi" => geev_real::<f32>;
+    "lapack_dgeev_ffi" => geev_real::<f64>;
+    "lapack_cgeev_ffi" => geev_complex::<C32>;
+    "lapack_zgeev_ffi" => geev_complex::<C64>;
 }
 
 #[cfg(test)]

@@ -836,6 +836,7 @@ pub struct XLA_FFI_Api {
 
 /// `XLA_FFI_DataType`: XLA's `PrimitiveType` numbers.
 pub type XLA_FFI_DataType = c_int;
+pub const XLA_FFI_DataType_PRED: XLA_FFI_DataType = 1;
 pub const XLA_FFI_DataType_S32: XLA_FFI_DataType = 4;
 pub const XLA_FFI_DataType_U8: XLA_FFI_DataType = 6;
 pub const XLA_FFI_DataType_F32: XLA_FFI_DataType = 11;

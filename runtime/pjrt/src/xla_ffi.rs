@@ -199,7 +199,10 @@ impl<'f> Call<'f> {
             let attr = if ty == sys::XLA_FFI_AttrType_SCALAR {
                 // SAFETY: a scalar attribute is an `XLA_FFI_Scalar`.
                 let scalar = unsafe { &*(value as *const sys::XLA_FFI_Scalar) };
-                if scalar.dtype == sys::XLA_FFI_DataType_U8 {
+                if matches!(
+                    scalar.dtype,
+                    sys::XLA_FFI_DataType_U8 | sys::XLA_FFI_DataType_PRED
+                ) {
                     // SAFETY: a u8 scalar's value points to one byte.
                     Attr::U8(unsafe { *(scalar.value as *const u8) })
                 } else {
@@ -318,6 +321,11 @@ impl<'f> Call<'f> {
             }
         }
         Ok(out)
+    }
+
+    /// The boolean attribute `name`.
+    pub(crate) fn attr_bool(&self, name: &str) -> Result<bool, KernelError> {
+        self.attr_u8(name).map(|v| v != 0)
     }
 
     /// The one-byte attribute `name` (LAPACK's option characters).
@@ -459,7 +467,10 @@ unsafe fn create_error(
     let Some(create) = create else {
         // No way to report it: a success would leave garbage behind, so stop.
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "pw: {message} (and XLA gave no way to report it)");
+        let _ = writeln!(
+            std::io::stderr(),
+            "pw: {message} (and XLA gave no way to report it)"
+        );
         std::process::abort();
     };
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
