@@ -8,7 +8,7 @@
 //! `liblapack3` and of OpenBLAS's default build). Character options are
 //! passed with their hidden Fortran lengths.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::sync::OnceLock;
 
 use libloading::Library;
@@ -1016,4 +1016,343 @@ pub(crate) fn geev<T: Scalar>(
         call(work.as_mut_ptr(), lwork, &mut info);
     }
     argument_error("geev", info)
+}
+
+/// The Schur form of the `n`×`n` `a` (over `a`) with, for `jobvs` `V`, the
+/// Schur vectors in `vs`; eigenvalues into `w` (and `wi` for real types).
+/// No reordering (`sort` `N`, as jaxlib). Returns `(info, sdim)`.
+pub(crate) fn gees<T: Scalar>(
+    jobvs: u8,
+    n: usize,
+    a: &mut [T],
+    w: &mut [T],
+    wi: &mut [T],
+    vs: &mut [T],
+) -> Result<(Int, Int), KernelError> {
+    type Real<T> = unsafe extern "C" fn(
+        *const c_char,
+        *const c_char,
+        *const c_void,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut Int,
+        *mut T,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut Int,
+        *mut Int,
+        usize,
+        usize,
+    );
+    type Complex<T, R> = unsafe extern "C" fn(
+        *const c_char,
+        *const c_char,
+        *const c_void,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut Int,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut R,
+        *mut Int,
+        *mut Int,
+        usize,
+        usize,
+    );
+    fits("the matrix", a.len(), n * n)?;
+    fits("the eigenvalues", w.len(), n)?;
+    fits("the Schur vectors", vs.len(), n * n)?;
+    let (jobvs, sort) = (jobvs as c_char, b'N' as c_char);
+    let (ni, ld) = (int(n, "n")?, lead(n)?);
+    let select = std::ptr::null::<c_void>();
+    let mut bwork = vec![0 as Int; n.max(1)];
+    let (mut info, mut sdim, mut size) = (0, 0, T::default());
+    let (a, w, vs) = (a.as_mut_ptr(), w.as_mut_ptr(), vs.as_mut_ptr());
+    if T::COMPLEX {
+        let mut rwork = vec![T::Real::default(); n.max(1)];
+        // SAFETY: the signature of ?gees for complex types.
+        let f: Complex<T, T::Real> = unsafe { routine::<T, _>("gees")? };
+        let mut call = |work: *mut T, lwork: Int, info: &mut Int, sdim: &mut Int| {
+            // SAFETY: sizes checked above; `work` holds `lwork` elements.
+            unsafe {
+                f(
+                    &jobvs,
+                    &sort,
+                    select,
+                    &ni,
+                    a,
+                    &ld,
+                    sdim,
+                    w,
+                    vs,
+                    &ld,
+                    work,
+                    &lwork,
+                    rwork.as_mut_ptr(),
+                    bwork.as_mut_ptr(),
+                    info,
+                    ONE,
+                    ONE,
+                )
+            }
+        };
+        call(&mut size, -1, &mut info, &mut sdim);
+        argument_error("gees", info)?;
+        let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+        call(work.as_mut_ptr(), lwork, &mut info, &mut sdim);
+    } else {
+        fits("the imaginary parts", wi.len(), n)?;
+        let wi = wi.as_mut_ptr();
+        // SAFETY: the signature of ?gees for real types.
+        let f: Real<T> = unsafe { routine::<T, _>("gees")? };
+        let mut call = |work: *mut T, lwork: Int, info: &mut Int, sdim: &mut Int| {
+            // SAFETY: as above.
+            unsafe {
+                f(
+                    &jobvs,
+                    &sort,
+                    select,
+                    &ni,
+                    a,
+                    &ld,
+                    sdim,
+                    w,
+                    wi,
+                    vs,
+                    &ld,
+                    work,
+                    &lwork,
+                    bwork.as_mut_ptr(),
+                    info,
+                    ONE,
+                    ONE,
+                )
+            }
+        };
+        call(&mut size, -1, &mut info, &mut sdim);
+        argument_error("gees", info)?;
+        let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+        call(work.as_mut_ptr(), lwork, &mut info, &mut sdim);
+    }
+    Ok((argument_error("gees", info)?, sdim))
+}
+
+/// Reduces the symmetric or Hermitian `n`×`n` `a` to tridiagonal form:
+/// diagonal `d`, off-diagonal `e`, reflectors over `a` and in `tau`
+/// (`?sytrd`, `?hetrd`).
+pub(crate) fn sytrd<T: Scalar>(
+    uplo: u8,
+    n: usize,
+    a: &mut [T],
+    d: &mut [T::Real],
+    e: &mut [T::Real],
+    tau: &mut [T],
+) -> Result<Int, KernelError> {
+    type F<T, R> = unsafe extern "C" fn(
+        *const c_char,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut R,
+        *mut R,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut Int,
+        usize,
+    );
+    let off = n.saturating_sub(1);
+    fits("the matrix", a.len(), n * n)?;
+    fits("the diagonal", d.len(), n)?;
+    fits("the off-diagonal", e.len(), off)?;
+    fits("tau", tau.len(), off)?;
+    // SAFETY: the signature of ?sytrd / ?hetrd.
+    let f: F<T, T::Real> = unsafe { routine::<T, _>(if T::COMPLEX { "hetrd" } else { "sytrd" })? };
+    let uplo = uplo as c_char;
+    let (ni, lda) = (int(n, "n")?, lead(n)?);
+    let (mut info, mut size) = (0, T::default());
+    let (a, d, e, tau) = (
+        a.as_mut_ptr(),
+        d.as_mut_ptr(),
+        e.as_mut_ptr(),
+        tau.as_mut_ptr(),
+    );
+    let call = |work: *mut T, lwork: Int, info: &mut Int| {
+        // SAFETY: sizes checked above; `work` holds `lwork` elements.
+        unsafe { f(&uplo, &ni, a, &lda, d, e, tau, work, &lwork, info, ONE) }
+    };
+    call(&mut size, -1, &mut info);
+    argument_error("sytrd", info)?;
+    let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+    call(work.as_mut_ptr(), lwork, &mut info);
+    argument_error("sytrd", info)
+}
+
+/// Reduces rows and columns `ilo..=ihi` (1-based) of the `n`×`n` `a` to
+/// upper Hessenberg form, reflectors below and in `tau` (`?gehrd`).
+pub(crate) fn gehrd<T: Scalar>(
+    n: usize,
+    ilo: Int,
+    ihi: Int,
+    a: &mut [T],
+    tau: &mut [T],
+) -> Result<Int, KernelError> {
+    type F<T> = unsafe extern "C" fn(
+        *const Int,
+        *const Int,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut Int,
+    );
+    fits("the matrix", a.len(), n * n)?;
+    fits("tau", tau.len(), n.saturating_sub(1))?;
+    // SAFETY: the signature of ?gehrd.
+    let f: F<T> = unsafe { routine::<T, _>("gehrd")? };
+    let (ni, lda) = (int(n, "n")?, lead(n)?);
+    let (mut info, mut size) = (0, T::default());
+    let (a, tau) = (a.as_mut_ptr(), tau.as_mut_ptr());
+    let call = |work: *mut T, lwork: Int, info: &mut Int| {
+        // SAFETY: sizes checked above (LAPACK checks ilo, ihi against n).
+        unsafe { f(&ni, &ilo, &ihi, a, &lda, tau, work, &lwork, info) }
+    };
+    call(&mut size, -1, &mut info);
+    argument_error("gehrd", info)?;
+    let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+    call(work.as_mut_ptr(), lwork, &mut info);
+    argument_error("gehrd", info)
+}
+
+/// Solves the tridiagonal system (`dl` below, `d` on, `du` above the
+/// diagonal) for the `n`×`nrhs` right-hand sides `b`, in place (`?gtsv`).
+pub(crate) fn gtsv<T: Scalar>(
+    n: usize,
+    nrhs: usize,
+    dl: &mut [T],
+    d: &mut [T],
+    du: &mut [T],
+    b: &mut [T],
+) -> Result<Int, KernelError> {
+    type F<T> = unsafe extern "C" fn(
+        *const Int,
+        *const Int,
+        *mut T,
+        *mut T,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut Int,
+    );
+    let off = n.saturating_sub(1);
+    fits("the sub-diagonal", dl.len(), off)?;
+    fits("the diagonal", d.len(), n)?;
+    fits("the super-diagonal", du.len(), off)?;
+    fits("the right-hand sides", b.len(), n * nrhs)?;
+    // SAFETY: the signature of ?gtsv.
+    let f: F<T> = unsafe { routine::<T, _>("gtsv")? };
+    let (ni, nr, ldb) = (int(n, "n")?, int(nrhs, "nrhs")?, lead(n)?);
+    let mut info = 0;
+    // SAFETY: sizes checked above.
+    unsafe {
+        f(
+            &ni,
+            &nr,
+            dl.as_mut_ptr(),
+            d.as_mut_ptr(),
+            du.as_mut_ptr(),
+            b.as_mut_ptr(),
+            &ldb,
+            &mut info,
+        )
+    };
+    argument_error("gtsv", info)
+}
+
+/// QR with column pivoting of the `m`×`n` `a`: `jpvt` in (columns to put
+/// first, 1-based; 0 free) and out (the permutation), `tau` as `geqrf`'s.
+pub(crate) fn geqp3<T: Scalar>(
+    m: usize,
+    n: usize,
+    a: &mut [T],
+    jpvt: &mut [Int],
+    tau: &mut [T],
+) -> Result<Int, KernelError> {
+    type Real<T> = unsafe extern "C" fn(
+        *const Int,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut Int,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut Int,
+    );
+    type Complex<T, R> = unsafe extern "C" fn(
+        *const Int,
+        *const Int,
+        *mut T,
+        *const Int,
+        *mut Int,
+        *mut T,
+        *mut T,
+        *const Int,
+        *mut R,
+        *mut Int,
+    );
+    fits("the matrix", a.len(), m * n)?;
+    fits("the pivots", jpvt.len(), n)?;
+    fits("tau", tau.len(), m.min(n))?;
+    let (mi, ni, lda) = (int(m, "m")?, int(n, "n")?, lead(m)?);
+    let (mut info, mut size) = (0, T::default());
+    let (a, jpvt, tau) = (a.as_mut_ptr(), jpvt.as_mut_ptr(), tau.as_mut_ptr());
+    if T::COMPLEX {
+        let mut rwork = vec![T::Real::default(); (2 * n).max(1)];
+        // SAFETY: the signature of ?geqp3 for complex types.
+        let f: Complex<T, T::Real> = unsafe { routine::<T, _>("geqp3")? };
+        let mut call = |work: *mut T, lwork: Int, info: &mut Int| {
+            // SAFETY: sizes checked above; `work` holds `lwork` elements.
+            unsafe {
+                f(
+                    &mi,
+                    &ni,
+                    a,
+                    &lda,
+                    jpvt,
+                    tau,
+                    work,
+                    &lwork,
+                    rwork.as_mut_ptr(),
+                    info,
+                )
+            }
+        };
+        call(&mut size, -1, &mut info);
+        argument_error("geqp3", info)?;
+        let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+        call(work.as_mut_ptr(), lwork, &mut info);
+    } else {
+        // SAFETY: the signature of ?geqp3 for real types.
+        let f: Real<T> = unsafe { routine::<T, _>("geqp3")? };
+        let call = |work: *mut T, lwork: Int, info: &mut Int| {
+            // SAFETY: as above.
+            unsafe { f(&mi, &ni, a, &lda, jpvt, tau, work, &lwork, info) }
+        };
+        call(&mut size, -1, &mut info);
+        argument_error("geqp3", info)?;
+        let (mut work, lwork) = workspace::<T>(size.len(), 1)?;
+        call(work.as_mut_ptr(), lwork, &mut info);
+    }
+    argument_error("geqp3", info)
 }

@@ -351,6 +351,133 @@ fn geev_complex<T: Scalar>(call: &Call) -> Result<(), KernelError> {
     Ok(())
 }
 
+/// The length of the last dimension of result `i` (a per-matrix vector).
+fn vector_len(call: &Call, i: usize) -> Result<usize, KernelError> {
+    Ok(call
+        .ret_dims(i)?
+        .last()
+        .map_or(0, |&d| usize::try_from(d).unwrap_or(0)))
+}
+
+/// `gees` of a real type: `(x) -> (schur form, vectors, real parts,
+/// imaginary parts, selected, info)`, attributes `mode` (`V`, `N`) and
+/// `sort` (only `N`, as jaxlib).
+fn gees_real<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    schur::<T>(call, true)
+}
+
+/// `gees` of a complex type: `(x) -> (schur form, vectors, eigenvalues,
+/// selected, info)`.
+fn gees_complex<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    schur::<T>(call, false)
+}
+
+fn schur<T: Scalar>(call: &Call, split_values: bool) -> Result<(), KernelError> {
+    let (mode, sort) = (call.attr_u8("mode")?, call.attr_u8("sort")?);
+    if sort != b'N' {
+        return Err(KernelError::unimplemented(
+            "ordering the eigenvalues of a Schur form (jaxlib does not either)",
+        ));
+    }
+    let (count, n, _) = matrices(call.arg_dims(0)?)?;
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, n * n, count)?;
+    let vs = each("the Schur vectors", call.result::<T>(1)?, n * n, count)?;
+    let w = each("the eigenvalues", call.result::<T>(2)?, n, count)?;
+    let tail = if split_values { 3 } else { 2 };
+    let mut wi = if split_values {
+        each("the imaginary parts", call.result::<T>(3)?, n, count)?
+    } else {
+        (0..count).map(|_| <&mut [T]>::default()).collect()
+    };
+    let selected = each("selected", call.result::<i32>(tail + 1)?, 1, count)?;
+    let info = each("info", call.result::<i32>(tail + 2)?, 1, count)?;
+    let outputs = vs
+        .into_iter()
+        .zip(w)
+        .zip(wi.iter_mut())
+        .zip(selected)
+        .zip(info);
+    for (a, ((((vs, w), wi), selected), info)) in a.into_iter().zip(outputs) {
+        (info[0], selected[0]) = lapack::gees(mode, n, a, w, wi, vs)?;
+    }
+    Ok(())
+}
+
+/// `sytrd` / `hetrd`: `(x) -> (reflectors, diagonal, off-diagonal, tau,
+/// info)`, attribute `uplo`.
+fn sytrd<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let uplo = call.attr_u8("uplo")?;
+    let (count, n, _) = matrices(call.arg_dims(0)?)?;
+    let (e_len, tau_len) = (vector_len(call, 2)?, vector_len(call, 3)?);
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, n * n, count)?;
+    let d = each("the diagonals", call.result::<T::Real>(1)?, n, count)?;
+    let e = each(
+        "the off-diagonals",
+        call.result::<T::Real>(2)?,
+        e_len,
+        count,
+    )?;
+    let tau = each("tau", call.result::<T>(3)?, tau_len, count)?;
+    let info = each("info", call.result::<i32>(4)?, 1, count)?;
+    for ((((a, d), e), tau), info) in a.into_iter().zip(d).zip(e).zip(tau).zip(info) {
+        info[0] = lapack::sytrd(uplo, n, a, d, e, tau)?;
+    }
+    Ok(())
+}
+
+/// `gehrd`: `(x) -> (reflectors, tau, info)`, attributes `low` and `high`
+/// (1-based, LAPACK's `ilo` and `ihi`).
+fn gehrd<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (low, high) = (call.attr_i32("low")?, call.attr_i32("high")?);
+    let (count, n, _) = matrices(call.arg_dims(0)?)?;
+    let tau_len = vector_len(call, 1)?;
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, n * n, count)?;
+    let tau = each("tau", call.result::<T>(1)?, tau_len, count)?;
+    let info = each("info", call.result::<i32>(2)?, 1, count)?;
+    for ((a, tau), info) in a.into_iter().zip(tau).zip(info) {
+        info[0] = lapack::gehrd(n, low, high, a, tau)?;
+    }
+    Ok(())
+}
+
+/// `gtsv`: `(dl, d, du, b) -> (dl, d, du, x, info)`; the three diagonals
+/// have `n` entries each, `dl[0]` and `du[n-1]` unused (JAX's convention).
+fn gtsv<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (count, n, nrhs) = matrices(call.arg_dims(3)?)?;
+    let dl = each("the sub-diagonals", call.result_from::<T>(0, 0)?, n, count)?;
+    let d = each("the diagonals", call.result_from::<T>(1, 1)?, n, count)?;
+    let du = each(
+        "the super-diagonals",
+        call.result_from::<T>(2, 2)?,
+        n,
+        count,
+    )?;
+    let b = each(
+        "the right-hand sides",
+        call.result_from::<T>(3, 3)?,
+        n * nrhs,
+        count,
+    )?;
+    let info = each("info", call.result::<i32>(4)?, 1, count)?;
+    for ((((dl, d), du), b), info) in dl.into_iter().zip(d).zip(du).zip(b).zip(info) {
+        let dl = dl.get_mut(1..).unwrap_or_default();
+        info[0] = lapack::gtsv(n, nrhs, dl, d, du, b)?;
+    }
+    Ok(())
+}
+
+/// `geqp3`: `(x, jpvt) -> (qr, jpvt, tau)`.
+fn geqp3<T: Scalar>(call: &Call) -> Result<(), KernelError> {
+    let (count, m, n) = matrices(call.arg_dims(0)?)?;
+    let a = each("the matrices", call.result_from::<T>(0, 0)?, m * n, count)?;
+    let jpvt = each("the pivots", call.result_from::<i32>(1, 1)?, n, count)?;
+    let tau = each("tau", call.result::<T>(2)?, m.min(n), count)?;
+    for ((a, jpvt), tau) in a.into_iter().zip(jpvt).zip(tau) {
+        lapack::geqp3(m, n, a, jpvt, tau)?;
+    }
+    Ok(())
+}
+
 macro_rules! handlers {
     ($($name:literal => $kernel:expr;)*) => {
         /// Every custom-call target pw registers with a CPU plugin.
@@ -409,6 +536,26 @@ handlers! {
     "lapack_dgeev_ffi" => geev_real::<f64>;
     "lapack_cgeev_ffi" => geev_complex::<C32>;
     "lapack_zgeev_ffi" => geev_complex::<C64>;
+    "lapack_sgees_ffi" => gees_real::<f32>;
+    "lapack_dgees_ffi" => gees_real::<f64>;
+    "lapack_cgees_ffi" => gees_complex::<C32>;
+    "lapack_zgees_ffi" => gees_complex::<C64>;
+    "lapack_ssytrd_ffi" => sytrd::<f32>;
+    "lapack_dsytrd_ffi" => sytrd::<f64>;
+    "lapack_chetrd_ffi" => sytrd::<C32>;
+    "lapack_zhetrd_ffi" => sytrd::<C64>;
+    "lapack_sgehrd_ffi" => gehrd::<f32>;
+    "lapack_dgehrd_ffi" => gehrd::<f64>;
+    "lapack_cgehrd_ffi" => gehrd::<C32>;
+    "lapack_zgehrd_ffi" => gehrd::<C64>;
+    "lapack_sgtsv_ffi" => gtsv::<f32>;
+    "lapack_dgtsv_ffi" => gtsv::<f64>;
+    "lapack_cgtsv_ffi" => gtsv::<C32>;
+    "lapack_zgtsv_ffi" => gtsv::<C64>;
+    "lapack_sgeqp3_ffi" => geqp3::<f32>;
+    "lapack_dgeqp3_ffi" => geqp3::<f64>;
+    "lapack_cgeqp3_ffi" => geqp3::<C32>;
+    "lapack_zgeqp3_ffi" => geqp3::<C64>;
 }
 
 #[cfg(test)]

@@ -168,6 +168,7 @@ pub(crate) struct Call<'f> {
 #[derive(Clone, Copy)]
 enum Attr {
     U8(u8),
+    I32(i32),
     Other,
 }
 
@@ -205,6 +206,9 @@ impl<'f> Call<'f> {
                 ) {
                     // SAFETY: a u8 scalar's value points to one byte.
                     Attr::U8(unsafe { *(scalar.value as *const u8) })
+                } else if scalar.dtype == sys::XLA_FFI_DataType_S32 {
+                    // SAFETY: an s32 scalar's value points to four bytes.
+                    Attr::I32(unsafe { (scalar.value as *const i32).read_unaligned() })
                 } else {
                     Attr::Other
                 }
@@ -321,6 +325,19 @@ impl<'f> Call<'f> {
             }
         }
         Ok(out)
+    }
+
+    /// The 32-bit integer attribute `name`.
+    pub(crate) fn attr_i32(&self, name: &str) -> Result<i32, KernelError> {
+        match self.attrs.iter().find(|(n, _)| *n == name.as_bytes()) {
+            Some((_, Attr::I32(v))) => Ok(*v),
+            Some(_) => Err(KernelError::invalid(format!(
+                "attribute `{name}` is not an s32"
+            ))),
+            None => Err(KernelError::invalid(format!(
+                "attribute `{name}` is missing"
+            ))),
+        }
     }
 
     /// The boolean attribute `name`.
