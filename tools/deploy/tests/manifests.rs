@@ -1133,10 +1133,23 @@ fn the_dockerfile_builds_what_the_manifests_run() {
             }
         }
     }
-    assert!(
-        stage("worker").iter().all(|i| i.keyword != "RUN"),
-        "the worker stage installs nothing"
-    );
+    // The worker stage installs one package: LAPACK, for the linear-algebra
+    // custom calls of CPU programs.
+    for i in stage("worker").iter().filter(|i| i.keyword == "RUN") {
+        let packages: Vec<&str> = i
+            .rest
+            .split("--no-install-recommends")
+            .nth(1)
+            .and_then(|rest| rest.split("&&").next())
+            .map(|list| list.split_whitespace().filter(|w| *w != "\\").collect())
+            .unwrap_or_default();
+        assert_eq!(
+            packages,
+            ["liblapack3"],
+            "the worker stage installs only LAPACK: {}",
+            i.rest
+        );
+    }
     // The plugin stage knows every platform, and checks each plugin is at
     // the path pw-deploy gives pw-worker --plugin.
     let plugin_run = stage("plugin")
