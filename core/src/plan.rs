@@ -31,7 +31,8 @@ pub struct Computation {
     pub num_partitions: usize,
 }
 
-/// An MLIR module as PJRT's `mlir` program format takes it.
+/// What a computation runs: an MLIR module as PJRT's `mlir` program
+/// format takes it, or a Python function for the worker's sidecar.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Module {
     /// Text: what JAX lowered, in generic form, without pw's annotations.
@@ -39,13 +40,17 @@ pub enum Module {
     /// Bytecode: a StableHLO portable artifact (what JAX's IFRT proxy
     /// client sends).
     Bytecode(Vec<u8>),
+    /// A colocated Python function, run by the sidecar of the worker that
+    /// holds its devices: `pw_exec::sidecar::Program`'s encoding (which
+    /// says what it is in its first bytes).
+    Python(Vec<u8>),
 }
 
 impl Module {
     pub fn as_bytes(&self) -> &[u8] {
         match self {
             Module::Text(t) => t.as_bytes(),
-            Module::Bytecode(b) => b,
+            Module::Bytecode(b) | Module::Python(b) => b,
         }
     }
 

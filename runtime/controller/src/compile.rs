@@ -42,6 +42,8 @@ pub enum Source {
     DiskCache,
     /// Already in the controller's memory (compiled for an earlier run).
     Memory,
+    /// A colocated Python function: nothing to compile, shipped as it is.
+    Python,
 }
 
 impl std::fmt::Display for Source {
@@ -51,6 +53,7 @@ impl std::fmt::Display for Source {
             Source::Worker(w) => write!(f, "compiled on worker {w}"),
             Source::DiskCache => f.write_str("from the disk cache"),
             Source::Memory => f.write_str("compiled earlier"),
+            Source::Python => f.write_str("a Python function, shipped as it is"),
         }
     }
 }
@@ -147,6 +150,9 @@ impl Compiler {
         };
         if let Some(bytes) = self.memory.get(&key) {
             return Ok((bytes.clone(), Source::Memory));
+        }
+        if pw_exec::sidecar::Program::is_program(&need.module) {
+            return Ok((Bytes::copy_from_slice(&need.module), Source::Python));
         }
         let options = compile_options(need).map_err(|e| failed(e.to_string()))?;
         let options_bytes = options

@@ -11,12 +11,13 @@
 //! [`Executables`] is the cache of one PJRT client: memory, then disk (load
 //! the serialized executable), then compile (and store it).
 
+use crate::sidecar::Program;
 use crate::{
     error::{Error, Result},
     trace::{Span, Track},
     work::Need,
 };
-use pw_pjrt::{Client, CompileOptions, LoadedExecutable, NamedValue, Program};
+use pw_pjrt::{Client, CompileOptions, LoadedExecutable, NamedValue};
 use sha2::{Digest, Sha256};
 use std::{
     collections::HashMap,
@@ -215,12 +216,20 @@ pub struct CompileStats {
     pub spans: Vec<Span>,
 }
 
+/// What a step's computation runs: a PJRT executable, or a Python
+/// function for the session's sidecar.
+#[derive(Clone)]
+pub enum Executable {
+    Xla(Arc<LoadedExecutable>),
+    Python(Arc<Program>),
+}
+
 /// The executables of one client (see the module doc).
 pub struct Executables {
     client: Client,
     plugin: String,
     disk: Option<DiskCache>,
-    loaded: HashMap<Key, Arc<LoadedExecutable>>,
+    loaded: HashMap<Key, Executable>,
     pub stats: CompileStats,
 }
 
@@ -245,12 +254,12 @@ impl Executables {
     }
 
     /// The executable of `need`: from memory, the disk cache, or compiled
-    /// here. `progress` hears of each compilation as it starts.
-    pub fn get(
-        &mut self,
-        need: &Need,
-        progress: &mut dyn FnMut(&str),
-    ) -> Result<Arc<LoadedExecutable>> {
+    /// here (a Python function is read as it is). `progress` hears of each
+    /// compilation as it starts.
+    pub fn get(&mut self, need: &Need, progress: &mut dyn FnMut(&str)) -> Result<Executable> {
+        if Program::is_program(&need.module) {
+            return Ok(Executable::Python(Arc::new(Program::decode(&need.module)?)));
+        }
         let failed = |source: pw_pjrt::Error| Error::Compile {
             what: need.what.clone(),
             devices: need.devices.clone(),
@@ -285,7 +294,7 @@ impl Executables {
                 ));
                 let executable = self
                     .client
-                    .compile(&Program::mlir(need.module.to_vec()), &options)
+                    .compile(&pw_pjrt::Program::mlir(need.module.to_vec()), &options)
                     .map_err(failed)?;
                 self.stats.compiled += 1;
                 if let Some(disk) = &self.disk {
@@ -314,25 +323,31 @@ impl Executables {
             start: Duration::ZERO,
             end: elapsed,
         });
-        let executable = Arc::new(executable);
+        let executable = Executable::Xla(Arc::new(executable));
         self.loaded.insert(key, executable.clone());
         Ok(executable)
     }
 
-    /// Loads a serialized executable shipped under `key`.
+    /// Loads a serialized executable (or a Python function) shipped under
+    /// `key`.
     pub fn insert_serialized(&mut self, key: Key, bytes: &[u8]) -> Result<()> {
         if self.loaded.contains_key(&key) {
             return Ok(());
         }
-        let start = Instant::now();
-        let executable = self.client.deserialize_executable(bytes, None)?;
-        self.stats.seconds += start.elapsed().as_secs_f64();
-        self.loaded.insert(key, Arc::new(executable));
+        let executable = if Program::is_program(bytes) {
+            Executable::Python(Arc::new(Program::decode(bytes)?))
+        } else {
+            let start = Instant::now();
+            let executable = self.client.deserialize_executable(bytes, None)?;
+            self.stats.seconds += start.elapsed().as_secs_f64();
+            Executable::Xla(Arc::new(executable))
+        };
+        self.loaded.insert(key, executable);
         Ok(())
     }
 
     /// The executable loaded under `key`.
-    pub fn loaded(&self, key: &Key) -> Option<Arc<LoadedExecutable>> {
+    pub fn loaded(&self, key: &Key) -> Option<Executable> {
         self.loaded.get(key).cloned()
     }
 

@@ -98,6 +98,11 @@ pub enum Error {
     #[error("{0}")]
     Piece(String),
 
+    /// A colocated Python function that cannot run, or a program that is
+    /// not one.
+    #[error("{0}")]
+    Sidecar(String),
+
     /// Compiling an executable failed.
     #[error("compiling {what} for devices {devices:?} failed: {source}")]
     Compile {

@@ -26,13 +26,15 @@
 //! no one else holds it (a pending send holds it too).
 
 use crate::{
+    cache::Executable,
     error::{Error, Result},
     host::HostArray,
+    sidecar::{self, Sidecar},
     work::{Source, StepWork, Work},
 };
 use pw_core::plan::{Part, StepKind, ValueId};
 use pw_core::DType;
-use pw_pjrt::{Buffer, Client, Device, Event, ExecuteOptions, LoadedExecutable};
+use pw_pjrt::{Buffer, Client, Device, Event, ExecuteOptions};
 use std::{
     collections::HashMap,
     sync::{Arc, Condvar, Mutex},
@@ -142,7 +144,8 @@ impl Completion {
 pub enum Done {
     /// Device work: an execution, a copy, a buffer made ready.
     Event(Event),
-    /// A piece sent to another worker, or received from one.
+    /// A piece sent to another worker or received from one, or a call a
+    /// sidecar ran.
     Piece(Completion),
 }
 
@@ -435,17 +438,18 @@ impl Executor {
 
     /// Enqueues every step of `part` (see the module doc). `values` holds the
     /// part's inputs (by value id); `executables[i]` is `work.needs[i]`,
-    /// compiled. Completion times are recorded when `record` (one callback
-    /// per step and device).
+    /// compiled. Python functions go to `sidecar` (the session's). Completion
+    /// times are recorded when `record` (one callback per step and device).
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue(
         &self,
         run: u64,
         part: &Part,
         work: &Work,
-        executables: &[Arc<LoadedExecutable>],
+        executables: &[Executable],
         mut values: Vec<Option<Shards>>,
         peers: &dyn Peers,
+        sidecar: Option<&Sidecar>,
         t0: Instant,
         record: bool,
     ) -> Result<Enqueued> {
@@ -490,6 +494,7 @@ impl Executor {
                 step,
                 executables,
                 peers,
+                sidecar,
                 key: &key,
             };
             let (done, donated) = self
@@ -571,7 +576,10 @@ impl Executor {
         let step = at.step;
         match (&step.kind, work) {
             (StepKind::Call { args, results, .. }, StepWork::Call { need }) => {
-                at.call(args, results, *need, values, in_flight)
+                match &at.executables[*need] {
+                    Executable::Xla(_) => at.call(args, results, *need, values, in_flight),
+                    Executable::Python(program) => at.python(self, program, args, results, values),
+                }
             }
             (
                 StepKind::Copy {
@@ -656,8 +664,9 @@ pub fn download(part: &Part, id: ValueId, shards: &Shards) -> Result<HostArray> 
 struct StepAt<'a> {
     part: &'a Part,
     step: &'a pw_core::plan::Step,
-    executables: &'a [Arc<LoadedExecutable>],
+    executables: &'a [Executable],
     peers: &'a dyn Peers,
+    sidecar: Option<&'a Sidecar>,
     key: &'a dyn Fn(usize) -> PieceKey,
 }
 
@@ -671,6 +680,92 @@ impl StepAt<'_> {
         }
     }
 
+    /// Executable `need`, which must be a PJRT one.
+    fn xla(&self, need: usize) -> Result<&pw_pjrt::LoadedExecutable> {
+        match self.executables.get(need) {
+            Some(Executable::Xla(e)) => Ok(e),
+            _ => Err(self.inconsistent("a kernel or call has no PJRT executable")),
+        }
+    }
+
+    /// Hands a call of Python function `program` to the session's sidecar
+    /// (see [`sidecar`]): its results are buffers the sidecar's thread
+    /// fills, usable by later steps at once.
+    fn python(
+        &self,
+        executor: &Executor,
+        program: &Arc<sidecar::Program>,
+        args: &[ValueId],
+        results: &[ValueId],
+        values: &mut [Option<Shards>],
+    ) -> Result<StepEnqueued> {
+        let step = self.step;
+        let sidecar = self.sidecar.ok_or_else(|| {
+            Error::Sidecar(format!(
+            "{}: a colocated Python function runs in a session's sidecar, and this run has none \
+             (it is not a session's, or the worker was started without --sidecar-python)",
+            step.label
+        ))
+        })?;
+        let mut inputs = Vec::with_capacity(args.len());
+        for &arg in args {
+            let info = &self.part.values[arg];
+            let shards = values[arg]
+                .as_ref()
+                .ok_or_else(|| self.inconsistent("an argument was released early"))?;
+            let shards = shards
+                .iter()
+                .enumerate()
+                .filter_map(|(p, b)| Some((info.devices[p], info.region(p), b.clone()?)))
+                .collect();
+            inputs.push(sidecar::Operand {
+                dtype: info.dtype,
+                shape: info.shape.clone(),
+                shards,
+            });
+        }
+        let mut outputs = Vec::with_capacity(results.len());
+        for &result in results {
+            let info = &self.part.values[result];
+            let mut made: Shards = vec![None; info.devices.len()];
+            let mut shards = Vec::new();
+            for (p, &device) in info.devices.iter().enumerate() {
+                if !self.part.is_mine(device) {
+                    continue;
+                }
+                let region = info.region(p);
+                let (transfer, buffer) = executor.client.buffer_for_async_transfer(
+                    executor.device(self.part, device)?,
+                    info.dtype,
+                    &crate::host::sizes(&region),
+                )?;
+                made[p] = Some(Arc::new(buffer));
+                shards.push((device, region, transfer));
+            }
+            values[result] = Some(made);
+            outputs.push(sidecar::Operand {
+                dtype: info.dtype,
+                shape: info.shape.clone(),
+                shards,
+            });
+        }
+        let done = Completion::new();
+        sidecar.submit(sidecar::Call {
+            program: program.clone(),
+            label: step.label.clone(),
+            devices: step.devices.clone(),
+            inputs,
+            outputs,
+            done: done.clone(),
+        });
+        let done = step
+            .devices
+            .iter()
+            .map(|&d| (d, Done::Piece(done.clone())))
+            .collect();
+        Ok((done, Vec::new()))
+    }
+
     /// Runs transfer kernel `need` on `args` (on `device`): its one output.
     fn kernel(
         &self,
@@ -680,7 +775,7 @@ impl StepAt<'_> {
         in_flight: &mut InFlight,
     ) -> Result<Arc<Buffer>> {
         in_flight.admit(device);
-        let mut run = self.executables[need].execute(&[args])?;
+        let mut run = self.xla(need)?.execute(&[args])?;
         let out = run.outputs.remove(0).remove(0);
         in_flight.push(device, &out);
         Ok(Arc::new(out))
@@ -719,7 +814,7 @@ impl StepAt<'_> {
             in_flight.admit(*d);
         }
         let pw_pjrt::Execution { outputs, done } =
-            self.executables[need].execute_with(&slices, &options)?;
+            self.xla(need)?.execute_with(&slices, &options)?;
         for (d, per_device) in step.devices.iter().zip(&outputs) {
             if let Some(first) = per_device.first() {
                 in_flight.push(*d, first);

@@ -4,7 +4,9 @@
 //! executable compiled once ([`cache`]), the devices of one client
 //! ([`resources`]), Chrome traces ([`trace`]), and the host side of arrays:
 //! [`HostArray`] ([`host`], split into shards and assembled from them by
-//! the shard geometry of `pw-core`) and `.npy` files ([`npy`]).
+//! the shard geometry of `pw-core`) and `.npy` files ([`npy`]). A
+//! computation that is a Python function runs in a session's
+//! [`sidecar`] process instead.
 //!
 //! [`run_local`] is the embedded case: one process, one client, every
 //! device of the plan local. A worker (`pw-worker`) runs its part of a
@@ -21,6 +23,7 @@ pub mod host;
 pub mod kernels;
 pub mod npy;
 pub mod resources;
+pub mod sidecar;
 pub mod trace;
 pub mod work;
 
@@ -57,7 +60,7 @@ pub struct RunReport {
 pub struct Prepared {
     pub part: Part,
     pub work: Work,
-    pub executables: Vec<std::sync::Arc<pw_pjrt::LoadedExecutable>>,
+    pub executables: Vec<cache::Executable>,
 }
 
 /// Gets every executable `plan` needs from `cache` (memory, disk, or
@@ -123,6 +126,7 @@ pub fn run_local(
         &prepared.executables,
         values,
         &NoPeers,
+        None,
         t0,
         record,
     )?;

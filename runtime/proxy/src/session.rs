@@ -41,6 +41,8 @@ use std::{
     time::Duration,
 };
 
+mod colocated;
+
 /// The first handle the server mints.
 const SERVER_HANDLES: u64 = 1 << 62;
 
@@ -73,6 +75,10 @@ struct Array {
     /// pw makes itself (uploads, copies, reshards, shards and assemblies)
     /// is in the default layout.
     layout: Option<LayoutProto>,
+    /// A string array (IFRT's `KIND_STRING`, of one element): its pw value
+    /// holds the string's length and bytes (see
+    /// [`colocated::STRING_BYTES`]).
+    string: bool,
 }
 
 /// Where an array of a given type lies: its pw value, the IFRT devices of
@@ -121,6 +127,8 @@ enum Future {
 struct State {
     arrays: HashMap<u64, Slot>,
     executables: HashMap<u64, Arc<Mutex<Executable>>>,
+    /// Colocated Python programs, by executable handle.
+    colocated: HashMap<u64, Arc<colocated::Colocated>>,
     futures: HashMap<u64, Future>,
     /// The pw executable built for each plan key (puts and transforms).
     puts: HashMap<String, u64>,
@@ -172,6 +180,7 @@ impl Session {
             state: Mutex::new(State {
                 arrays: HashMap::new(),
                 executables: HashMap::new(),
+                colocated: HashMap::new(),
                 futures: HashMap::new(),
                 puts: HashMap::new(),
                 shares: HashMap::new(),
@@ -318,7 +327,10 @@ impl Session {
                 Rs::LoadedExecutableExecuteResponse(self.execute(r).await?)
             }
             Rq::LoadedExecutableDestructRequest(r) => {
-                self.state().executables.remove(&r.loaded_executable_handle);
+                let mut s = self.state();
+                s.executables.remove(&r.loaded_executable_handle);
+                s.colocated.remove(&r.loaded_executable_handle);
+                drop(s);
                 Rs::LoadedExecutableDestructResponse(
                     protocol::LoadedExecutableDestructResponse::default(),
                 )
@@ -630,6 +642,7 @@ impl Session {
                 sharding: r.sharding.unwrap_or_default(),
                 unreduced: false,
                 layout: None,
+                string: false,
             },
         );
         Ok(protocol::MakeArrayFromHostBufferResponse {
@@ -719,6 +732,7 @@ impl Session {
                     sharding: array_spec.sharding.unwrap_or_default(),
                     unreduced: false,
                     layout: None,
+                    string: false,
                 },
             );
             handles.push(handle);
@@ -735,6 +749,9 @@ impl Session {
         strides: Option<&ifrt::proto::ByteStrides>,
     ) -> Result<()> {
         let a = self.array(array)?;
+        if a.string {
+            return self.copy_string_to_host(&a, array, host_buffer).await;
+        }
         if a.unreduced {
             return Err(invalid(format!(
                 "array {array} is unreduced ({}): its value is the sum of its shards; copy its \
@@ -765,7 +782,17 @@ impl Session {
                 }
             }
         }
-        let bytes = match self.controller.sessions().fetch(&r).await? {
+        let bytes = self.fetch_bytes(&r, array).await?;
+        self.buffers
+            .put(self.ifrt_id, host_buffer, bytes)
+            .map_err(|status| invalid(status.message()))?;
+        Ok(())
+    }
+
+    /// The bytes of pw array `r` (IFRT array `array`), dense row-major,
+    /// through the controller.
+    async fn fetch_bytes(&self, r: &proto::ArrayRef, array: u64) -> Result<bytes::Bytes> {
+        Ok(match self.controller.sessions().fetch(r).await? {
             Fetched::Assembled(host) => bytes::Bytes::from(host.into_bytes()),
             Fetched::Forwarded(mut stream, size) => {
                 let what = format!("array {array}");
@@ -789,11 +816,7 @@ impl Session {
                 }
                 bytes::Bytes::from(done.unwrap_or_default())
             }
-        };
-        self.buffers
-            .put(self.ifrt_id, host_buffer, bytes)
-            .map_err(|status| invalid(status.message()))?;
-        Ok(())
+        })
     }
 
     /// Runs `plan` (built once per `key`) on `inputs`; the new arrays.
@@ -839,6 +862,7 @@ impl Session {
                 sharding: convert::single_device(a.devices[0], None),
                 unreduced: false,
                 layout: None,
+                string: false,
             },
         );
         self.drop_pw(&made[1..]).await;
@@ -874,6 +898,7 @@ impl Session {
                     sharding: convert::single_device(a.devices[p], None),
                     unreduced: false,
                     layout: None,
+                    string: a.string,
                 },
             );
         }
@@ -923,6 +948,7 @@ impl Session {
                 sharding: r.sharding.unwrap_or_default(),
                 unreduced,
                 layout: None,
+                string: false,
             },
         );
         match ifrt::proto::ArrayCopySemantics::try_from(r.copy_semantics) {
@@ -985,6 +1011,7 @@ impl Session {
                     sharding,
                     unreduced: a.unreduced,
                     layout: None,
+                    string: a.string,
                 },
             );
             if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
@@ -1053,6 +1080,7 @@ impl Session {
                     sharding: spec.sharding.clone().unwrap_or_default(),
                     unreduced,
                     layout: None,
+                    string: false,
                 },
             );
             if r.copy_semantics == ifrt::proto::ArrayCopySemantics::DonateInput as i32 {
@@ -1171,6 +1199,7 @@ impl Session {
                     sharding,
                     unreduced: placed.unreduced,
                     layout: None,
+                    string: false,
                 },
             );
             handles.push(handle);
@@ -1278,6 +1307,9 @@ impl Session {
 
     async fn compile(&self, r: protocol::CompileRequest) -> Result<protocol::CompileResponse> {
         let program = r.program.ok_or_else(|| invalid("Compile has no program"))?;
+        if program.type_name == colocated::CUSTOM_CALL_PROGRAM {
+            return self.compile_colocated(&program.data);
+        }
         if program.type_name != "xla::ifrt::XlaProgram" {
             return Err(unimplemented(format!(
                 "pw compiles XLA programs (StableHLO), not {}",
@@ -1409,6 +1441,9 @@ impl Session {
             CompiledMemoryStatsOneof, DonatedInputIndices, DonatedInputIndicesOneof, LayoutList,
             MemoryKindList, OutputLayouts, OutputMemoryKind, ParameterLayouts, ShardingList,
         };
+        if let Some(c) = self.colocated(handle) {
+            return Ok(c.metadata());
+        }
         let exe = self.executable(handle)?;
         let exe = exe.lock().unwrap_or_else(|e| e.into_inner());
         let c = &exe.compiled;
@@ -1500,6 +1535,9 @@ impl Session {
         &self,
         r: protocol::LoadedExecutableExecuteRequest,
     ) -> Result<protocol::LoadedExecutableExecuteResponse> {
+        if let Some(c) = self.colocated(r.loaded_executable_handle) {
+            return self.execute_colocated(&c, r).await;
+        }
         let exe = self.executable(r.loaded_executable_handle)?;
         let args = r
             .args_handles
@@ -1634,6 +1672,7 @@ impl Session {
                     sharding,
                     unreduced: placed.unreduced,
                     layout,
+                    string: false,
                 },
             );
         }

@@ -26,8 +26,11 @@ use crate::{bulk, State};
 use pw_core::plan::{Part, ValueId};
 use pw_core::{report::SendRecord, DType};
 use pw_dataplane::{Destination, Outgoing, PeerAddress};
-use pw_exec::{cache::Key, Completion, Error, Peers, PieceKey, Shards, Work};
-use pw_pjrt::{Buffer, Device, LoadedExecutable};
+use pw_exec::{
+    cache::{Executable, Key},
+    Completion, Error, Peers, PieceKey, Shards, Work,
+};
+use pw_pjrt::{Buffer, Device};
 use pw_wire::{proto, MAX_INLINE_BYTES, MAX_READ_BYTES};
 use std::{
     collections::HashMap,
@@ -41,7 +44,7 @@ pub use pw_core::report::PartReport;
 pub struct KeptPart {
     part: Arc<Part>,
     work: Arc<Work>,
-    executables: Vec<Arc<LoadedExecutable>>,
+    executables: Vec<Executable>,
     peers: HashMap<u32, PeerAddress>,
 }
 
@@ -123,6 +126,9 @@ struct Ready {
     bindings: Bindings,
     /// The part is the whole run: end it once reported.
     ends_run: bool,
+    /// The session whose run it is (0: none): its sidecar runs the part's
+    /// Python functions.
+    owner: u64,
 }
 
 /// The part of `r`, checked: decoded (and kept when asked), or the one
@@ -232,6 +238,7 @@ fn execute(state: &Arc<State>, mut r: proto::ExecuteRequest, t0: Instant) -> Res
         kept,
         bindings,
         ends_run: r.ends_run,
+        owner: r.keep_for,
     };
     let peers = RunPeers {
         state: state.clone(),
@@ -323,9 +330,23 @@ fn enqueue(
     } = &*ready.kept;
     state.queues.start(run, part.clone(), work.clone());
     let values = ready.bindings.inputs(&state.store, run, part);
-    let outcome = state
-        .executor
-        .enqueue(run, part, work, executables, values, peers, t0, record);
+    let needs_sidecar = executables
+        .iter()
+        .any(|e| matches!(e, Executable::Python(_)));
+    let sidecar = needs_sidecar
+        .then(|| state.sidecars.of(ready.owner))
+        .flatten();
+    let outcome = state.executor.enqueue(
+        run,
+        part,
+        work,
+        executables,
+        values,
+        peers,
+        sidecar.as_deref(),
+        t0,
+        record,
+    );
     if let Ok(enqueued) = &outcome {
         for &id in &part.outputs {
             let targets = match ready.bindings.outputs.get(&id) {

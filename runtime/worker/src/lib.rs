@@ -32,6 +32,7 @@ pub mod store;
 
 use faults::Faults;
 use pw_dataplane::{Damage, PeerAddress, Receiver, Sender, Transport};
+use pw_exec::sidecar::Sidecar;
 use pw_exec::{
     cache::{plugin_identity, Executables},
     Completions, Executor,
@@ -81,6 +82,9 @@ pub struct Config {
     pub faults: Faults,
     /// Where to serve Prometheus metrics ([`metrics`]), if anywhere.
     pub metrics: Option<std::net::SocketAddr>,
+    /// How to start sessions' sidecars (None: colocated Python calls are
+    /// refused).
+    pub sidecar: Option<pw_exec::sidecar::Config>,
 }
 
 /// Counters a worker reports (see `WorkerCounters` in the protocol).
@@ -121,6 +125,8 @@ pub struct State {
     pub progress: Mutex<HashMap<u64, (Option<Completions>, usize)>>,
     /// Parts kept for the sessions that run them again.
     pub kept: commands::Kept,
+    /// Each session's sidecar, started at its first colocated Python call.
+    pub sidecars: Sidecars,
     /// Shards clients may take directly ([`bulk`]).
     pub tickets: bulk::Tickets,
     /// Threads that wait for parts to finish.
@@ -318,6 +324,7 @@ impl State {
         };
         self.end_run(owner, why);
         self.kept.forget(owner);
+        self.sidecars.end(owner);
         // Forgotten once no late request of it can still arrive: swept
         // here, at later releases (no timer per release).
         let now = Instant::now();
@@ -335,6 +342,42 @@ impl State {
     pub fn forget(&self, run: u64) {
         self.store.forget(run);
         self.receiver.forget(run);
+    }
+}
+
+/// The sessions' sidecars on this worker (see [`pw_exec::sidecar`]).
+pub struct Sidecars {
+    config: Option<pw_exec::sidecar::Config>,
+    running: Mutex<HashMap<u64, Arc<Sidecar>>>,
+}
+
+impl Sidecars {
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Sidecar>>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Session `owner`'s sidecar, made now if it has none (None: this
+    /// worker runs no sidecars, or the run is no session's).
+    pub fn of(&self, owner: u64) -> Option<Arc<Sidecar>> {
+        let config = self.config.as_ref().filter(|_| owner != 0)?;
+        Some(
+            self.running()
+                .entry(owner)
+                .or_insert_with(|| Arc::new(Sidecar::new(config.clone(), owner)))
+                .clone(),
+        )
+    }
+
+    /// Ends session `owner`'s sidecar, if it has one (once its queued
+    /// calls ran).
+    pub fn end(&self, owner: u64) {
+        let ended = self.running().remove(&owner);
+        drop(ended);
+    }
+
+    pub fn end_all(&self) {
+        let ended = std::mem::take(&mut *self.running());
+        drop(ended);
     }
 }
 
@@ -468,6 +511,10 @@ pub async fn serve(
         runs: Mutex::new(HashMap::new()),
         progress: Mutex::new(HashMap::new()),
         kept: commands::Kept::default(),
+        sidecars: Sidecars {
+            config: config.sidecar.clone(),
+            running: Mutex::default(),
+        },
         released: Mutex::default(),
         tickets: bulk::Tickets::default(),
         pool: Arc::default(),
@@ -661,6 +708,7 @@ async fn attach_loop(
         }
         state.store.clear("the worker lost its controller");
         state.kept.clear();
+        state.sidecars.end_all();
         state.tickets.clear();
         *state.reports.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
