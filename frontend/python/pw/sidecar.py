@@ -196,7 +196,9 @@ class Sidecar:
                         f"output {k} of {program.name} is on {sorted(d.id for d in shards)}, "
                         f"not on device {device} as its spec says"
                     )
-                data = np.ascontiguousarray(np.asarray(mine.data))
+                data = np.asarray(mine.data)
+                if not data.flags.c_contiguous:
+                    data = data.copy(order="C")
                 if string:
                     data = _string_bytes(data, shard["sizes"][0])
                 if list(data.shape) != list(shard["sizes"]):
@@ -207,7 +209,23 @@ class Sidecar:
                 data.tofile(shard["path"])
 
 
+def _die_with_parent():
+    """Ask Linux to kill this process when the worker that started it dies
+    (prctl PR_SET_PDEATHSIG), so that no sidecar outlives its worker."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def main():
+    parent = os.getppid()
+    _die_with_parent()
+    if os.getppid() != parent:  # the worker died before prctl took effect
+        return 1
     path = os.environ["PW_SIDECAR_SOCKET"]
     token = os.environ["PW_SIDECAR_TOKEN"]
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -794,6 +794,64 @@ def server_error_then_recover():
     return out
 
 
+@proxy_only
+def colocated_failures():
+    """What fails in a colocated Python function, and what survives it: an
+    exception in the function is JAX's exception with the Python
+    traceback; a sidecar that exits fails the call it ran, and the next
+    call starts a new one, in which a colocated object is made again from
+    its constructor's arguments. Returns the sidecar's process ids (the
+    test checks they end with the session)."""
+    from jax.experimental import colocated_python as cp
+
+    cpus = cp.colocated_cpu_devices(jax.devices())
+    x = jax.device_put(np.arange(4, dtype=np.int32), SingleDeviceSharding(cpus[0]))
+    out = {}
+
+    @cp.colocated_python
+    def fails(a):
+        raise ValueError("boom from the sidecar")
+
+    try:
+        np.asarray(fails(x))
+        out["raised"] = False
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        out["raised"] = True
+        out["type"] = type(e).__name__
+        out["message"] = str(e)
+
+    @cp.colocated_python
+    def pid(a):
+        return jax.device_put(np.int32(os.getpid()), a.sharding)
+
+    @cp.colocated_python_class
+    class Counter:
+        def __init__(self, start):
+            self.total = start
+
+        def add(self, a):
+            self.total += 1
+            return jax.device_put(np.int32(self.total), a.sharding)
+
+    counter = Counter(100)
+    out["before"] = np.array([int(np.asarray(counter.add(x))) for _ in range(2)])
+    out["pid_before"] = np.asarray(pid(x))
+
+    @cp.colocated_python
+    def dies(a):
+        os._exit(7)
+
+    try:
+        np.asarray(dies(x))
+        out["died_raised"] = False
+    except Exception as e:  # noqa: BLE001 - the exception is the result
+        out["died_raised"] = True
+        out["died_message"] = str(e)
+    out["after"] = np.array([int(np.asarray(counter.add(x))) for _ in range(2)])
+    out["pid_after"] = np.asarray(pid(x))
+    return out
+
+
 def _after_donation(out, donated) -> dict:
     """`out` fetched, and what a later use of the `donated` array gives:
     its sum (it was not deleted) or the error."""
@@ -872,6 +930,78 @@ def program_across_workers():
 def run(name: str) -> dict:
     """Runs one snippet in this process; its result as a dict of arrays."""
     return _check(name, {**SNIPPETS, **PROXY_ONLY}[name]())
+
+
+@snippet(rtol=1e-5, atol=1e-6)
+def colocated_python():
+    """jax.experimental.colocated_python: a function that works on a sharded
+    array with NumPy on the hosts of its devices, a stateful class (a
+    counter) on the second worker's devices, and a data loader object whose
+    batches feed a jitted training step. Under the proxy they run in the
+    sidecar of the worker holding the devices; in-process JAX runs them in
+    this process."""
+    from jax.experimental import colocated_python as cp
+
+    cpus = cp.colocated_cpu_devices(jax.devices())
+    out = {}
+
+    mesh = Mesh(np.array(cpus[:2]), ("x",))
+    x = jax.device_put(np.arange(32, dtype=np.float32).reshape(8, 4), NamedSharding(mesh, P("x")))
+
+    @cp.colocated_python
+    def normalize(a):
+        host = np.asarray(a)
+        scaled = (host - host.mean()) / host.std()
+        replicated = NamedSharding(a.sharding.mesh, P())
+        return jax.device_put(scaled.astype(np.float32), a.sharding), jax.device_put(
+            np.int32(host.size), replicated
+        )
+
+    normalized, flag = normalize(x)
+    out["normalized"] = np.asarray(normalized)
+    out["normalized_devices"] = _indices(normalized)
+    out["size"] = np.asarray(flag)
+    # Again, with the output specs known (no second specialization).
+    again, _ = normalize(x * x)
+    out["normalized_again"] = np.asarray(again)
+
+    @cp.colocated_python_class
+    class Counter:
+        def __init__(self, start):
+            self.total = start
+
+        def add(self, a):
+            self.total += int(np.asarray(a).sum())
+            return jax.device_put(np.array(self.total, dtype=np.int32), a.sharding)
+
+    counter = Counter(100)
+    one = jax.device_put(np.ones(3, dtype=np.int32), SingleDeviceSharding(cpus[2]))
+    out["counts"] = np.array([int(np.asarray(counter.add(one))) for _ in range(3)])
+
+    @cp.colocated_python_class
+    class Loader:
+        def __init__(self, seed):
+            self.rng = np.random.default_rng(seed)
+
+        def next(self, like):
+            batch = self.rng.standard_normal((8, 4)).astype(np.float32)
+            return jax.device_put(batch, like.sharding)
+
+    loader = Loader(3)
+    target = jnp.arange(4, dtype=jnp.float32)
+
+    @jax.jit
+    def step(w, batch):
+        def loss(w):
+            return jnp.mean((batch @ w - batch @ target) ** 2)
+
+        return w - 0.1 * jax.grad(loss)(w)
+
+    w = jax.device_put(np.zeros(4, np.float32), NamedSharding(mesh, P()))
+    for _ in range(4):
+        w = step(w, loader.next(w))
+    out["trained"] = np.asarray(w)
+    return out
 
 
 def main(argv) -> int:

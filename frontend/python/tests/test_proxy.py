@@ -216,13 +216,23 @@ def assert_same(name: str, want: dict, got: dict) -> None:
 # -- the server ---------------------------------------------------------------
 
 
+def sidecar_args() -> list:
+    return ["--sidecar-python", sys.executable]
+
+
 class ProxyServer:
     """One pw-server with two pw-workers of 2 devices each."""
 
     def __init__(self):
         # Every session's trace goes here when it closes.
         self.traces = tempfile.mkdtemp(prefix="pw-proxy-traces-")
-        self.local = LocalServer(DEVICES_PER_WORKER, server_args=["--trace-sessions", self.traces])
+        # Both workers run sessions' colocated Python in sidecars of this
+        # interpreter (the venv's).
+        self.local = LocalServer(
+            DEVICES_PER_WORKER,
+            server_args=["--trace-sessions", self.traces],
+            worker_args=sidecar_args(),
+        )
         self.address = self.local.address
         self.second = None
         self.second_log = os.path.join(self.local.logs, "pw-worker-2.log")
@@ -241,6 +251,7 @@ class ProxyServer:
                 "127.0.0.1:0",
                 "--connect-timeout",
                 "5",
+                *sidecar_args(),
             ],
             stdout=subprocess.DEVNULL,
             stderr=self._log_file,
@@ -432,6 +443,41 @@ def test_a_server_error_is_a_jax_exception_and_the_session_goes_on(proxy_server,
     np.testing.assert_array_equal(got["after"], np.arange(1, 5, dtype=np.int32))
     sessions = json.loads(str(got["sessions"]))
     assert any("IFRT proxy client" in s.get("name", "") for s in sessions), sessions
+
+
+def _ended(pid: int, timeout: float) -> bool:
+    """Whether process `pid` is gone (or a zombie) within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_colocated_python_failures_are_clear_and_recovered(proxy_server, results_dir):
+    """An exception in a colocated function raises JAX's exception with the
+    traceback; a sidecar that exits fails that call, the next call runs in
+    a new sidecar where the colocated object is made again from its
+    constructor's arguments; the sidecars end with the session."""
+    got = _get(lambda: run_snippet("colocated_failures", proxy_env(proxy_server.address), results_dir, "proxy_only", logs=proxy_server.logs()))
+    assert bool(got["raised"]), got
+    assert str(got["type"]) == "JaxRuntimeError", got
+    message = str(got["message"])
+    assert "Traceback (most recent call last)" in message and "ValueError: boom from the sidecar" in message, message
+    np.testing.assert_array_equal(got["before"], [101, 102])
+    assert bool(got["died_raised"]), got
+    assert "the sidecar exited while running dies" in str(got["died_message"]), got
+    np.testing.assert_array_equal(got["after"], [101, 102])
+    before, after = int(got["pid_before"]), int(got["pid_after"])
+    assert before != after, (before, after)
+    assert _ended(before, 10), f"the first sidecar ({before}) is still running"
+    # The session closed as its client exited: its sidecar goes with it.
+    assert _ended(after, 20), f"the session's sidecar ({after}) outlived its session" + _log_tails(proxy_server.logs())
 
 
 def test_donating_an_assembly_deletes_its_parts(proxy_server, results_dir):
