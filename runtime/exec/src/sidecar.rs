@@ -46,8 +46,8 @@ use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The first bytes of an encoded [`Program`].
@@ -177,7 +177,11 @@ pub struct Config {
 /// ends its process.
 pub struct Sidecar {
     jobs: Mutex<Option<mpsc::Sender<Call>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// The running process, shared with the thread: ending the sidecar
+    /// kills it at once, whatever call it is running.
+    child: Arc<Mutex<Option<Child>>>,
+    /// Set once the sidecar is ended: calls still queued fail.
+    ended: Arc<AtomicBool>,
 }
 
 impl Sidecar {
@@ -185,25 +189,40 @@ impl Sidecar {
     /// call.
     pub fn new(config: Config, owner: u64) -> Sidecar {
         let (jobs, calls) = mpsc::channel::<Call>();
-        let thread = std::thread::Builder::new()
+        let child = Arc::new(Mutex::new(None));
+        let ended = Arc::new(AtomicBool::new(false));
+        let mut runner = Runner {
+            config,
+            owner,
+            dir: None,
+            process: None,
+            child: child.clone(),
+            files: 0,
+        };
+        let stop = ended.clone();
+        let spawned = std::thread::Builder::new()
             .name(format!("pw-sidecar-{owner}"))
             .spawn(move || {
-                let mut runner = Runner {
-                    config,
-                    owner,
-                    dir: None,
-                    process: None,
-                    files: 0,
-                };
                 while let Ok(call) = calls.recv() {
-                    runner.run(call);
+                    if stop.load(Ordering::SeqCst) {
+                        fail(call, "the session ended".into());
+                    } else {
+                        runner.run(call);
+                    }
                 }
                 runner.stop();
-            })
-            .ok();
+            });
+        let jobs = match spawned {
+            Ok(_) => Some(jobs),
+            Err(e) => {
+                tracing::error!(owner, error = %e, "cannot start a sidecar thread");
+                None
+            }
+        };
         Sidecar {
-            jobs: Mutex::new(Some(jobs)),
-            thread: Mutex::new(thread),
+            jobs: Mutex::new(jobs),
+            child,
+            ended,
         }
     }
 
@@ -221,18 +240,25 @@ impl Sidecar {
 }
 
 impl Drop for Sidecar {
+    /// Ends the sidecar without waiting: its process is killed (the call it
+    /// ran fails), queued calls fail, and its thread reaps the process,
+    /// removes its directory and exits.
     fn drop(&mut self) {
+        self.ended.store(true, Ordering::SeqCst);
         self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(thread) = thread {
-            let _ = thread.join();
+        if let Some(child) = self
+            .child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            let _ = child.kill();
         }
     }
 }
 
 /// A running sidecar process.
 struct Process {
-    child: Child,
     stream: UnixStream,
     /// The programs it has loaded, by id.
     loaded: HashSet<String>,
@@ -246,6 +272,8 @@ struct Runner {
     owner: u64,
     dir: Option<PathBuf>,
     process: Option<Process>,
+    /// The process behind `process` (see [`Sidecar::child`]).
+    child: Arc<Mutex<Option<Child>>>,
     /// Files made so far (for unique names).
     files: u64,
 }
@@ -333,7 +361,16 @@ impl Runner {
                 needed,
                 "restarting the sidecar with more CPU devices (its state is lost)"
             );
-            self.end_process();
+            self.end_child(true);
+        }
+        // One that exited since its last call is replaced at once.
+        let exited = self
+            .slot()
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten());
+        if let Some(status) = exited {
+            tracing::warn!(owner = self.owner, %status, "the sidecar exited between calls; starting a new one (its state is lost)");
+            self.end_child(false);
         }
         if self.process.is_none() {
             self.process = Some(self.start(needed)?);
@@ -453,14 +490,12 @@ impl Runner {
         let dir = self.dir()?;
         let socket = dir.join("socket");
         let _ = std::fs::remove_file(&socket);
-        let listener = UnixListener::bind(&socket)
-            .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+        let listen = |e: std::io::Error| format!("cannot listen on {}: {e}", socket.display());
+        let listener = UnixListener::bind(&socket).map_err(listen)?;
+        listener.set_nonblocking(true).map_err(listen)?;
         let token = token()?;
-        let python = &self.config.python;
-        let mut child = Command::new(python)
+        let python = self.config.python.clone();
+        let child = Command::new(&python)
             .args(["-m", "pw.sidecar"])
             .env("PW_SIDECAR_SOCKET", &socket)
             .env("PW_SIDECAR_TOKEN", &token)
@@ -477,17 +512,52 @@ impl Runner {
                     python.display()
                 )
             })?;
-        let deadline = Instant::now() + START_TIMEOUT;
-        let stream = loop {
-            match listener.accept() {
-                Ok((stream, _)) => break stream,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => {
-                    end(&mut child);
-                    return Err(format!("the sidecar did not connect: {e}"));
-                }
+        let pid = child.id();
+        *self.slot() = Some(child);
+        let connected = self.accept(&listener, &python);
+        let _ = std::fs::remove_file(&socket);
+        let hello = connected.and_then(|mut stream| {
+            let hello = stream
+                .set_nonblocking(false)
+                .and_then(|()| stream.set_read_timeout(Some(START_TIMEOUT)))
+                .and_then(|()| read_message(&mut stream))
+                .map_err(|e| format!("the sidecar did not introduce itself: {e}"))?;
+            if hello != token.as_bytes() {
+                return Err("the process on the sidecar's socket gave the wrong token".into());
             }
-            if let Ok(Some(status)) = child.try_wait() {
+            Ok(stream)
+        });
+        match hello {
+            Ok(stream) => {
+                tracing::info!(owner = self.owner, pid, devices, "sidecar started");
+                Ok(Process {
+                    stream,
+                    loaded: HashSet::new(),
+                    devices,
+                })
+            }
+            Err(why) => {
+                self.end_child(true);
+                Err(why)
+            }
+        }
+    }
+
+    /// The connection of the sidecar just started, within
+    /// [`START_TIMEOUT`] (an error if it exits first).
+    fn accept(&self, listener: &UnixListener, python: &Path) -> Result<UnixStream, String> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => return Ok(stream),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(format!("the sidecar did not connect: {e}")),
+            }
+            let exited = self
+                .slot()
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
                 return Err(format!(
                     "the sidecar ({} -m pw.sidecar) exited before it connected ({status}); \
                      its interpreter needs JAX, cloudpickle and pw's front end",
@@ -495,42 +565,27 @@ impl Runner {
                 ));
             }
             if Instant::now() > deadline {
-                end(&mut child);
                 return Err(format!(
                     "the sidecar did not connect within {START_TIMEOUT:?}"
                 ));
             }
             std::thread::sleep(Duration::from_millis(10));
-        };
-        let _ = std::fs::remove_file(&socket);
-        let mut process = Process {
-            child,
-            stream,
-            loaded: HashSet::new(),
-            devices,
-        };
-        let setup = (|| -> std::io::Result<Vec<u8>> {
-            process.stream.set_nonblocking(false)?;
-            process.stream.set_read_timeout(Some(START_TIMEOUT))?;
-            read_message(&mut process.stream)
-        })();
-        match setup {
-            Ok(hello) if hello == token.as_bytes() => {
-                tracing::info!(
-                    owner = self.owner,
-                    pid = process.child.id(),
-                    devices,
-                    "sidecar started"
-                );
-                Ok(process)
-            }
-            other => {
-                end(&mut process.child);
-                Err(match other {
-                    Ok(_) => "the process on the sidecar's socket gave the wrong token".into(),
-                    Err(e) => format!("the sidecar did not introduce itself: {e}"),
-                })
-            }
+        }
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Child>> {
+        self.child.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Ends the process (killed at once when `kill`, else given a second
+    /// to exit) and reaps it: its exit status.
+    fn end_child(&mut self, kill: bool) -> String {
+        self.process = None;
+        let child = self.slot().take();
+        match child {
+            Some(mut c) if kill => end(&mut c),
+            Some(mut c) => wait_briefly(&mut c),
+            None => "not running".into(),
         }
     }
 
@@ -562,15 +617,7 @@ impl Runner {
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 );
-                let mut process = self.process.take();
-                let status = process.as_mut().map(|p| {
-                    if timed_out {
-                        end(&mut p.child)
-                    } else {
-                        wait_briefly(&mut p.child)
-                    }
-                });
-                let status = status.unwrap_or_default();
+                let status = self.end_child(timed_out);
                 Err(if timed_out {
                     format!(
                         "{name} ran past the sidecar's call timeout ({timeout:?}); the sidecar \
@@ -587,15 +634,9 @@ impl Runner {
         }
     }
 
-    fn end_process(&mut self) {
-        if let Some(mut p) = self.process.take() {
-            end(&mut p.child);
-        }
-    }
-
     /// Ends the process and removes the directory.
     fn stop(&mut self) {
-        self.end_process();
+        self.end_child(true);
         if let Some(dir) = self.dir.take() {
             let _ = std::fs::remove_dir_all(dir);
         }

@@ -274,7 +274,7 @@ impl Session {
                 .unwrap_or_else(|| self.mint());
             let sharding = spec.sharding.clone().unwrap_or_default();
             answered.push(protocol::loaded_executable_execute_response::Output {
-                dtype: spec.dtype.clone(),
+                dtype: spec.dtype,
                 shape: spec.shape.clone(),
                 sharding: Some(sharding.clone()),
                 array_handle: handle,
