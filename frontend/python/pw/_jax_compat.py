@@ -38,6 +38,7 @@ __all__ = [
     "Tracer",
     "TracerOrigin",
     "UnspecifiedValue",
+    "colocated_deserialize",
     "context_mesh",
     "eval_trace",
     "jaxpr_as_fun",
@@ -183,6 +184,20 @@ MISSING_AXIS_MESSAGE = "is not found in mesh"
 # MLIR's string attribute, to rename a lowered module (jax._src.lib.mlir.ir,
 # jaxlib's MLIR bindings, since jax 0.2.26).
 StringAttr = _ir.StringAttr
+
+# -- colocated Python (the sidecar) -------------------------------------------
+
+
+def colocated_deserialize(data: bytes) -> Any:
+    """What ``jax.experimental.colocated_python`` pickled for a program: the
+    tuple (function, input tree, input specs, output tree, output specs,
+    devices), its devices looked up by id among this process's CPU
+    devices (``serialization._deserialize``, since jax 0.4.34; the tuple's
+    form since 0.10.2)."""
+    from jax.experimental.colocated_python import serialization
+
+    return serialization._deserialize(data)
+
 
 # -- JAX's source layout ----------------------------------------------------------
 

@@ -42,8 +42,9 @@ import numpy as np  # noqa: E402
 jax.config.update("jax_platforms", "cpu")
 jax.config.update("jax_num_cpu_devices", _DEVICES)
 
-from jax._src import tree_util  # noqa: E402
-from jax.experimental.colocated_python import serialization  # noqa: E402
+from jax import tree_util  # noqa: E402
+
+from . import _jax_compat as compat  # noqa: E402
 
 _MAX_MESSAGE = 256 << 20
 
@@ -130,7 +131,7 @@ class Sidecar:
 
     def load(self, request):
         with open(request["path"], "rb") as f:
-            pickled = serialization._deserialize(f.read())
+            pickled = compat.colocated_deserialize(f.read())
         self.programs[request["program"]] = _Program(request["name"], request["devices"], pickled)
 
     def _local(self, program, step_devices):

@@ -243,3 +243,19 @@ def test_TRANSFORM_DIR():
     # vmap binds the jit of the function it maps from there.
     trace, _ = record(jax.vmap(jax.jit(double)), F32)
     assert any(compat.TRANSFORM_DIR in f for f in trace.stacks[0]), trace.stacks[0]
+
+
+def test_colocated_deserialize():
+    """It reads back what colocated_python's own serializer writes, devices
+    included (the sidecar's input)."""
+    from jax.experimental.colocated_python import serialization
+
+    device = jax.devices("cpu")[0]
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    spec = jax.ShapeDtypeStruct((2,), jnp.float32, sharding=sharding)
+    treedef = jax.tree_util.tree_structure(((spec,), {}))
+    data = serialization._serialize((double, treedef, (spec,), None, None, jax.sharding.SingleDeviceSharding(device)))
+    fun, tree, leaves, out_tree, out_leaves, where = compat.colocated_deserialize(data)
+    assert fun(3) == 6 and tree == treedef and out_tree is None and out_leaves is None
+    assert leaves[0].shape == (2,) and leaves[0].sharding.device_set == {device}
+    assert where.device_set == {device}
