@@ -81,7 +81,10 @@ class Cluster:
     """pw-server and `workers` pw-workers of `devices` CPU devices each."""
 
     def __init__(self, workers: int, devices: int):
-        self.local = LocalServer(devices)
+        # Colocated Python (colocated_python_test.py) runs in sidecars of
+        # this interpreter.
+        sidecar = ["--sidecar-python", sys.executable]
+        self.local = LocalServer(devices, worker_args=sidecar)
         self.address = self.local.address
         self.more = []
         for i in range(1, workers):
@@ -89,7 +92,7 @@ class Cluster:
             self.more.append(
                 subprocess.Popen(
                     [find_tool("pw-worker"), "--controller", self.address, "--devices", str(devices),
-                     "--listen", "127.0.0.1:0", "--connect-timeout", "5"],
+                     "--listen", "127.0.0.1:0", "--connect-timeout", "5", *sidecar],
                     stdout=subprocess.DEVNULL, stderr=log, env=_env(),
                 )
             )

@@ -236,7 +236,7 @@ impl Plan {
             }
         }
         for step in &self.steps {
-            check_step(step, &self.values, self.computations.len())?;
+            check_step(step, &self.values, &self.computations)?;
         }
         Ok(())
     }
@@ -393,7 +393,7 @@ impl Part {
                 return Err(bad("the part's steps are not in schedule order"));
             }
             last = Some(s.index);
-            check_step(&s.step, &self.values, self.computations.len())?;
+            check_step(&s.step, &self.values, &self.computations)?;
             let devices: Vec<i64> = match &s.step.kind {
                 StepKind::Copy { pieces, .. } => pieces
                     .iter()
@@ -499,7 +499,11 @@ fn check_values(values: &[ValueInfo]) -> Result<(), PlanError> {
     Ok(())
 }
 
-fn check_step(step: &Step, values: &[ValueInfo], computations: usize) -> Result<(), PlanError> {
+fn check_step(
+    step: &Step,
+    values: &[ValueInfo],
+    computations: &[Computation],
+) -> Result<(), PlanError> {
     let n = values.len();
     let label = &step.label;
     for v in step
@@ -518,11 +522,21 @@ fn check_step(step: &Step, values: &[ValueInfo], computations: usize) -> Result<
             args,
             results,
         } => {
-            if *computation >= computations {
+            let Some(c) = computations.get(*computation) else {
                 return Err(bad(format!("{label}: names computation {computation}")));
-            }
+            };
+            // An SPMD program takes its values shard for partition; a
+            // Python function takes them whole, from devices of the call
+            // in any order.
+            let python = matches!(c.module, Module::Python(_));
             for v in args.iter().chain(results) {
-                if values[*v].devices != step.devices {
+                let devices = &values[*v].devices;
+                let fits = if python {
+                    devices.iter().all(|d| step.devices.contains(d))
+                } else {
+                    *devices == step.devices
+                };
+                if !fits {
                     return Err(bad(format!(
                         "{label}: value {v} is not on the call's devices"
                     )));
