@@ -713,10 +713,12 @@ impl StepAt<'_> {
             let shards = values[arg]
                 .as_ref()
                 .ok_or_else(|| self.inconsistent("an argument was released early"))?;
-            let shards = shards
+            let shards = info
+                .devices
                 .iter()
+                .zip(shards)
                 .enumerate()
-                .filter_map(|(p, b)| Some((info.devices[p], info.region(p), b.clone()?)))
+                .filter_map(|(p, (&d, b))| Some((d, info.region(p), b.clone()?)))
                 .collect();
             inputs.push(sidecar::Operand {
                 dtype: info.dtype,

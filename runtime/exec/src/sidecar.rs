@@ -69,6 +69,8 @@ pub struct Program {
     pub devices: Vec<i32>,
     /// JAX's pickle of the function and its input and output specs.
     pub pickle: Vec<u8>,
+    /// What names it to a sidecar: a digest of its encoding (made once).
+    id: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -78,6 +80,17 @@ struct Header {
 }
 
 impl Program {
+    pub fn new(name: String, devices: Vec<i32>, pickle: Vec<u8>) -> Program {
+        let mut program = Program {
+            name,
+            devices,
+            pickle,
+            id: String::new(),
+        };
+        program.id = digest(&program.encode());
+        program
+    }
+
     /// Whether `bytes` (a computation's module) encode a program.
     pub fn is_program(bytes: &[u8]) -> bool {
         bytes.starts_with(MAGIC)
@@ -122,13 +135,8 @@ impl Program {
             name: header.name,
             devices: header.devices,
             pickle: pickle.to_vec(),
+            id: digest(bytes),
         })
-    }
-
-    /// What names it to a sidecar: a digest of its encoding.
-    fn id(&self) -> String {
-        let digest = Sha256::digest(self.encode());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// The CPU devices a sidecar's JAX needs for the ids in its pickle.
@@ -375,7 +383,7 @@ impl Runner {
         if self.process.is_none() {
             self.process = Some(self.start(needed)?);
         }
-        let id = call.program.id();
+        let id = call.program.id.clone();
         if !self
             .process
             .as_ref()
@@ -701,6 +709,14 @@ fn read_message(stream: &mut UnixStream) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The SHA-256 of `bytes`, in hex.
+fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// 32 random hex digits.
 fn token() -> Result<String, String> {
     let mut bytes = [0u8; 16];
@@ -737,11 +753,7 @@ mod tests {
 
     #[test]
     fn programs_round_trip_and_bad_encodings_are_refused() {
-        let p = Program {
-            name: "f".into(),
-            devices: vec![2, 3],
-            pickle: b"\x80\x05pickle".to_vec(),
-        };
+        let p = Program::new("f".into(), vec![2, 3], b"\x80\x05pickle".to_vec());
         let bytes = p.encode();
         assert!(Program::is_program(&bytes));
         assert_eq!(Program::decode(&bytes).unwrap(), p);

@@ -371,13 +371,11 @@ impl Sidecars {
     /// Ends session `owner`'s sidecar, if it has one (once its queued
     /// calls ran).
     pub fn end(&self, owner: u64) {
-        let ended = self.running().remove(&owner);
-        drop(ended);
+        self.running().remove(&owner);
     }
 
     pub fn end_all(&self) {
-        let ended = std::mem::take(&mut *self.running());
-        drop(ended);
+        self.running().clear();
     }
 }
 

@@ -160,11 +160,11 @@ impl Session {
             }
         }
         let module = Module::Python(
-            Program {
-                name: program.name.clone(),
-                devices: devices.clone(),
-                pickle: program.serialized_program_text,
-            }
+            Program::new(
+                program.name.clone(),
+                devices.clone(),
+                program.serialized_program_text,
+            )
             .encode(),
         );
         let handle = self.mint();
