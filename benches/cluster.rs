@@ -351,7 +351,7 @@ fn embedded(text: &str, inputs: &[HostArray], devices: usize) -> (f64, f64) {
     let prepared = exec::prepare(&plan, &mut cache, &mut |_| {}).unwrap_or_else(|e| fail(e));
     let executor = Executor::new(&client);
     let run = || {
-        exec::run_local(&executor, &prepared, inputs, false)
+        exec::run_local(&executor, &prepared, inputs, None, false)
             .unwrap_or_else(|e| fail(e))
             .1
     };

@@ -82,9 +82,9 @@ class Cluster:
 
     def __init__(self, workers: int, devices: int):
         # Colocated Python (colocated_python_test.py) runs in sidecars of
-        # this interpreter.
+        # this interpreter (LocalServer's worker has one too).
         sidecar = ["--sidecar-python", sys.executable]
-        self.local = LocalServer(devices, worker_args=sidecar)
+        self.local = LocalServer(devices)
         self.address = self.local.address
         self.more = []
         for i in range(1, workers):

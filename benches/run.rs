@@ -79,7 +79,8 @@ fn measure(
     let mut cache = Executables::new(client, None);
     let prepared = exec::prepare(plan, &mut cache, &mut |_| {}).unwrap_or_else(|e| fail(e));
     let executor = Executor::new(client);
-    let run = || exec::run_local(&executor, &prepared, inputs, record).unwrap_or_else(|e| fail(e));
+    let run =
+        || exec::run_local(&executor, &prepared, inputs, None, record).unwrap_or_else(|e| fail(e));
     for _ in 0..2 {
         run();
     }

@@ -112,7 +112,7 @@ def main():
     os.environ.setdefault("PW_BIN_DIR", os.path.join(ROOT, "target", "release"))
     from pw._local import LocalServer
 
-    server = LocalServer(4, worker_args=["--sidecar-python", sys.executable])
+    server = LocalServer(4)
     try:
         proxy = dict(base, JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{server.address}")
         rows.append(("pw, via the client (fetch, NumPy, upload)", run(proxy, "client", args.mib, args.steps)))

@@ -10,6 +10,8 @@
 //! * [`topology`]: devices in islands, what programs are lowered onto;
 //! * [`plan`]: a lowered program as the runtime executes it (serde data),
 //!   and [`plans`]: small plans of one operation, built without lowering;
+//! * [`python`]: a Python function for a worker's sidecar, as a plan
+//!   carries it;
 //! * [`recovery`]: what a run recomputes after losing a worker;
 //! * [`report`]: what a worker reports of its part of a run.
 //!
@@ -22,6 +24,7 @@ pub mod geometry;
 pub mod piece;
 pub mod plan;
 pub mod plans;
+pub mod python;
 pub mod recovery;
 pub mod relayout;
 pub mod report;

@@ -40,9 +40,9 @@ pub enum Module {
     /// Bytecode: a StableHLO portable artifact (what JAX's IFRT proxy
     /// client sends).
     Bytecode(Vec<u8>),
-    /// A colocated Python function, run by the sidecar of the worker that
-    /// holds its devices: `pw_exec::sidecar::Program`'s encoding (which
-    /// says what it is in its first bytes).
+    /// A Python function, run by the sidecars of the workers that hold
+    /// its devices: a [`crate::python::Function`]'s encoding (which says
+    /// what it is in its first bytes).
     Python(Vec<u8>),
 }
 

@@ -81,6 +81,8 @@ pub enum Error {
          {MAX_MESH_DEVICES}"
     )]
     BadPartitions { name: String, value: i64 },
+    #[error("computation @{name}: its `pw.sidecar` attribute is not a Python function: {why}")]
+    BadSidecarFunction { name: String, why: String },
     #[error(
         "computation @{name} is compiled for {partitions} partition(s) but its mesh {mesh} has \
          {devices} device(s): no mesh fits it"

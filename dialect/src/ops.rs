@@ -41,6 +41,10 @@ pub const ATTR_NUM_PARTITIONS: &str = "pw.num_partitions";
 pub const ATTR_DEVICE_ASSIGNMENTS: &str = "pw.device_assignments";
 /// On the program: set by the schedule pass; body order is the schedule.
 pub const ATTR_SCHEDULE: &str = "pw.schedule";
+/// On a computation: it is a Python function for the sidecar (a
+/// `pw_core::python::Function`'s encoding, in base64); its body is a
+/// stand-in that says its signature and shardings.
+pub const ATTR_SIDECAR: &str = "pw.sidecar";
 
 /// The ops that may appear in a program's body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -65,6 +65,10 @@ pub struct Computation<'c, 'a> {
     pub mesh: Option<MeshShape>,
     pub inputs: Vec<TensorSig>,
     pub outputs: Vec<TensorSig>,
+    /// For a Python step (a `pw.sidecar` attribute), the function's
+    /// encoding (`pw_core::python::Function`): what the workers run
+    /// instead of the body.
+    pub python: Option<Vec<u8>>,
 }
 
 /// Why a computation cannot run on a mesh.
@@ -325,6 +329,7 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
         })?),
         _ => return Err(fail(Error::SeveralSdyMeshes { name })),
     };
+    let python = read_sidecar(&op, &name).map_err(fail)?;
     let computation = Computation {
         name,
         op,
@@ -332,9 +337,28 @@ fn read_computation<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<Computation<'c, 
         mesh,
         inputs,
         outputs,
+        python,
     };
     check_mesh(&computation).map_err(fail)?;
     Ok(computation)
+}
+
+/// The Python function of a computation with a [`ops::ATTR_SIDECAR`]
+/// attribute, checked.
+fn read_sidecar(op: &OperationRef, name: &str) -> Result<Option<Vec<u8>>, Error> {
+    use base64::Engine;
+    let Some(text) = ops::string_attr(op, ops::ATTR_SIDECAR) else {
+        return Ok(None);
+    };
+    let bad = |why: String| Error::BadSidecarFunction {
+        name: name.to_owned(),
+        why,
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.as_bytes())
+        .map_err(|e| bad(format!("not base64: {e}")))?;
+    pw_core::python::Function::decode(&bytes).map_err(|e| bad(e.to_string()))?;
+    Ok(Some(bytes))
 }
 
 /// The `sdy.mesh` declarations of a computation's body, and its

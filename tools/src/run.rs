@@ -135,6 +135,14 @@ pub struct Cli {
     #[arg(long, value_name = "DIR")]
     pub compile_cache: Option<PathBuf>,
 
+    /// Run the program's Python steps (made with `pw.sidecar`) in a
+    /// sidecar started with this interpreter: one with JAX, cloudpickle
+    /// and pw's front end (the venv's `bin/python`). Without it a program
+    /// with Python steps is refused. (With --server, the server's workers
+    /// run them.)
+    #[arg(long, env = "PW_SIDECAR_PYTHON", value_name = "PATH")]
+    pub sidecar_python: Option<PathBuf>,
+
     /// Print only errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -286,15 +294,25 @@ fn local(
     let mut cache = Executables::new(&client, DiskCache::open(cli.compile_cache.as_deref()));
     let prepared = exec::prepare(&plan, &mut cache, progress).map_err(|e| format!("error: {e}"))?;
     let executor = Executor::new(&client);
+    let sidecar = cli.sidecar_python.as_ref().map(|python| {
+        exec::sidecar::Sidecar::new(
+            exec::sidecar::Config {
+                python: python.clone(),
+                call_timeout: Duration::from_secs(exec::sidecar::DEFAULT_CALL_TIMEOUT_S),
+            },
+            0,
+        )
+    });
     for i in 0..cli.warmup {
         progress(&format!("warm-up run {} of {}", i + 1, cli.warmup));
-        exec::run_local(&executor, &prepared, &inputs, false)
+        exec::run_local(&executor, &prepared, &inputs, sidecar.as_ref(), false)
             .map_err(|e| format!("error: warm-up run {}: {e}", i + 1))?;
     }
     let (outputs, report) = exec::run_local(
         &executor,
         &prepared,
         &inputs,
+        sidecar.as_ref(),
         cli.stats || cli.trace.is_some(),
     )
     .map_err(|e| format!("error: {e}"))?;

@@ -210,7 +210,7 @@ impl<'a, 'c, 'm> Reader<'a, 'c, 'm> {
     }
 
     /// The index of computation `callee`, added on its first call: its
-    /// text without pw's annotations.
+    /// text without pw's annotations, or its Python function.
     fn computation(&mut self, callee: &str) -> Option<usize> {
         if let Some(&c) = self.computations.get(callee) {
             return Some(c);
@@ -218,10 +218,13 @@ impl<'a, 'c, 'm> Reader<'a, 'c, 'm> {
         let c = self.analysis.program.computation(callee)?;
         self.plan.computations.push(Computation {
             name: callee.to_owned(),
-            module: Module::Text(print::print_without(
-                c.op,
-                &[ops::ATTR_NUM_PARTITIONS, ops::ATTR_DEVICE_ASSIGNMENTS],
-            )),
+            module: match &c.python {
+                Some(function) => Module::Python(function.clone()),
+                None => Module::Text(print::print_without(
+                    c.op,
+                    &[ops::ATTR_NUM_PARTITIONS, ops::ATTR_DEVICE_ASSIGNMENTS],
+                )),
+            },
             num_partitions: c.num_partitions as usize,
         });
         let index = self.plan.computations.len() - 1;

@@ -18,8 +18,8 @@
 
 See docs/frontend.md.
 
-The package's public names, from client, errors and program; it owns
-nothing else. Its modules import each other, never the package's names.
+The package's public names, from client, errors, program and
+_sidecar_step; it owns nothing else. Its modules import each other, never the package's names.
 """
 
 from .client import Array, Client, Executable, Sharding, connect, default_client
@@ -38,6 +38,7 @@ from .errors import (
     TracingError,
 )
 from .program import Program, Value, mesh, program, unplaced
+from ._sidecar_step import SidecarFunction, sidecar
 
 __all__ = [
     "AccessDeniedError",
@@ -54,6 +55,7 @@ __all__ = [
     "RunError",
     "ServerError",
     "SessionError",
+    "SidecarFunction",
     "Sharding",
     "ToolError",
     "TracingError",
@@ -62,5 +64,6 @@ __all__ = [
     "default_client",
     "mesh",
     "program",
+    "sidecar",
     "unplaced",
 ]

@@ -46,26 +46,31 @@ class Computations:
     def texts(self) -> list[str]:
         return [c.text for c in self._by_name.values()]
 
-    def of(self, call: compat.JitCall, placement: MeshSpec | None, platform: str) -> Computation:
+    def of(
+        self, call: compat.JitCall, placement: MeshSpec | None, platform: str, python: str | None = None
+    ) -> Computation:
         """The computation of `call` on `placement`: lowered for `platform`
-        the first time its jaxpr, shardings and mesh shape are seen."""
+        the first time its jaxpr, shardings and mesh shape are seen. With
+        `python` (a Python step's function, encoded), `call` is its
+        stand-in and the module carries the function."""
         shape_key = (placement.axes, placement.shape) if placement is not None else None
-        key = (id(call.jaxpr), repr(call.in_shardings), repr(call.out_shardings), shape_key)
+        key = (id(call.jaxpr), repr(call.in_shardings), repr(call.out_shardings), shape_key, python)
         hit = self._lowered.get(key)
         if hit is not None:
             return hit[0]
-        computation = self._add(call.name, _lower(call, placement, platform))
+        prefix = "jit_" if python is None else "py_"
+        computation = self._add(prefix, call.name, _lower(call, placement, platform, python))
         # Holding the jaxpr keeps its id from being reused.
         self._lowered[key] = (computation, call.jaxpr)
         return computation
 
-    def _add(self, fname: str, text: str) -> Computation:
+    def _add(self, prefix: str, fname: str, text: str) -> Computation:
         """The computation of function `fname` whose module text is `text`.
 
         One computation per function name and module text: the same
         function reached through another jaxpr (a fresh jax.jit object, a
         redefinition in a loop, another mesh of the same shape) is shared."""
-        base = "jit_" + re.sub(r"[^A-Za-z0-9_]", "_", fname)
+        base = prefix + re.sub(r"[^A-Za-z0-9_]", "_", fname)
         content = (base, hashlib.sha256(text.encode()).hexdigest())
         known = self._by_content.get(content)
         if known is not None:
@@ -83,9 +88,10 @@ class Computations:
         return computation
 
 
-def _lower(call: compat.JitCall, placement: MeshSpec | None, platform: str) -> str:
+def _lower(call: compat.JitCall, placement: MeshSpec | None, platform: str, python: str | None) -> str:
     """The StableHLO text of `call` on `placement` for `platform`, in
-    generic op form, its module named _PLACEHOLDER."""
+    generic op form, its module named _PLACEHOLDER (and with `python`, its
+    `pw.sidecar` attribute)."""
     fun = compat.jaxpr_as_fun(call.jaxpr)
     avals = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in call.in_avals]
     ins = tuple(_resolve(s, placement, call.name) for s in call.in_shardings)
@@ -111,6 +117,8 @@ def _lower(call: compat.JitCall, placement: MeshSpec | None, platform: str) -> s
     module = lowered.compiler_ir("stablehlo")
     with module.context:
         module.operation.attributes["sym_name"] = compat.StringAttr.get(_PLACEHOLDER)
+        if python is not None:
+            module.operation.attributes["pw.sidecar"] = compat.StringAttr.get(python)
         return module.operation.get_asm(print_generic_op_form=True)
 
 

@@ -103,6 +103,9 @@ class LocalServer:
                 "127.0.0.1:0",
                 "--connect-timeout",
                 "5",
+                # Python steps (pw.sidecar) run in this interpreter.
+                "--sidecar-python",
+                sys.executable,
                 *worker_args,
             ],
             stdout=subprocess.DEVNULL,

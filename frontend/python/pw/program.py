@@ -18,6 +18,7 @@ way round): not JAX's private API but through _jax_compat.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 
@@ -70,6 +71,8 @@ class Program:
         self._outputs: list[Value] | None = None
         self._outputs_pos = None
         self._out_tree = None
+        # The function of the Python step being recorded (_python_call).
+        self._python_next: str | None = None
         # p.run's executables, per (text, schedule, devices, session).
         self._executables: dict = {}
 
@@ -178,13 +181,24 @@ class Program:
             self._meshes[spec.name] = spec
             self._mesh_pos[spec.name] = _here()
 
+    @contextlib.contextmanager
+    def _python_call(self, encoded: str):
+        """Makes the jit call recorded in the block the stand-in of a
+        Python step (pw.sidecar) whose function is `encoded`."""
+        self._python_next = encoded
+        try:
+            yield
+        finally:
+            self._python_next = None
+
     def _record_call(self, call: compat.JitCall, args) -> list[Value]:
         """Records a jit call of the block (the trace's hand-off); returns
         its results, values of the program."""
         placement = _mesh.placement()
         for i, aval in enumerate(call.out_avals):
             _emit.mlir_dtype(getattr(aval, "dtype", None), f" (result #{i} of {call.name})")
-        computation = self._computations.of(call, placement, self.platform)
+        python, self._python_next = self._python_next, None
+        computation = self._computations.of(call, placement, self.platform, python)
         index = len(self._calls)
         results = [Value(self._trace, aval, ("call", index, i)) for i, aval in enumerate(call.out_avals)]
         mesh_name = placement.name if placement is not None else None

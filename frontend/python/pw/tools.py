@@ -152,7 +152,8 @@ def run(
             np.save(path, a)
             inputs.append(path)
         out_dir = os.path.join(tmp, "out")
-        args = [find_tool("pw-run"), program, *inputs, "--out-dir", out_dir]
+        # Python steps (pw.sidecar) run in this interpreter.
+        args = [find_tool("pw-run"), program, *inputs, "--out-dir", out_dir, "--sidecar-python", sys.executable]
         if devices is not None:
             args += ["--devices", str(int(devices))]
         if topology is not None:

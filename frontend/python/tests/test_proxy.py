@@ -216,10 +216,6 @@ def assert_same(name: str, want: dict, got: dict) -> None:
 # -- the server ---------------------------------------------------------------
 
 
-def sidecar_args() -> list:
-    return ["--sidecar-python", sys.executable]
-
-
 class ProxyServer:
     """One pw-server with two pw-workers of 2 devices each."""
 
@@ -227,12 +223,8 @@ class ProxyServer:
         # Every session's trace goes here when it closes.
         self.traces = tempfile.mkdtemp(prefix="pw-proxy-traces-")
         # Both workers run sessions' colocated Python in sidecars of this
-        # interpreter (the venv's).
-        self.local = LocalServer(
-            DEVICES_PER_WORKER,
-            server_args=["--trace-sessions", self.traces],
-            worker_args=sidecar_args(),
-        )
+        # interpreter (the venv's): LocalServer's worker has one.
+        self.local = LocalServer(DEVICES_PER_WORKER, server_args=["--trace-sessions", self.traces])
         self.address = self.local.address
         self.second = None
         self.second_log = os.path.join(self.local.logs, "pw-worker-2.log")
@@ -251,7 +243,8 @@ class ProxyServer:
                 "127.0.0.1:0",
                 "--connect-timeout",
                 "5",
-                *sidecar_args(),
+                "--sidecar-python",
+                sys.executable,
             ],
             stdout=subprocess.DEVNULL,
             stderr=self._log_file,

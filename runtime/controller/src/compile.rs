@@ -151,7 +151,7 @@ impl Compiler {
         if let Some(bytes) = self.memory.get(&key) {
             return Ok((bytes.clone(), Source::Memory));
         }
-        if pw_exec::sidecar::Program::is_program(&need.module) {
+        if pw_core::python::Function::is_encoded(&need.module) {
             return Ok((Bytes::copy_from_slice(&need.module), Source::Python));
         }
         let options = compile_options(need).map_err(|e| failed(e.to_string()))?;

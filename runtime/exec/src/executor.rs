@@ -702,10 +702,10 @@ impl StepAt<'_> {
         let step = self.step;
         let sidecar = self.sidecar.ok_or_else(|| {
             Error::Sidecar(format!(
-            "{}: a colocated Python function runs in a session's sidecar, and this run has none \
-             (it is not a session's, or the worker was started without --sidecar-python)",
-            step.label
-        ))
+                "{}: a Python function runs in a sidecar, and this run has none (it is not a \
+             session's, or the worker or pw-run was started without --sidecar-python)",
+                step.label
+            ))
         })?;
         let mut inputs = Vec::with_capacity(args.len());
         for &arg in args {

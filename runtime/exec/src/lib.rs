@@ -92,6 +92,7 @@ pub fn run_local(
     executor: &Executor,
     prepared: &Prepared,
     inputs: &[HostArray],
+    sidecar: Option<&sidecar::Sidecar>,
     record: bool,
 ) -> Result<(Vec<HostArray>, RunReport), Error> {
     let part = &prepared.part;
@@ -126,7 +127,7 @@ pub fn run_local(
         &prepared.executables,
         values,
         &NoPeers,
-        None,
+        sidecar,
         t0,
         record,
     )?;

@@ -2,7 +2,7 @@
 //!
 //! A computation can be a Python function ([`Program`]: what JAX's
 //! `colocated_python` pickles) instead of a StableHLO module. A worker runs
-//! it in a *sidecar*: a Python process of its own (`python -m pw.sidecar`,
+//! it in a *sidecar*: a Python process of its own (`python -m pw._sidecar`,
 //! from the interpreter the worker was given), one per session, started at
 //! the session's first such call and ended with the session. A session's
 //! sidecar holds what its functions keep between calls (the objects of
@@ -18,7 +18,7 @@
 //! memory, no network), asks the sidecar to run the function on them, and
 //! moves the output shards it wrote into the output buffers. The sidecar
 //! runs the function on JAX arrays of its own CPU devices, laid out as the
-//! step's shards (see `frontend/python/pw/sidecar.py`).
+//! step's shards (see `frontend/python/pw/_sidecar.py`).
 //!
 //! The two talk over a Unix socket in that directory (mode 0700), and the
 //! sidecar proves it is the process started for it with a token it was
@@ -36,11 +36,15 @@
 
 use crate::error::{Error, Result};
 use crate::executor::Completion;
-use pw_core::{geometry::Region, DType};
+use pw_core::{
+    geometry::Region,
+    python::{Convention, Function},
+    DType,
+};
 use pw_pjrt::{AsyncTransfer, Buffer};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -50,98 +54,51 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The first bytes of an encoded [`Program`].
-const MAGIC: &[u8; 8] = b"PWPYFN01";
 /// The most bytes of a message from a sidecar (an error with its
 /// traceback).
 const MAX_MESSAGE_BYTES: usize = 16 << 20;
+/// How long one call may run unless its caller says otherwise (seconds).
+pub const DEFAULT_CALL_TIMEOUT_S: u64 = 600;
 /// How long a new sidecar may take to import JAX and connect.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A colocated Python function, as a computation carries it
-/// ([`pw_core::plan::Module::Python`]).
+/// A Python function a worker has loaded (from a computation's
+/// [`pw_core::plan::Module::Python`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
-    /// Its name (the Python function's).
-    pub name: String,
-    /// The devices it was made for, as its client numbers them (the ids
-    /// inside the pickle), in the order of the step's devices.
-    pub devices: Vec<i32>,
-    /// JAX's pickle of the function and its input and output specs.
-    pub pickle: Vec<u8>,
+    pub function: Function,
     /// What names it to a sidecar: a digest of its encoding (made once).
     id: String,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Header {
-    name: String,
-    devices: Vec<i32>,
-}
-
 impl Program {
-    pub fn new(name: String, devices: Vec<i32>, pickle: Vec<u8>) -> Program {
-        let mut program = Program {
-            name,
-            devices,
-            pickle,
-            id: String::new(),
-        };
-        program.id = digest(&program.encode());
-        program
+    pub fn new(function: Function) -> Program {
+        let id = digest(&function.encode());
+        Program { function, id }
     }
 
-    /// Whether `bytes` (a computation's module) encode a program.
+    /// Whether `bytes` (a computation's module) encode a function.
     pub fn is_program(bytes: &[u8]) -> bool {
-        bytes.starts_with(MAGIC)
-    }
-
-    /// The encoding: [`MAGIC`], the length of a JSON header (`u32`,
-    /// little-endian), the header (name, devices), the pickle.
-    pub fn encode(&self) -> Vec<u8> {
-        let header = serde_json::to_vec(&Header {
-            name: self.name.clone(),
-            devices: self.devices.clone(),
-        })
-        .unwrap_or_default();
-        let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.pickle.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
-        out.extend_from_slice(&header);
-        out.extend_from_slice(&self.pickle);
-        out
+        Function::is_encoded(bytes)
     }
 
     /// Reads an encoding, checked against what is there.
     pub fn decode(bytes: &[u8]) -> Result<Program> {
-        let bad = |why: String| Error::Sidecar(format!("not a colocated Python program: {why}"));
-        let rest = bytes
-            .strip_prefix(MAGIC.as_slice())
-            .ok_or_else(|| bad("it does not start with the program magic".into()))?;
-        let (len, rest) = rest
-            .split_first_chunk::<4>()
-            .ok_or_else(|| bad("it ends before its header's length".into()))?;
-        let len = u32::from_le_bytes(*len) as usize;
-        if len > rest.len() {
-            return Err(bad(format!(
-                "its header has {len} bytes, {} are left",
-                rest.len()
-            )));
-        }
-        let (header, pickle) = rest.split_at(len);
-        let header: Header =
-            serde_json::from_slice(header).map_err(|e| bad(format!("its header: {e}")))?;
+        let function = Function::decode(bytes).map_err(|e| Error::Sidecar(e.to_string()))?;
         Ok(Program {
-            name: header.name,
-            devices: header.devices,
-            pickle: pickle.to_vec(),
+            function,
             id: digest(bytes),
         })
     }
 
+    pub fn name(&self) -> &str {
+        &self.function.name
+    }
+
     /// The CPU devices a sidecar's JAX needs for the ids in its pickle.
     fn devices_needed(&self) -> usize {
-        self.devices
+        self.function
+            .devices
             .iter()
             .map(|&d| usize::try_from(d).map_or(0, |d| d + 1))
             .max()
@@ -390,24 +347,32 @@ impl Runner {
             .is_some_and(|p| p.loaded.contains(&id))
         {
             let path = self.file(files)?;
-            std::fs::write(&path, &call.program.pickle)
+            std::fs::write(&path, &call.program.function.pickle)
                 .map_err(|e| format!("cannot write the function for the sidecar: {e}"))?;
             let message = serde_json::json!({
                 "op": "load",
                 "program": id,
-                "name": call.program.name,
-                "devices": call.program.devices,
+                "name": call.program.name(),
+                "convention": call.program.function.convention,
+                "devices": call.program.function.devices,
                 "path": path,
             });
-            self.exchange(&message, &call.program.name)?;
+            self.exchange(&message, call.program.name())?;
             if let Some(p) = self.process.as_mut() {
                 p.loaded.insert(id.clone());
             }
         }
+        // A function that takes whole arrays needs each box once: copies
+        // of a box (a replicated array's) share one file.
+        let whole = call.program.function.convention == Convention::Whole;
         let mut inputs = Vec::with_capacity(call.inputs.len());
         for operand in &call.inputs {
             let mut shards = Vec::with_capacity(operand.shards.len());
+            let mut written = HashSet::new();
             for (device, region, buffer) in &operand.shards {
+                if whole && !written.insert(region) {
+                    continue;
+                }
                 let path = self.file(files)?;
                 write_shard(buffer, &path)?;
                 shards.push(shard_message(*device, region, &path));
@@ -422,9 +387,17 @@ impl Runner {
         let mut expected = Vec::with_capacity(call.outputs.len());
         for operand in &call.outputs {
             let mut shards = Vec::with_capacity(operand.shards.len());
+            let mut named = HashMap::new();
             for (device, region, transfer) in &operand.shards {
-                let path = self.file(files)?;
-                shards.push(shard_message(*device, region, &path));
+                let path = match named.get(region) {
+                    Some(path) if whole => PathBuf::clone(path),
+                    _ => {
+                        let path = self.file(files)?;
+                        named.insert(region, path.clone());
+                        shards.push(shard_message(*device, region, &path));
+                        path
+                    }
+                };
                 expected.push((path, transfer.size()));
             }
             outputs.push(OperandMessage {
@@ -440,7 +413,7 @@ impl Runner {
             "inputs": inputs,
             "outputs": outputs,
         });
-        self.exchange(&message, &call.program.name)?;
+        self.exchange(&message, call.program.name())?;
         let mut expected = expected.into_iter();
         let mut out = Vec::with_capacity(call.outputs.len());
         for operand in &call.outputs {
@@ -504,7 +477,7 @@ impl Runner {
         let token = token()?;
         let python = self.config.python.clone();
         let child = Command::new(&python)
-            .args(["-m", "pw.sidecar"])
+            .args(["-m", "pw._sidecar"])
             .env("PW_SIDECAR_SOCKET", &socket)
             .env("PW_SIDECAR_TOKEN", &token)
             .env("PW_SIDECAR_DEVICES", devices.to_string())
@@ -515,7 +488,7 @@ impl Runner {
             .spawn()
             .map_err(|e| {
                 format!(
-                    "cannot start the sidecar ({} -m pw.sidecar): {e}; give pw-worker \
+                    "cannot start the sidecar ({} -m pw._sidecar): {e}; give pw-worker \
                      --sidecar-python, an interpreter with JAX, cloudpickle and pw's front end",
                     python.display()
                 )
@@ -567,7 +540,7 @@ impl Runner {
                 .and_then(|c| c.try_wait().ok().flatten());
             if let Some(status) = exited {
                 return Err(format!(
-                    "the sidecar ({} -m pw.sidecar) exited before it connected ({status}); \
+                    "the sidecar ({} -m pw._sidecar) exited before it connected ({status}); \
                      its interpreter needs JAX, cloudpickle and pw's front end",
                     python.display()
                 ));
@@ -752,20 +725,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn programs_round_trip_and_bad_encodings_are_refused() {
-        let p = Program::new("f".into(), vec![2, 3], b"\x80\x05pickle".to_vec());
-        let bytes = p.encode();
+    fn a_program_is_named_by_its_encoding_and_sizes_its_sidecar() {
+        let function = Function {
+            name: "f".into(),
+            convention: Convention::Colocated,
+            devices: vec![2, 3],
+            pickle: b"\x80\x05pickle".to_vec(),
+        };
+        let p = Program::new(function.clone());
+        let bytes = function.encode();
         assert!(Program::is_program(&bytes));
         assert_eq!(Program::decode(&bytes).unwrap(), p);
         assert_eq!(p.devices_needed(), 4);
-        // A header longer than what is left.
-        let mut long = bytes.clone();
-        long[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(Program::decode(&long)
-            .unwrap_err()
-            .to_string()
-            .contains("header has"));
         assert!(Program::decode(&bytes[..10]).is_err());
-        assert!(!Program::is_program(b"ML\xefR"));
     }
 }

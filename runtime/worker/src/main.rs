@@ -111,18 +111,18 @@ struct Cli {
     #[arg(long, value_name = "HOST:PORT|PORT")]
     metrics: Option<String>,
 
-    /// Run sessions' colocated Python functions (JAX's
-    /// `jax.experimental.colocated_python`) in a sidecar per session, with
-    /// this interpreter: one with JAX, cloudpickle and pw's front end (the
+    /// Run sessions' Python functions (JAX's
+    /// `jax.experimental.colocated_python`, the steps of pw programs made
+    /// with `pw.sidecar`) in a sidecar per session, with this interpreter: one with JAX, cloudpickle and pw's front end (the
     /// venv's `bin/python`). The functions are the clients' own code,
     /// run as this worker's user: give it only where the clients are
     /// trusted. Without it such calls are refused.
     #[arg(long, env = "PW_SIDECAR_PYTHON", value_name = "PATH")]
     sidecar_python: Option<PathBuf>,
 
-    /// How long one colocated Python call may run before its sidecar is
+    /// How long one Python call may run before its sidecar is
     /// ended (the call fails; the next starts a new sidecar).
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    #[arg(long, default_value_t = pw_exec::sidecar::DEFAULT_CALL_TIMEOUT_S, value_name = "SECONDS")]
     sidecar_timeout: u64,
 
     /// How log lines are written to standard error: `text`, or `json` (one

@@ -321,7 +321,8 @@ fn no_buffer_outlives_a_run() {
     let mut cache = Executables::new(&client, None);
     let prepared = exec::prepare(&plan, &mut cache, &mut |_| {}).expect("prepare");
     let executor = Executor::new(&client);
-    let (outputs, report) = exec::run_local(&executor, &prepared, &inputs, true).expect("run");
+    let (outputs, report) =
+        exec::run_local(&executor, &prepared, &inputs, None, true).expect("run");
     assert_eq!(outputs.len(), 4);
     assert!(report.enqueued <= report.outputs_ready);
     assert_eq!(client.live().buffers, 0, "buffers left alive after the run");

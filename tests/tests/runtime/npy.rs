@@ -179,8 +179,14 @@ fn arrays_in_and_out(target: Target) {
             let layout = Layout::new(&shape, &columns, &mesh).unwrap();
             let put = plans::put(plans::value(host.dtype(), &shape, vec![0, 1], layout));
             let prepared = exec::prepare(&put, &mut cache, &mut |_| {}).unwrap();
-            let (back, _) =
-                exec::run_local(&executor, &prepared, std::slice::from_ref(&host), false).unwrap();
+            let (back, _) = exec::run_local(
+                &executor,
+                &prepared,
+                std::slice::from_ref(&host),
+                None,
+                false,
+            )
+            .unwrap();
             let path = scratch(&format!("out_{name}"));
             npy::write(&path, &back[0]).unwrap();
             assert_eq!(npy::read(&path).unwrap(), host, "{name}");

@@ -123,7 +123,7 @@ impl Runner {
     fn run(&mut self, plan: &Plan, inputs: &[HostArray]) -> Vec<HostArray> {
         plan.check().unwrap();
         let prepared = exec::prepare(plan, &mut self.cache, &mut |_| {}).unwrap();
-        exec::run_local(&self.executor, &prepared, inputs, false)
+        exec::run_local(&self.executor, &prepared, inputs, None, false)
             .unwrap()
             .0
     }

@@ -26,8 +26,11 @@ use crate::{
     error::Result,
     protocol::{self, xla::ifrt},
 };
-use pw_core::{plan::Module, plans};
-use pw_exec::sidecar::Program;
+use pw_core::{
+    plan::Module,
+    plans,
+    python::{Convention, Function},
+};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -160,11 +163,12 @@ impl Session {
             }
         }
         let module = Module::Python(
-            Program::new(
-                program.name.clone(),
-                devices.clone(),
-                program.serialized_program_text,
-            )
+            Function {
+                name: program.name.clone(),
+                convention: Convention::Colocated,
+                devices: devices.clone(),
+                pickle: program.serialized_program_text,
+            }
             .encode(),
         );
         let handle = self.mint();

@@ -1,6 +1,6 @@
 """The sidecar: runs a session's colocated Python functions on a pw worker.
 
-pw-worker starts it (``python -m pw.sidecar``) at a session's first call of
+pw-worker starts it (``python -m pw._sidecar``) at a session's first call of
 a function made with ``jax.experimental.colocated_python``, and ends it with
 the session (see ``runtime/exec/src/sidecar.rs``). It is not meant to be
 started by hand.
@@ -9,11 +9,20 @@ It connects to the Unix socket ``$PW_SIDECAR_SOCKET``, sends the token
 ``$PW_SIDECAR_TOKEN`` and then answers the worker's requests, one at a time.
 Each message is a little-endian u32 length and that many bytes of JSON:
 
-* ``load``: read JAX's pickle of a function (and of its specs and devices)
-  from ``path`` and keep it under ``program``;
-* ``call``: build the inputs as JAX arrays on this process's CPU devices from
-  the shard files the worker wrote, call the function, and write each output
-  shard to the file the worker named.
+* ``load``: read the pickle of a function from ``path`` and keep it under
+  ``program``;
+* ``call``: build the inputs from the shard files the worker wrote, call the
+  function, and write each output shard to the file the worker named.
+
+Functions come in two conventions (``pw_core::python::Convention``):
+
+* ``colocated``: ``jax.experimental.colocated_python``. The pickle is JAX's
+  (the function, its specs and devices); the inputs are JAX arrays on this
+  process's CPU devices, laid out as the step's shards.
+* ``whole``: a ``pw.sidecar`` step of a pw program. The pickle is
+  cloudpickle's of (function, input tree, output tree); the inputs are
+  whole numpy arrays assembled from the shards this worker holds, and each
+  output is cut into the shards the worker asked for.
 
 Every reply is ``{"ok": true}`` or ``{"ok": false, "error": TEXT}``, the text
 holding the Python traceback of what failed.
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import socket
 import struct
 import sys
@@ -49,8 +59,8 @@ from . import _jax_compat as compat  # noqa: E402
 _MAX_MESSAGE = 256 << 20
 
 
-class _Program:
-    """A loaded function: what JAX pickled for it."""
+class _Colocated:
+    """A ``colocated_python`` function: what JAX pickled for it."""
 
     def __init__(self, name, devices, pickled):
         (
@@ -131,8 +141,22 @@ class Sidecar:
 
     def load(self, request):
         with open(request["path"], "rb") as f:
-            pickled = compat.colocated_deserialize(f.read())
-        self.programs[request["program"]] = _Program(request["name"], request["devices"], pickled)
+            data = f.read()
+        convention = request.get("convention", "colocated")
+        if convention == "colocated":
+            program = _Colocated(request["name"], request["devices"], compat.colocated_deserialize(data))
+        elif convention == "whole":
+            program = _Whole(request["name"], pickle.loads(data))
+        else:
+            raise ValueError(f"unknown calling convention {convention!r}")
+        self.programs[request["program"]] = program
+
+    def call(self, request):
+        program = self.programs[request["program"]]
+        if isinstance(program, _Whole):
+            program.call(request)
+        else:
+            self._call_colocated(program, request)
 
     def _local(self, program, step_devices):
         """Map a pw device id to this process's JAX device."""
@@ -141,8 +165,7 @@ class Sidecar:
             local[pw_id] = self.cpus[client_id]
         return local
 
-    def call(self, request):
-        program = self.programs[request["program"]]
+    def _call_colocated(self, program, request):
         local = self._local(program, request["devices"])
         if len(request["inputs"]) != len(program.in_leaves):
             raise ValueError(
@@ -210,6 +233,67 @@ class Sidecar:
                 data.tofile(shard["path"])
 
 
+class _Whole:
+    """A ``pw.sidecar`` step: called with whole numpy arrays."""
+
+    def __init__(self, name, pickled):
+        self.fun, self.in_tree, self.out_tree = pickled
+        self.name = name
+
+    def call(self, request):
+        if len(request["inputs"]) != self.in_tree.num_leaves:
+            raise ValueError(f"{self.name} takes {self.in_tree.num_leaves} arrays, {len(request['inputs'])} came")
+        leaves = [_whole(operand, f"input {k} of {self.name}") for k, operand in enumerate(request["inputs"])]
+        args = tree_util.tree_unflatten(self.in_tree, leaves)
+        result = self.fun(*args)
+        leaves, treedef = tree_util.tree_flatten(result)
+        if treedef != self.out_tree:
+            raise ValueError(f"{self.name} returned {treedef}, its out_specs say {self.out_tree}")
+        for k, (leaf, operand) in enumerate(zip(leaves, request["outputs"])):
+            data = np.asarray(leaf)
+            want = (tuple(operand["shape"]), _dtype(operand["dtype"]))
+            if (data.shape, data.dtype) != want:
+                raise ValueError(
+                    f"output {k} of {self.name} is {data.dtype}{list(data.shape)}, "
+                    f"its out_specs say {want[1]}{list(want[0])}"
+                )
+            for shard in operand["shards"]:
+                np.ascontiguousarray(data[_box(shard)]).tofile(shard["path"])
+
+
+def _whole(operand, what):
+    """The whole array `operand` from its shards (each distinct box read
+    once); an error if they do not cover it."""
+    shape = tuple(operand["shape"])
+    dtype = _dtype(operand["dtype"])
+    out = np.empty(shape, dtype=dtype)
+    seen = set()
+    covered = 0
+    for shard in operand["shards"]:
+        key = (tuple(shard["offsets"]), tuple(shard["sizes"]))
+        if key in seen:
+            continue
+        seen.add(key)
+        out[_box(shard)] = np.fromfile(shard["path"], dtype=dtype).reshape(shard["sizes"])
+        covered += int(np.prod(shard["sizes"]))
+    if covered != out.size:
+        raise ValueError(
+            f"{what}: this worker holds {covered} of its {out.size} elements; a pw.sidecar step "
+            "takes its inputs whole on each worker (replicate them there, or keep the step's "
+            "mesh on one worker)"
+        )
+    return out
+
+
+def _user_traceback(error):
+    """The traceback of `error` from the first frame outside this module
+    (the user's function), or only its message when it arose here."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb))
+
+
 def _die_with_parent():
     """Ask Linux to kill this process when the worker that started it dies
     (prctl PR_SET_PDEATHSIG), so that no sidecar outlives its worker."""
@@ -245,8 +329,8 @@ def main():
                 raise ValueError(f"unknown request {request.get('op')!r}")
             op(request)
             reply = {"ok": True}
-        except BaseException:  # noqa: BLE001 - the user's error goes back to the client
-            reply = {"ok": False, "error": traceback.format_exc()}
+        except BaseException as e:  # noqa: BLE001 - the user's error goes back to the client
+            reply = {"ok": False, "error": _user_traceback(e)}
         _send(sock, reply)
 
 
