@@ -44,8 +44,7 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "frontend", "python"))
 
-from pw._local import LocalServer, _env, _stop  # noqa: E402
-from pw.tools import find_tool  # noqa: E402
+from pw._local import LocalServer  # noqa: E402
 
 # What the environment says about JAX's platform is ours to set.
 SCRUB = (
@@ -81,48 +80,14 @@ class Cluster:
     """pw-server and `workers` pw-workers of `devices` CPU devices each."""
 
     def __init__(self, workers: int, devices: int):
-        # Colocated Python (colocated_python_test.py) runs in sidecars of
-        # this interpreter (LocalServer's worker has one too).
-        sidecar = ["--sidecar-python", sys.executable]
+        # Colocated Python (colocated_python_test.py) runs in the workers'
+        # sidecars (of this interpreter).
         self.local = LocalServer(devices)
         self.address = self.local.address
-        self.more = []
-        for i in range(1, workers):
-            log = open(os.path.join(self.local.logs, f"pw-worker-{i}.log"), "w")
-            self.more.append(
-                subprocess.Popen(
-                    [find_tool("pw-worker"), "--controller", self.address, "--devices", str(devices),
-                     "--listen", "127.0.0.1:0", "--connect-timeout", "5", *sidecar],
-                    stdout=subprocess.DEVNULL, stderr=log, env=_env(),
-                )
-            )
-        self.wait_for(workers)
-
-    def wait_for(self, workers: int, timeout: float = 60.0):
-        import grpc
-
-        from pw._proto import pb
-
-        deadline = time.monotonic() + timeout
-        with grpc.insecure_channel(self.address) as channel:
-            status = channel.unary_unary(
-                "/pw.v1.Controller/Status",
-                request_serializer=pb.StatusRequest.SerializeToString,
-                response_deserializer=pb.StatusReply.FromString,
-            )
-            while time.monotonic() < deadline:
-                try:
-                    if len(status(pb.StatusRequest(), timeout=2).workers) >= workers:
-                        return
-                except grpc.RpcError:
-                    pass
-                time.sleep(0.1)
-        self.stop()
-        sys.exit(f"jax_suite.py: {workers} workers did not register within {timeout:.0f} s")
+        for _ in range(1, workers):
+            self.local.add_worker()
 
     def stop(self):
-        for p in self.more:
-            _stop(p)
         self.local.stop()
 
 

@@ -74,55 +74,81 @@ def _stop(proc: subprocess.Popen):
 
 
 class LocalServer:
-    """A pw-server and one pw-worker on 127.0.0.1, started now; ``stop()``
-    ends both (by PID). ``server_args`` go to pw-server, ``worker_args``
-    to pw-worker."""
+    """A pw-server and one pw-worker on 127.0.0.1, started now;
+    ``add_worker()`` starts more, ``stop()`` ends them all (by PID).
+    ``server_args`` go to pw-server, ``worker_args`` to every pw-worker.
+    Each worker runs Python steps and colocated Python in sidecars of this
+    interpreter."""
 
     def __init__(self, devices: int, server_args=(), worker_args=()):
         self.devices = devices
+        self.worker_args = list(worker_args)
         self.logs = tempfile.mkdtemp(prefix="pw-local-")
-        env = _env()
+        self.workers: list[subprocess.Popen] = []
+        self.worker_logs: list[str] = []
         server_log = os.path.join(self.logs, "pw-server.log")
         self.server = subprocess.Popen(
             [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--exit-with", str(os.getpid()), *server_args],
             stdout=subprocess.PIPE,
             stderr=open(server_log, "w"),
             text=True,
-            env=env,
+            env=_env(),
         )
         self.address = _first_line(self.server, "pw-server: listening on ", "pw-server", server_log)
-        worker_log = os.path.join(self.logs, "pw-worker.log")
-        self.worker = subprocess.Popen(
-            [
-                find_tool("pw-worker"),
-                "--controller",
-                self.address,
-                "--devices",
-                str(devices),
-                "--listen",
-                "127.0.0.1:0",
-                "--connect-timeout",
-                "5",
-                # Python steps (pw.sidecar) run in this interpreter.
-                "--sidecar-python",
-                sys.executable,
-                *worker_args,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=open(worker_log, "w"),
-            env=env,
-        )
-        _wait_registered(self.address, self.server, self.worker, worker_log)
+        self.add_worker()
+
+    @property
+    def worker(self) -> subprocess.Popen:
+        """The first worker."""
+        return self.workers[0]
+
+    def add_worker(self, devices: int | None = None) -> subprocess.Popen:
+        """Starts one more pw-worker (of ``devices``, default the first's)
+        and waits until the server has it; a ServerError, with everything
+        stopped, if it does not register in time."""
+        n = len(self.workers) + 1
+        log = os.path.join(self.logs, "pw-worker.log" if n == 1 else f"pw-worker-{n}.log")
+        with open(log, "w") as log_file:
+            worker = subprocess.Popen(
+                [
+                    find_tool("pw-worker"),
+                    "--controller",
+                    self.address,
+                    "--devices",
+                    str(devices or self.devices),
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--connect-timeout",
+                    "5",
+                    "--sidecar-python",
+                    sys.executable,
+                    *self.worker_args,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=log_file,
+                env=_env(),
+            )
+        self.workers.append(worker)
+        self.worker_logs.append(log)
+        try:
+            _wait_registered(self.address, worker, n, log)
+        except ServerError:
+            self.stop()
+            raise
+        return worker
 
     def alive(self) -> bool:
-        return self.server.poll() is None and self.worker.poll() is None
+        return self.server.poll() is None and all(w.poll() is None for w in self.workers)
 
     def stop(self):
-        _stop(self.worker)
+        for worker in self.workers:
+            _stop(worker)
         _stop(self.server)
 
 
-def _wait_registered(address, server, worker, log):
+def _wait_registered(address, worker, count, log):
+    """Waits until the server at `address` has `count` workers; a
+    ServerError if `worker` exits or the time runs out first."""
     import grpc
 
     from ._proto import pb
@@ -139,15 +165,13 @@ def _wait_registered(address, server, worker, log):
             if worker.poll() is not None:
                 break
             try:
-                if status(pb.StatusRequest(), timeout=2).workers:
+                if len(status(pb.StatusRequest(), timeout=2).workers) >= count:
                     return
             except grpc.RpcError:
                 pass
             time.sleep(0.05)
     finally:
         channel.close()
-    _stop(worker)
-    _stop(server)
     with open(log) as f:
         detail = f.read()[-4000:]
     raise ServerError(f"the local pw-worker did not register within {START_TIMEOUT_S:.0f} s:\n{detail}")

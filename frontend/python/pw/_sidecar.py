@@ -186,7 +186,7 @@ class Sidecar:
                     raise ValueError(
                         f"input {k} of {program.name}: no shard for {device} as its spec lays it out"
                     )
-                data = np.fromfile(shard["path"], dtype=dtype).reshape(shard["sizes"])
+                data = _load(shard, dtype)
                 if string:
                     data = _string_of(data)
                 pieces.append(jax.device_put(data, device))
@@ -261,20 +261,33 @@ class _Whole:
                 np.ascontiguousarray(data[_box(shard)]).tofile(shard["path"])
 
 
+def _load(shard, dtype):
+    """The shard in the file the worker wrote, mapped copy-on-write (the
+    function may change it; the file does not), as a plain array."""
+    sizes = tuple(shard["sizes"])
+    if 0 in sizes or not sizes:
+        return np.fromfile(shard["path"], dtype=dtype).reshape(sizes)
+    return np.memmap(shard["path"], dtype=dtype, mode="c", shape=sizes).view(np.ndarray)
+
+
 def _whole(operand, what):
     """The whole array `operand` from its shards (each distinct box read
     once); an error if they do not cover it."""
     shape = tuple(operand["shape"])
     dtype = _dtype(operand["dtype"])
+    shards = operand["shards"]
+    if any(tuple(s["sizes"]) == shape for s in shards):
+        # One shard holds it all (a replicated array): no copy.
+        return _load(next(s for s in shards if tuple(s["sizes"]) == shape), dtype)
     out = np.empty(shape, dtype=dtype)
     seen = set()
     covered = 0
-    for shard in operand["shards"]:
+    for shard in shards:
         key = (tuple(shard["offsets"]), tuple(shard["sizes"]))
         if key in seen:
             continue
         seen.add(key)
-        out[_box(shard)] = np.fromfile(shard["path"], dtype=dtype).reshape(shard["sizes"])
+        out[_box(shard)] = _load(shard, dtype)
         covered += int(np.prod(shard["sizes"]))
     if covered != out.size:
         raise ValueError(

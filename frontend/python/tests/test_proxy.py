@@ -43,8 +43,7 @@ import numpy as np
 import pytest
 
 import proxy_snippets
-from pw._local import LocalServer, _env
-from pw.tools import find_tool
+from pw._local import LocalServer
 
 RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proxy_snippets.py")
 NAMES = list(proxy_snippets.SNIPPETS)
@@ -54,8 +53,6 @@ FIRST = NAMES[0]  # "devices": whether the proxy works at all
 SUBPROCESS_TIMEOUT_S = 120
 # The proxy client's connection attempt (the server is up and local).
 CONNECT_TIMEOUT_S = 20
-# The second worker registers within this.
-WORKERS_TIMEOUT_S = 60
 DEVICES_PER_WORKER = 2
 DEVICES = 2 * DEVICES_PER_WORKER
 
@@ -227,47 +224,9 @@ class ProxyServer:
         self.local = LocalServer(DEVICES_PER_WORKER, server_args=["--trace-sessions", self.traces])
         self.address = self.local.address
         self.second = None
-        self.second_log = os.path.join(self.local.logs, "pw-worker-2.log")
-        self._log_file = None
 
     def start_second(self):
-        self._log_file = open(self.second_log, "w")
-        self.second = subprocess.Popen(
-            [
-                find_tool("pw-worker"),
-                "--controller",
-                self.address,
-                "--devices",
-                str(DEVICES_PER_WORKER),
-                "--listen",
-                "127.0.0.1:0",
-                "--connect-timeout",
-                "5",
-                "--sidecar-python",
-                sys.executable,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=self._log_file,
-            env=_env(),
-        )
-        deadline = time.monotonic() + WORKERS_TIMEOUT_S
-        seen = None
-        while time.monotonic() < deadline:
-            if self.second.poll() is not None:
-                raise AssertionError(
-                    f"the second pw-worker exited ({self.second.returncode}) before registering"
-                    + _log_tails(self.logs())
-                )
-            try:
-                seen = self.workers()
-            except Exception as e:  # noqa: BLE001 - retried until the deadline
-                seen = e
-            if seen == 2:
-                return
-            time.sleep(0.05)
-        raise AssertionError(
-            f"2 workers never registered within {WORKERS_TIMEOUT_S} s (last: {seen!r})" + _log_tails(self.logs())
-        )
+        self.second = self.local.add_worker()
 
     def workers(self) -> int:
         import grpc
@@ -285,19 +244,13 @@ class ProxyServer:
     def logs(self) -> list:
         return [
             os.path.join(self.local.logs, "pw-server.log"),
-            os.path.join(self.local.logs, "pw-worker.log"),
-            self.second_log,
+            *self.local.worker_logs,
         ]
 
     def stop(self):
         try:
-            if self.second is not None and self.second.poll() is None:
-                self.second.kill()
-                self.second.wait(10)
-        finally:
-            if self._log_file is not None:
-                self._log_file.close()
             self.local.stop()
+        finally:
             shutil.rmtree(self.traces, ignore_errors=True)
 
 

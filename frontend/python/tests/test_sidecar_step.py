@@ -2,12 +2,13 @@
 captured program runs in the sidecar of the worker holding its mesh's
 devices, on whole numpy arrays, and its outputs feed jitted calls on the
 devices. Results are compared with the same Python and the same jitted
-functions run in this process. The module starts its own pw-server and
-pw-worker (real processes on 127.0.0.1, the worker with a sidecar of this
-interpreter), ended by PID."""
+functions run in this process. The module starts its own pw-server and two
+pw-workers of 2 devices (real processes on 127.0.0.1, the workers with
+sidecars of this interpreter), ended by PID."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 
@@ -27,9 +28,12 @@ B, D = 8, 16
 
 @pytest.fixture(scope="module")
 def server():
-    s = LocalServer(4)
-    yield s
-    s.stop()
+    s = LocalServer(2)
+    try:
+        s.add_worker()
+        yield s
+    finally:
+        s.stop()
 
 
 @pw.sidecar(out_specs=(jax.ShapeDtypeStruct((B, D), jnp.float32), jax.ShapeDtypeStruct((B,), jnp.float32)))
@@ -106,7 +110,7 @@ def test_sharded_inputs_arrive_whole_and_pytrees_go_both_ways(server):
     with pw.program("whole") as p:
         a = p.input(jax.ShapeDtypeStruct((B, D), jnp.float32))
         b = p.input(jax.ShapeDtypeStruct((B,), jnp.float32))
-        with pw.mesh("m", devices=4):
+        with pw.mesh("m", devices=2):
             scaled, extremes = step({"a": a, "b": b})
             seen["stand-in"] = scaled
             out = double(scaled)
@@ -117,6 +121,33 @@ def test_sharded_inputs_arrive_whole_and_pytrees_go_both_ways(server):
         got = [np.asarray(v) for v in p.compile(client)(av, bv)]
     want_scaled, want_extremes = stats({"a": av, "b": bv})
     assert_matches_jax(got, [np.asarray(double(want_scaled)), want_extremes], rtol=0, atol=0)
+
+
+def test_steps_on_two_workers_run_in_each_ones_sidecar(server):
+    """A step runs in the sidecar of the worker holding its mesh (a mesh,
+    like any SPMD computation's, is on one worker): a step on each of two
+    meshes, one per worker, runs in two sidecars, neither this process;
+    the second takes the first's output, moved between the workers."""
+
+    def tag(x):
+        return np.full((4, 3), os.getpid(), np.int32), x * 2
+
+    step = pw.sidecar(
+        tag, out_specs=lambda x: (jax.ShapeDtypeStruct((4, 3), jnp.int32), x), out_shardings=(P(), P("x"))
+    )
+    with pw.program("two_workers") as p:
+        x = p.input(jax.ShapeDtypeStruct((4, 3), jnp.float32))
+        with pw.mesh("a", devices=2):
+            pid_a, y = step(x)
+        with pw.mesh("b", devices=2):
+            pid_b, z = step(y)
+        p.outputs((pid_a, pid_b, z))
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    with pw.connect(server.address) as client:
+        got = [np.asarray(v) for v in p.compile(client)(x)]
+    pid_a, pid_b = int(got[0][0, 0]), int(got[1][0, 0])
+    assert pid_a != pid_b and os.getpid() not in (pid_a, pid_b), (pid_a, pid_b)
+    np.testing.assert_array_equal(got[2], x * 4)
 
 
 def test_a_failing_step_is_a_clear_error_and_the_session_goes_on(server):
