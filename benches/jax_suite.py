@@ -19,6 +19,13 @@ Then (release binaries: `cargo build --release -p pw-tools -p pw-worker`):
     .venv/bin/python benches/jax_suite.py jax-src array_test.py --workers 2x4 --failures 20
     .venv/bin/python benches/jax_suite.py jax-src pjit_test.py -k Layout --json out.json
     .venv/bin/python benches/jax_suite.py jax-src pjit_test.py --in-process-from out.json
+    .venv/bin/python benches/jax_suite.py jax-src colocated_python_test.py --platforms proxy,cpu
+
+`--platforms` is JAX_PLATFORMS of the side through pw (default `proxy`).
+colocated_python_test.py needs `proxy,cpu`: its setUp counts the CPU
+devices of a local `cpu` backend (`jax.devices("cpu")`) and skips every
+test without 8 of them, while its functions run on the proxy's devices
+(`colocated_cpu_devices(jax.local_devices())`).
 
 The sources are copied (tests/, conftest.py, pyproject.toml) into a
 temporary folder first, so that `import jax` finds the installed jax and
@@ -155,6 +162,8 @@ def main():
     parser.add_argument("files", nargs="+", help="test files of its tests/ folder (array_test.py ...)")
     parser.add_argument("--workers", default="1x8", choices=["1x8", "2x4"], help="pw-workers x CPU devices each")
     parser.add_argument("-k", dest="select", help="pytest -k expression, on both sides")
+    parser.add_argument("--platforms", default="proxy", choices=["proxy", "proxy,cpu"],
+                        help="JAX_PLATFORMS through pw (default proxy; see above)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per file and side (default 1800)")
     parser.add_argument("--failures", type=int, default=8, help="failure kinds listed per file (default 8)")
     parser.add_argument("--json", help="write every test's outcome on both sides here")
@@ -191,7 +200,7 @@ def main():
             cluster = Cluster(workers, devices)
             try:
                 proxied, proxy_s, proxy_end = run_pytest(
-                    root, file, environ(JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{cluster.address}"),
+                    root, file, environ(JAX_PLATFORMS=args.platforms, JAX_BACKEND_TARGET=f"grpc://{cluster.address}"),
                     args.select, args.timeout, os.path.join(out, f"{base}-proxy.xml"))
             finally:
                 cluster.stop()
