@@ -24,7 +24,6 @@ import queue
 import socket
 import struct
 import threading
-import time
 
 import grpc
 import numpy as np

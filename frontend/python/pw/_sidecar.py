@@ -12,7 +12,9 @@ Each message is a little-endian u32 length and that many bytes of JSON:
 * ``load``: read the pickle of a function from ``path`` and keep it under
   ``program``;
 * ``call``: build the inputs from the shard files the worker wrote, call the
-  function, and write each output shard to the file the worker named.
+  function, and write each output shard to the file the worker named;
+* ``drop``: forget the ``programs`` named (their client destroyed them), and
+  with them what they held.
 
 Functions come in two conventions (``pw_core::python::Convention``):
 
@@ -35,6 +37,7 @@ worker.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pickle
@@ -150,6 +153,13 @@ class Sidecar:
         else:
             raise ValueError(f"unknown calling convention {convention!r}")
         self.programs[request["program"]] = program
+
+    def drop(self, request):
+        """Forgets programs, and collects what only they held (JAX's
+        backend destroys a colocated_python_class object so)."""
+        for program in request["programs"]:
+            self.programs.pop(program, None)
+        gc.collect()
 
     def call(self, request):
         program = self.programs[request["program"]]
@@ -336,7 +346,7 @@ def main():
         except EOFError:
             return 0
         try:
-            ops = {"load": sidecar.load, "call": sidecar.call}
+            ops = {"load": sidecar.load, "call": sidecar.call, "drop": sidecar.drop}
             op = ops.get(request.get("op"))
             if op is None:
                 raise ValueError(f"unknown request {request.get('op')!r}")

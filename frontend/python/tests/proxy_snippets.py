@@ -23,6 +23,7 @@ compared loosely; a snippet can ask for other float tolerances with
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import traceback
@@ -1001,6 +1002,33 @@ def colocated_python():
     for _ in range(4):
         w = step(w, loader.next(w))
     out["trained"] = np.asarray(w)
+
+    # An object dropped by its client is destroyed where it lives (its
+    # __del__ runs there), once its methods' executables are gone.
+    @cp.colocated_python_class
+    class Resource:
+        def __init__(self, tag):
+            cp._pw_test_resources = getattr(cp, "_pw_test_resources", 0) + tag
+
+        def __del__(self):
+            cp._pw_test_resources -= 1
+
+        def echo(self, a):
+            return a
+
+    @cp.colocated_python
+    def resources(a):
+        held = getattr(cp, "_pw_test_resources", 0)
+        return jax.device_put(np.array(held, dtype=np.int32), a.sharding)
+
+    one = jax.device_put(np.ones(3, dtype=np.int32), SingleDeviceSharding(cpus[3]))
+    resource = Resource(1)
+    resource.echo(one).block_until_ready()
+    held = [int(np.asarray(resources(one)))]
+    del resource
+    gc.collect()
+    held.append(int(np.asarray(resources(one))))
+    out["resources_held"] = np.array(held)
     return out
 
 

@@ -240,6 +240,24 @@ pub(crate) fn release(c: &Controller, owner: u64, workers: &[u32], why: &str) {
     release_arrays(c, owner, workers, why, &[])
 }
 
+/// Tells `workers` that session `owner`'s sidecar drops the Python
+/// functions `python` (by id), in gang order.
+pub(crate) fn release_python(c: &Controller, owner: u64, workers: &[u32], python: &[String]) {
+    let _order = c.inner.runs.in_order();
+    for &w in workers {
+        let request = proto::ReleaseRequest {
+            run: owner,
+            reason: "its executable was destroyed by its client".into(),
+            python: python.to_vec(),
+            ..Default::default()
+        };
+        let _ = c
+            .inner
+            .workers
+            .command(w, proto::controller_event::Event::Release(request));
+    }
+}
+
 /// Tells `workers` to drop `arrays` of owner `owner`, or all of it when
 /// `arrays` is empty. Single arrays are dropped in gang order (sent on the
 /// command link, in order with parts), so that parts sent earlier still
@@ -258,6 +276,7 @@ pub(crate) fn release_arrays(
             run: owner,
             reason: why.to_owned(),
             arrays: arrays.to_vec(),
+            ..Default::default()
         };
         let event = proto::controller_event::Event::Release(request);
         let _ = if arrays.is_empty() {

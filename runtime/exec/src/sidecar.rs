@@ -73,7 +73,7 @@ pub struct Program {
 
 impl Program {
     pub fn new(function: Function) -> Program {
-        let id = digest(&function.encode());
+        let id = Program::id_of(&function.encode());
         Program { function, id }
     }
 
@@ -87,8 +87,14 @@ impl Program {
         let function = Function::decode(bytes).map_err(|e| Error::Sidecar(e.to_string()))?;
         Ok(Program {
             function,
-            id: digest(bytes),
+            id: Program::id_of(bytes),
         })
+    }
+
+    /// The id of the program an encoding holds (what the controller names
+    /// it by, to drop it).
+    pub fn id_of(encoding: &[u8]) -> String {
+        digest(encoding)
     }
 
     pub fn name(&self) -> &str {
@@ -128,6 +134,13 @@ pub struct Call {
     pub done: Completion,
 }
 
+/// What a sidecar's thread is given to do, in order.
+enum Job {
+    Call(Call),
+    /// Programs to drop, by id.
+    Drop(Vec<String>),
+}
+
 /// How a worker starts sidecars.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -141,7 +154,7 @@ pub struct Config {
 /// One session's sidecar on this worker (see the module doc). Dropping it
 /// ends its process.
 pub struct Sidecar {
-    jobs: Mutex<Option<mpsc::Sender<Call>>>,
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
     /// The running process, shared with the thread: ending the sidecar
     /// kills it at once, whatever call it is running.
     child: Arc<Mutex<Option<Child>>>,
@@ -153,7 +166,7 @@ impl Sidecar {
     /// A sidecar for session `owner`; its process starts with its first
     /// call.
     pub fn new(config: Config, owner: u64) -> Sidecar {
-        let (jobs, calls) = mpsc::channel::<Call>();
+        let (jobs, queued) = mpsc::channel::<Job>();
         let child = Arc::new(Mutex::new(None));
         let ended = Arc::new(AtomicBool::new(false));
         let mut runner = Runner {
@@ -168,11 +181,13 @@ impl Sidecar {
         let spawned = std::thread::Builder::new()
             .name(format!("pw-sidecar-{owner}"))
             .spawn(move || {
-                while let Ok(call) = calls.recv() {
-                    if stop.load(Ordering::SeqCst) {
-                        fail(call, "the session ended".into());
-                    } else {
-                        runner.run(call);
+                while let Ok(job) = queued.recv() {
+                    match job {
+                        Job::Call(call) if stop.load(Ordering::SeqCst) => {
+                            fail(call, "the session ended".into());
+                        }
+                        Job::Call(call) => runner.run(call),
+                        Job::Drop(ids) => runner.drop_programs(&ids),
                     }
                 }
                 runner.stop();
@@ -193,13 +208,24 @@ impl Sidecar {
 
     /// Queues `call`; it runs after the calls queued before it.
     pub fn submit(&self, call: Call) {
-        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        let refused = match jobs.as_ref() {
-            Some(jobs) => jobs.send(call).err().map(|e| e.0),
-            None => Some(call),
-        };
-        if let Some(call) = refused {
+        if let Some(Job::Call(call)) = self.queue(Job::Call(call)) {
             fail(call, "the session's sidecar has ended".into());
+        }
+    }
+
+    /// Drops the programs `ids` once the calls queued before ran: the
+    /// sidecar forgets them, and what they held is destroyed (a later call
+    /// of one loads it again).
+    pub fn drop_programs(&self, ids: Vec<String>) {
+        self.queue(Job::Drop(ids));
+    }
+
+    /// Queues `job`; gives it back if the sidecar has ended.
+    fn queue(&self, job: Job) -> Option<Job> {
+        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        match jobs.as_ref() {
+            Some(jobs) => jobs.send(job).err().map(|e| e.0),
+            None => Some(job),
         }
     }
 }
@@ -279,6 +305,28 @@ struct Reply {
 }
 
 impl Runner {
+    /// Tells the running sidecar to forget those of `ids` it loaded.
+    fn drop_programs(&mut self, ids: &[String]) {
+        let Some(process) = self.process.as_mut() else {
+            return;
+        };
+        let loaded: Vec<String> = ids
+            .iter()
+            .filter(|id| process.loaded.remove(*id))
+            .cloned()
+            .collect();
+        if loaded.is_empty() {
+            return;
+        }
+        let message = serde_json::json!({"op": "drop", "programs": loaded});
+        if let Err(why) = self.exchange(&message, "dropping programs") {
+            tracing::warn!(
+                owner = self.owner,
+                "the sidecar did not drop programs: {why}"
+            );
+        }
+    }
+
     fn run(&mut self, call: Call) {
         let mut files = Vec::new();
         let outcome = self.attempt(&call, &mut files);

@@ -329,8 +329,13 @@ impl Session {
             Rq::LoadedExecutableDestructRequest(r) => {
                 let mut s = self.state();
                 s.executables.remove(&r.loaded_executable_handle);
-                s.colocated.remove(&r.loaded_executable_handle);
+                let colocated = s.colocated.remove(&r.loaded_executable_handle);
                 drop(s);
+                // A colocated function leaves the sidecars (and with it
+                // what it held, as JAX's backend drops it).
+                if let Some(built) = colocated.and_then(|c| c.built()) {
+                    self.controller.sessions().forget(self.id, built)?;
+                }
                 Rs::LoadedExecutableDestructResponse(
                     protocol::LoadedExecutableDestructResponse::default(),
                 )

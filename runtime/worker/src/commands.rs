@@ -88,9 +88,12 @@ pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32
                 }));
             }
         }
-        Event::Release(r) if !r.arrays.is_empty() => {
+        Event::Release(r) if !r.arrays.is_empty() || !r.python.is_empty() => {
             let arrays: Vec<usize> = r.arrays.iter().map(|&a| a as usize).collect();
             state.store.delete(r.run, &arrays);
+            if !r.python.is_empty() {
+                state.sidecars.drop_programs(r.run, r.python);
+            }
         }
         Event::Release(r) => state.release(r.run, &r.reason),
         Event::Read(r) if !r.ticket.is_empty() => {

@@ -368,6 +368,15 @@ impl Sidecars {
         )
     }
 
+    /// Session `owner`'s sidecar drops programs `ids`, if it has a
+    /// sidecar (after the calls queued before).
+    pub fn drop_programs(&self, owner: u64, ids: Vec<String>) {
+        let sidecar = self.running().get(&owner).cloned();
+        if let Some(sidecar) = sidecar {
+            sidecar.drop_programs(ids);
+        }
+    }
+
     /// Ends session `owner`'s sidecar, if it has one (once its queued
     /// calls ran).
     pub fn end(&self, owner: u64) {

@@ -10,8 +10,9 @@ use crate::{
     lowering::{self, Prepared, Program},
     runs::KeptParts,
     summary::RunSummary,
+    transfer,
 };
-use pw_core::plan::{Plan, ValueId};
+use pw_core::plan::{Module, Plan, ValueId};
 use pw_exec::cache::Key;
 use pw_wire::proto;
 use std::{
@@ -132,6 +133,31 @@ impl Sessions<'_> {
         c.executables_compiled += u64::from(compiled);
         c.executables_from_cache += u64::from(cached);
         Ok(handle)
+    }
+
+    /// Drops executable `handle` of session `id` (its client destroyed
+    /// it; unknown handles are ignored). Its Python functions leave the
+    /// session's sidecars, in gang order after the calls sent before, so
+    /// what they held (a `colocated_python_class` object) is destroyed
+    /// there as in process.
+    pub fn forget(&self, id: u64, handle: u64) -> Result<()> {
+        let Some(exe) = self.lock().get(id)?.executables.remove(&handle) else {
+            return Ok(());
+        };
+        let python: Vec<String> = exe
+            .prepared
+            .plan
+            .computations
+            .iter()
+            .filter_map(|c| match &c.module {
+                Module::Python(bytes) => Some(pw_exec::sidecar::Program::id_of(bytes)),
+                _ => None,
+            })
+            .collect();
+        if !python.is_empty() {
+            transfer::release_python(self.c, id, &exe.prepared.workers, &python);
+        }
+        Ok(())
     }
 
     /// What `module` makes on `devices` devices (see

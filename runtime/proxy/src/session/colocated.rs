@@ -65,6 +65,11 @@ pub(super) struct Colocated {
 }
 
 impl Colocated {
+    /// The pw executable, if it was built.
+    pub(super) fn built(&self) -> Option<u64> {
+        *self.built.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// What the client may ask of it: no layouts (a Python function
     /// chooses none), no shardings beyond its specs, nothing donated.
     pub(super) fn metadata(&self) -> protocol::LoadedExecutableMetadataResponse {
@@ -236,8 +241,7 @@ impl Session {
                 )));
             }
         }
-        let built = *c.built.lock().unwrap_or_else(|e| e.into_inner());
-        let exe = match built {
+        let exe = match c.built() {
             Some(e) => e,
             None => {
                 let plan = plans::call(
