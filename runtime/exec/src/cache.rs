@@ -17,6 +17,7 @@ use crate::{
     trace::{Span, Track},
     work::Need,
 };
+use pw_core::python::Function;
 use pw_pjrt::{Client, CompileOptions, LoadedExecutable, NamedValue};
 use sha2::{Digest, Sha256};
 use std::{
@@ -257,7 +258,7 @@ impl Executables {
     /// here (a Python function is read as it is). `progress` hears of each
     /// compilation as it starts.
     pub fn get(&mut self, need: &Need, progress: &mut dyn FnMut(&str)) -> Result<Executable> {
-        if Program::is_program(&need.module) {
+        if Function::is_encoded(&need.module) {
             return Ok(Executable::Python(Arc::new(Program::decode(&need.module)?)));
         }
         let failed = |source: pw_pjrt::Error| Error::Compile {
@@ -334,7 +335,7 @@ impl Executables {
         if self.loaded.contains_key(&key) {
             return Ok(());
         }
-        let executable = if Program::is_program(bytes) {
+        let executable = if Function::is_encoded(bytes) {
             Executable::Python(Arc::new(Program::decode(bytes)?))
         } else {
             let start = Instant::now();

@@ -72,16 +72,6 @@ pub struct Program {
 }
 
 impl Program {
-    pub fn new(function: Function) -> Program {
-        let id = Program::id_of(&function.encode());
-        Program { function, id }
-    }
-
-    /// Whether `bytes` (a computation's module) encode a function.
-    pub fn is_program(bytes: &[u8]) -> bool {
-        Function::is_encoded(bytes)
-    }
-
     /// Reads an encoding, checked against what is there.
     pub fn decode(bytes: &[u8]) -> Result<Program> {
         let function = Function::decode(bytes).map_err(|e| Error::Sidecar(e.to_string()))?;
@@ -780,10 +770,10 @@ mod tests {
             devices: vec![2, 3],
             pickle: b"\x80\x05pickle".to_vec(),
         };
-        let p = Program::new(function.clone());
         let bytes = function.encode();
-        assert!(Program::is_program(&bytes));
-        assert_eq!(Program::decode(&bytes).unwrap(), p);
+        let p = Program::decode(&bytes).unwrap();
+        assert_eq!(p.function, function);
+        assert_eq!(p.id, Program::id_of(&bytes));
         assert_eq!(p.devices_needed(), 4);
         assert!(Program::decode(&bytes[..10]).is_err());
     }
