@@ -167,7 +167,7 @@ def test_the_example_of_docs_frontend_md_runs(monkeypatch, tmp_path):
     a training loop on a session (their own assertions compare with JAX)."""
     with open(os.path.join(REPO, "docs", "frontend.md")) as f:
         blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    assert len(blocks) == 2, "docs/frontend.md: the pipeline and the training loop"
+    assert len(blocks) == 3, "docs/frontend.md: the pipeline, the training loop and the Python step"
     monkeypatch.chdir(tmp_path)
     for code in blocks:
         exec(compile(code, "docs/frontend.md", "exec"), {"__name__": "frontend_md_example"})
