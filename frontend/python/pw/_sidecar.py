@@ -1,9 +1,9 @@
-"""The sidecar: runs a session's colocated Python functions on a pw worker.
+"""The sidecar: runs a session's Python functions on a pw worker (JAX's
+``colocated_python`` functions and the ``pw.sidecar`` steps of pw programs).
 
-pw-worker starts it (``python -m pw._sidecar``) at a session's first call of
-a function made with ``jax.experimental.colocated_python``, and ends it with
-the session (see ``runtime/exec/src/sidecar.rs``). It is not meant to be
-started by hand.
+pw-worker (or pw-run) starts it (``python -m pw._sidecar``) at a session's
+first call of such a function, and ends it with the session (see
+``runtime/exec/src/sidecar.rs``). It is not meant to be started by hand.
 
 It connects to the Unix socket ``$PW_SIDECAR_SOCKET``, sends the token
 ``$PW_SIDECAR_TOKEN`` and then answers the worker's requests, one at a time.

@@ -1,7 +1,8 @@
 //! The sidecar: user Python next to the devices.
 //!
 //! A computation can be a Python function ([`Program`]: what JAX's
-//! `colocated_python` pickles) instead of a StableHLO module. A worker runs
+//! `colocated_python` pickles, or a `pw.sidecar` step of a pw program;
+//! [`pw_core::python::Function`]) instead of a StableHLO module. A worker runs
 //! it in a *sidecar*: a Python process of its own (`python -m pw._sidecar`,
 //! from the interpreter the worker was given), one per session, started at
 //! the session's first such call and ended with the session. A session's
@@ -17,8 +18,11 @@
 //! the sidecar's private directory (on `/dev/shm` where there is one: host
 //! memory, no network), asks the sidecar to run the function on them, and
 //! moves the output shards it wrote into the output buffers. The sidecar
-//! runs the function on JAX arrays of its own CPU devices, laid out as the
-//! step's shards (see `frontend/python/pw/_sidecar.py`).
+//! runs a colocated function on JAX arrays of its own CPU devices, laid out
+//! as the step's shards, and a `pw.sidecar` step on whole numpy arrays
+//! (see `frontend/python/pw/_sidecar.py`). When the client destroys a
+//! function's executable, the sidecar drops it ([`Sidecar::drop_programs`],
+//! in order after the calls queued before), and what only it held with it.
 //!
 //! The two talk over a Unix socket in that directory (mode 0700), and the
 //! sidecar proves it is the process started for it with a token it was
