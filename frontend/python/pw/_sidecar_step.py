@@ -57,6 +57,9 @@ class SidecarFunction:
         self.out_shardings = out_shardings
         self.__name__ = getattr(fun, "__name__", "sidecar")
         self.__doc__ = getattr(fun, "__doc__", None)
+        # Per signature (input tree, shapes, dtypes): the stand-in's jit and
+        # the encoded function, made once (a loop calls it many times).
+        self._made: dict = {}
 
     def __repr__(self):
         return f"pw.sidecar({self.__name__})"
@@ -69,7 +72,18 @@ class SidecarFunction:
         program = _mesh.current_program()
         if program is None:
             raise ProgramError(f"{where()}: a value of a finished pw program was passed to {self!r}")
-        specs = jax.tree.unflatten(in_tree, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in leaves])
+        signature = (in_tree, tuple(_spec(x) for x in leaves))
+        made = self._made.get(signature)
+        if made is None:
+            made = self._made[signature] = self._make(in_tree, leaves)
+        jitted, encoded = made
+        with program._python_call(encoded):
+            return jitted(*args)
+
+    def _make(self, in_tree, leaves):
+        """The stand-in's jit for inputs `leaves` in `in_tree`, and the
+        encoded function."""
+        specs = jax.tree.unflatten(in_tree, [jax.ShapeDtypeStruct(*_spec(x)) for x in leaves])
         out_specs = self.out_specs(*specs) if callable(self.out_specs) else self.out_specs
         out_leaves, out_tree = jax.tree.flatten(out_specs)
         for i, spec in enumerate(out_leaves):
@@ -92,9 +106,7 @@ class SidecarFunction:
             out_shardings=self.out_shardings,
             keep_unused=True,
         )
-        encoded = base64.b64encode(self._encode(in_tree, out_tree)).decode()
-        with program._python_call(encoded):
-            return jitted(*args)
+        return jitted, base64.b64encode(self._encode(in_tree, out_tree)).decode()
 
     def _encode(self, in_tree, out_tree) -> bytes:
         """``pw_core::python::Function``'s encoding of the function."""
@@ -128,6 +140,12 @@ def sidecar(fun=None, *, out_specs, in_shardings=None, out_shardings=None):
     if fun is None:
         return lambda f: SidecarFunction(f, out_specs, in_shardings, out_shardings)
     return SidecarFunction(fun, out_specs, in_shardings, out_shardings)
+
+
+def _spec(x):
+    """(shape, dtype) of an argument: a program value, or a constant (which
+    the stand-in's call then refuses by name)."""
+    return tuple(np.shape(x)), np.dtype(getattr(x, "dtype", None) or np.result_type(x))
 
 
 def _installed(path: str) -> bool:

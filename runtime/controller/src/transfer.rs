@@ -237,30 +237,13 @@ async fn fetch(
 /// Tells every worker of the run (or session) `owner` to drop it, on
 /// their sessions (a worker gone meanwhile has dropped it already).
 pub(crate) fn release(c: &Controller, owner: u64, workers: &[u32], why: &str) {
-    release_arrays(c, owner, workers, why, &[])
+    release_arrays(c, owner, workers, why, &[], &[])
 }
 
-/// Tells `workers` that session `owner`'s sidecar drops the Python
-/// functions `python` (by id), in gang order.
-pub(crate) fn release_python(c: &Controller, owner: u64, workers: &[u32], python: &[String]) {
-    let _order = c.inner.runs.in_order();
-    for &w in workers {
-        let request = proto::ReleaseRequest {
-            run: owner,
-            reason: "its executable was destroyed by its client".into(),
-            python: python.to_vec(),
-            ..Default::default()
-        };
-        let _ = c
-            .inner
-            .workers
-            .command(w, proto::controller_event::Event::Release(request));
-    }
-}
-
-/// Tells `workers` to drop `arrays` of owner `owner`, or all of it when
-/// `arrays` is empty. Single arrays are dropped in gang order (sent on the
-/// command link, in order with parts), so that parts sent earlier still
+/// Tells `workers` to drop `arrays` of owner `owner` and the Python
+/// functions `python` (by id) of its sidecar, or all of it when both are
+/// empty. Single arrays and functions are dropped in gang order (sent on
+/// the command link, in order with parts), so that parts sent earlier still
 /// find them; a whole owner at once (on the worker's session: a part
 /// waiting for its devices does not hold it up).
 pub(crate) fn release_arrays(
@@ -269,17 +252,19 @@ pub(crate) fn release_arrays(
     workers: &[u32],
     why: &str,
     arrays: &[u64],
+    python: &[String],
 ) {
-    let _order = (!arrays.is_empty()).then(|| c.inner.runs.in_order());
+    let whole = arrays.is_empty() && python.is_empty();
+    let _order = (!whole).then(|| c.inner.runs.in_order());
     for &w in workers {
         let request = proto::ReleaseRequest {
             run: owner,
             reason: why.to_owned(),
             arrays: arrays.to_vec(),
-            ..Default::default()
+            python: python.to_vec(),
         };
         let event = proto::controller_event::Event::Release(request);
-        let _ = if arrays.is_empty() {
+        let _ = if whole {
             c.inner.workers.tell(w, event)
         } else {
             c.inner.workers.command(w, event)

@@ -113,8 +113,9 @@ struct Cli {
 
     /// Run sessions' Python functions (JAX's
     /// `jax.experimental.colocated_python`, the steps of pw programs made
-    /// with `pw.sidecar`) in a sidecar per session, with this interpreter: one with JAX, cloudpickle and pw's front end (the
-    /// venv's `bin/python`). The functions are the clients' own code,
+    /// with `pw.sidecar`) in a sidecar per session, with this interpreter:
+    /// one with JAX, cloudpickle and pw's front end (the venv's
+    /// `bin/python`). The functions are the clients' own code,
     /// run as this worker's user: give it only where the clients are
     /// trusted. Without it such calls are refused.
     #[arg(long, env = "PW_SIDECAR_PYTHON", value_name = "PATH")]

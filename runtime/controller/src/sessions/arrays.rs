@@ -252,7 +252,7 @@ impl Sessions<'_> {
             }
         }
         for (w, arrays) in by_worker {
-            transfer::release_arrays(self.c, id, &[w], "deleted by its client", &arrays);
+            transfer::release_arrays(self.c, id, &[w], "deleted by its client", &arrays, &[]);
         }
     }
 }

@@ -155,7 +155,8 @@ impl Sessions<'_> {
             })
             .collect();
         if !python.is_empty() {
-            transfer::release_python(self.c, id, &exe.prepared.workers, &python);
+            let why = "its executable was destroyed by its client";
+            transfer::release_arrays(self.c, id, &exe.prepared.workers, why, &[], &python);
         }
         Ok(())
     }
