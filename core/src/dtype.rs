@@ -37,11 +37,21 @@ pub enum DType {
     F8E4M3,
     F8E3M4,
     F8E8M0FNU,
+    /// The sub-byte types. On the host each element takes one byte, its
+    /// value in the low bits (as ml_dtypes and IFRT's host buffers hold
+    /// them); a device may pack them.
+    I2,
+    I4,
+    U2,
+    U4,
+    /// The 4-bit float of OCP's MX formats: 1 sign, 2 exponent and 1
+    /// mantissa bits, finite.
+    F4E2M1FN,
 }
 
 impl DType {
     /// Every dtype, in a stable order.
-    pub const ALL: [DType; 23] = [
+    pub const ALL: [DType; 28] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -65,17 +75,19 @@ impl DType {
         DType::F8E4M3,
         DType::F8E3M4,
         DType::F8E8M0FNU,
+        DType::I2,
+        DType::I4,
+        DType::U2,
+        DType::U4,
+        DType::F4E2M1FN,
     ];
 
-    /// The element types XLA has and pw does not, by their NumPy (or
-    /// ml_dtypes) names: the sub-byte ones, whose host layout packs
-    /// several elements into a byte.
-    pub const UNSUPPORTED: &'static str = "int2, int4, uint2, uint4, float4_e2m1fn";
-
-    /// Bytes per element (a `bool` takes one byte, as in XLA's layout).
+    /// Bytes per element on the host (a `bool` takes one byte, as in XLA's
+    /// layout, and so does each sub-byte element).
     pub fn size_in_bytes(self) -> usize {
         match self {
             DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::I2 | DType::I4 | DType::U2 | DType::U4 | DType::F4E2M1FN => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
@@ -91,9 +103,39 @@ impl DType {
         }
     }
 
+    /// Bits of one element's value: 2 or 4 for the sub-byte types, eight
+    /// times the bytes for the others.
+    pub fn bits(self) -> usize {
+        match self {
+            DType::I2 | DType::U2 => 2,
+            DType::I4 | DType::U4 | DType::F4E2M1FN => 4,
+            other => 8 * other.size_in_bytes(),
+        }
+    }
+
     /// Whether it is one of the 8-bit floats.
     pub fn is_float8(self) -> bool {
-        self.size_in_bytes() == 1 && self.name().starts_with("float8")
+        self.name().starts_with("float8")
+    }
+
+    /// Whether its elements are narrower than a byte (on the host they
+    /// still take one each).
+    pub fn is_sub_byte(self) -> bool {
+        self.bits() < 8
+    }
+
+    /// Whether it is a floating-point type (real or complex).
+    pub fn is_float(self) -> bool {
+        self.name().starts_with("float")
+            || self.name().starts_with("complex")
+            || self == DType::BF16
+    }
+
+    /// Whether NumPy's files cannot name it: ml_dtypes' one-byte types (the
+    /// 8-bit floats and the sub-byte types), which `np.save` writes as raw
+    /// bytes (`V1`).
+    pub fn is_raw_byte(self) -> bool {
+        self.is_float8() || self.is_sub_byte()
     }
 
     /// The value of one element of an 8-bit float type (`None` for other
@@ -201,6 +243,11 @@ impl DType {
             DType::F8E4M3 => ("float8_e4m3", "f8E4M3"),
             DType::F8E3M4 => ("float8_e3m4", "f8E3M4"),
             DType::F8E8M0FNU => ("float8_e8m0fnu", "f8E8M0FNU"),
+            DType::I2 => ("int2", "i2"),
+            DType::I4 => ("int4", "i4"),
+            DType::U2 => ("uint2", "ui2"),
+            DType::U4 => ("uint4", "ui4"),
+            DType::F4E2M1FN => ("float4_e2m1fn", "f4E2M1FN"),
         }
     }
 }
@@ -241,6 +288,11 @@ mod tests {
         assert_eq!(DType::F8E8M0FNU.float8_value(127), Some(1.0));
         assert_eq!(DType::F32.float8_value(0), None);
         assert!(DType::ALL.iter().filter(|d| d.is_float8()).count() == 8);
+        assert!(DType::ALL.iter().filter(|d| d.is_sub_byte()).count() == 5);
+        assert!(DType::ALL
+            .iter()
+            .all(|d| !d.is_sub_byte() || d.size_in_bytes() == 1));
+        assert!(DType::F4E2M1FN.is_float() && DType::C64.is_float() && !DType::I4.is_float());
     }
 
     #[test]

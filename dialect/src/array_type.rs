@@ -239,6 +239,10 @@ pub(crate) unsafe fn element_dtype(element: mlir_sys::MlirType) -> Option<DType>
             let unsigned = mlirIntegerTypeIsUnsigned(element);
             match (mlirIntegerTypeGetWidth(element), unsigned) {
                 (1, _) => Some(DType::Bool),
+                (2, false) => Some(DType::I2),
+                (4, false) => Some(DType::I4),
+                (2, true) => Some(DType::U2),
+                (4, true) => Some(DType::U4),
                 (8, false) => Some(DType::I8),
                 (16, false) => Some(DType::I16),
                 (32, false) => Some(DType::I32),
@@ -289,5 +293,10 @@ fn element_type(context: &Context, dtype: DType) -> Type<'_> {
         DType::F8E4M3 => made(mlir_sys::mlirFloat8E4M3TypeGet),
         DType::F8E3M4 => made(mlir_sys::mlirFloat8E3M4TypeGet),
         DType::F8E8M0FNU => made(mlir_sys::mlirFloat8E8M0FNUTypeGet),
+        DType::I2 => IntegerType::new(context, 2).into(),
+        DType::I4 => IntegerType::new(context, 4).into(),
+        DType::U2 => IntegerType::unsigned(context, 2).into(),
+        DType::U4 => IntegerType::unsigned(context, 4).into(),
+        DType::F4E2M1FN => made(mlir_sys::mlirFloat4E2M1FNTypeGet),
     }
 }

@@ -41,6 +41,12 @@ _DTYPES = {
     np.dtype(jnp.float8_e4m3): "f8E4M3",
     np.dtype(jnp.float8_e3m4): "f8E3M4",
     np.dtype(jnp.float8_e8m0fnu): "f8E8M0FNU",
+    # Sub-byte types: one byte per element on the host, as ml_dtypes holds them.
+    np.dtype(jnp.int2): "i2",
+    np.dtype(jnp.int4): "i4",
+    np.dtype(jnp.uint2): "ui2",
+    np.dtype(jnp.uint4): "ui4",
+    np.dtype(jnp.float4_e2m1fn): "f4E2M1FN",
 }
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_$.]*"

@@ -76,11 +76,13 @@ DIRECT_PUT_BYTES = 4 << 20
 
 
 def _dtype(name: str) -> np.dtype:
-    if name == "bfloat16" or name.startswith("float8_"):
+    try:
+        return np.dtype(name)
+    except TypeError:
+        # bfloat16, the 8-bit floats and the sub-byte types are ml_dtypes'.
         import ml_dtypes
 
         return np.dtype(getattr(ml_dtypes, name))
-    return np.dtype(name)
 
 
 def _chunks(data: bytes | memoryview):

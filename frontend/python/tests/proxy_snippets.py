@@ -385,6 +385,38 @@ def complex_and_float8():
 
 
 @snippet
+def sub_byte_types():
+    """The sub-byte types (int4, uint4, int2, uint2, float4_e2m1fn), one
+    byte per element on the host: put sharded over two devices, computed on,
+    made by a program and fetched (their bytes compared exactly, as uint8),
+    and int8 bytes bitcast to int4 pairs."""
+    sharding = NamedSharding(Mesh(np.array(jax.devices()[:2]), ("x",)), P("x"))
+    out = {}
+    for name in ("int4", "uint4", "int2", "uint2", "float4_e2m1fn"):
+        t = getattr(jnp, name)
+        if name.startswith("float"):
+            host = np.linspace(-6.0, 6.0, 8, dtype=np.float32).astype(t)
+        else:
+            low, high = int(jnp.iinfo(t).min), int(jnp.iinfo(t).max)
+            host = (np.arange(8) % (high - low + 1) + low).astype(t)
+
+        @jax.jit
+        def f(a):
+            wide = a.astype(jnp.float32)
+            return wide * 2, wide[::-1].astype(t)
+
+        x = jax.device_put(host, sharding)
+        doubled, reversed_ = f(x)
+        out[f"{name}_put_bits"] = np.asarray(x).view(np.uint8)
+        out[f"{name}_doubled"] = np.asarray(doubled)
+        out[f"{name}_reversed_bits"] = np.asarray(reversed_).view(np.uint8)
+        out[f"{name}_dtype"] = str(reversed_.dtype)
+    pairs = lax.bitcast_convert_type(jax.device_put(np.arange(4, dtype=np.int8) * 37), jnp.int4)
+    out["bitcast_bits"] = np.asarray(pairs).view(np.uint8)
+    return out
+
+
+@snippet
 def memory_analysis():
     """What the compiler planned of memory for a jitted matmul
     (`compile().memory_analysis()`)."""
@@ -764,9 +796,9 @@ def proxy_only(f):
 
 @proxy_only
 def server_error_then_recover():
-    """An array pw has no dtype for (int4, packed two to a byte) fails with
-    the server's message as a JAX exception; the session goes on, and the
-    status page lists it like any other."""
+    """A program pw cannot run (its devices span the two workers) fails
+    with the server's message as a JAX exception; the session goes on, and
+    the status page lists it like any other."""
     import json
 
     import grpc
@@ -775,7 +807,8 @@ def server_error_then_recover():
 
     out = {}
     try:
-        bad = jax.device_put(np.array([1, -2, 3, -4], jnp.int4))
+        spanning = NamedSharding(Mesh(np.array(jax.devices()), ("x",)), P("x"))
+        bad = jax.jit(lambda a: a * 2, out_shardings=spanning)(np.arange(8, dtype=np.float32))
         np.asarray(bad)
         out["raised"] = False
     except Exception as e:  # noqa: BLE001 - the exception is the result

@@ -15,8 +15,7 @@ fn zero(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool => "false",
         DType::C64 | DType::C128 => "(0.000000e+00,0.000000e+00)",
-        d if d.is_float8() => "0.000000e+00",
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => "0.000000e+00",
+        d if d.is_float() => "0.000000e+00",
         _ => "0",
     }
 }

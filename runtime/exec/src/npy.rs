@@ -11,10 +11,12 @@
 //! `np.save` writes an `ml_dtypes.bfloat16` array (what JAX users have) as the
 //! raw 2-byte type `<V2`, so a 2-byte void is read as bfloat16 and bfloat16 is
 //! written as `<V2`; load it in Python with `np.load(p).view(ml_dtypes.bfloat16)`.
-//! `complex64` and `complex128` are `c8` and `c16`. The 8-bit floats are
-//! written as `np.save` writes them, one raw byte (`|V1`, view it as the
-//! ml_dtypes type), and not read: such a file does not say which of the
-//! eight it holds. Arrays are always written in C order and native byte
+//! `complex64` and `complex128` are `c8` and `c16`. The 8-bit floats and
+//! the sub-byte types (int2, int4, uint2, uint4, float4_e2m1fn: one byte
+//! per element, the value in its low bits) are written as `np.save` writes
+//! them, one raw byte (`|V1`, view it as the ml_dtypes type), and read only
+//! where the reader says which type it expects: such a file does not say
+//! which of the thirteen it holds. Arrays are always written in C order and native byte
 //! order.
 //!
 //! Files are untrusted: the header is parsed in one linear pass and is at
@@ -288,12 +290,12 @@ fn parse_descr(descr: &str, want: Option<DType>) -> Result<(DType, bool), String
         // ml_dtypes' bfloat16: raw little-endian bits, whatever the mark.
         "V2" => return Ok((DType::BF16, cfg!(target_endian = "big"))),
         "V1" | "f1" => match want {
-            Some(f8) if f8.is_float8() => f8,
+            Some(raw) if raw.is_raw_byte() => raw,
             _ => {
                 return Err(format!(
-                    "element type '{descr}' is one raw byte: an ml_dtypes float8 array, whose \
-                     kind the file does not say; pw reads one only where the program says \
-                     which (a pw-run input)"
+                    "element type '{descr}' is one raw byte: an ml_dtypes float8 or sub-byte \
+                     array, whose kind the file does not say; pw reads one only where the \
+                     program says which (a pw-run input)"
                 ))
             }
         },
@@ -496,8 +498,9 @@ fn header_bytes(array: &HostArray) -> Vec<u8> {
         DType::I8 => "|i1".to_owned(),
         DType::U8 => "|u1".to_owned(),
         DType::BF16 => "<V2".to_owned(),
-        // As np.save writes ml_dtypes' float8 arrays: one raw byte.
-        d if d.is_float8() => "|V1".to_owned(),
+        // As np.save writes ml_dtypes' float8 and sub-byte arrays: one raw
+        // byte each.
+        d if d.is_raw_byte() => "|V1".to_owned(),
         other => {
             let kind = match other {
                 DType::F16 | DType::F32 | DType::F64 => 'f',

@@ -409,6 +409,15 @@ impl Buffer {
     /// `PJRT_Client_CreateViewOfDeviceBuffer`. Waits for the data to be defined.
     pub fn view_as(source: &Arc<Buffer>, dtype: DType, dims: &[usize]) -> Result<Buffer> {
         let this = &**source;
+        if dtype.is_sub_byte() || this.dtype()?.is_sub_byte() {
+            // The device packs them: its bytes are not the host's.
+            return Err(Error::invalid(format!(
+                "a view as {dtype}{dims:?} of a {}{:?} buffer: views of sub-byte types are not \
+                 supported",
+                this.dtype()?,
+                this.dims()?
+            )));
+        }
         let old_bytes = this.dims()?.iter().product::<usize>() * this.dtype()?.size_in_bytes();
         let new_bytes = dims.iter().product::<usize>() * dtype.size_in_bytes();
         if old_bytes != new_bytes {

@@ -112,11 +112,16 @@ pub(crate) fn pjrt_type(dtype: DType) -> sys::PJRT_Buffer_Type {
         DType::F8E4M3 => sys::PJRT_Buffer_Type_F8E4M3,
         DType::F8E3M4 => sys::PJRT_Buffer_Type_F8E3M4,
         DType::F8E8M0FNU => sys::PJRT_Buffer_Type_F8E8M0FNU,
+        DType::I2 => sys::PJRT_Buffer_Type_S2,
+        DType::I4 => sys::PJRT_Buffer_Type_S4,
+        DType::U2 => sys::PJRT_Buffer_Type_U2,
+        DType::U4 => sys::PJRT_Buffer_Type_U4,
+        DType::F4E2M1FN => sys::PJRT_Buffer_Type_F4E2M1FN,
     }
 }
 
 /// The [`DType`] of a PJRT buffer type; `None` for types pw does not
-/// handle (the sub-byte ones, token...).
+/// handle (token, and those of newer plugins).
 pub(crate) fn dtype_of(ty: sys::PJRT_Buffer_Type) -> Option<DType> {
     DType::ALL.into_iter().find(|d| pjrt_type(*d) == ty)
 }

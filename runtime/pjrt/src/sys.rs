@@ -148,10 +148,15 @@ pub const PJRT_Buffer_Type_F8E4M3FN: PJRT_Buffer_Type = 17;
 pub const PJRT_Buffer_Type_F8E4M3B11FNUZ: PJRT_Buffer_Type = 18;
 pub const PJRT_Buffer_Type_F8E5M2FNUZ: PJRT_Buffer_Type = 19;
 pub const PJRT_Buffer_Type_F8E4M3FNUZ: PJRT_Buffer_Type = 20;
+pub const PJRT_Buffer_Type_S4: PJRT_Buffer_Type = 21;
+pub const PJRT_Buffer_Type_U4: PJRT_Buffer_Type = 22;
 pub const PJRT_Buffer_Type_TOKEN: PJRT_Buffer_Type = 23;
+pub const PJRT_Buffer_Type_S2: PJRT_Buffer_Type = 24;
+pub const PJRT_Buffer_Type_U2: PJRT_Buffer_Type = 25;
 pub const PJRT_Buffer_Type_F8E4M3: PJRT_Buffer_Type = 26;
 pub const PJRT_Buffer_Type_F8E3M4: PJRT_Buffer_Type = 27;
 pub const PJRT_Buffer_Type_F8E8M0FNU: PJRT_Buffer_Type = 28;
+pub const PJRT_Buffer_Type_F4E2M1FN: PJRT_Buffer_Type = 29;
 
 pub type PJRT_HostBufferSemantics = c_int;
 /// The plugin copies `data` before `BufferFromHostBuffer` returns.

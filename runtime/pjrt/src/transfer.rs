@@ -25,9 +25,63 @@ use pw_core::DType;
 pub struct AsyncTransfer {
     client: Client,
     raw: *mut sys::PJRT_AsyncHostToDeviceTransferManager,
+    /// Host bytes the buffer holds, and those written so far.
     size: usize,
     written: usize,
+    /// For a sub-byte type, what packs host bytes into the device's.
+    packer: Option<Packer>,
     finished: bool,
+}
+
+/// Packs sub-byte elements, one per host byte (the value in its low bits),
+/// as the device holds them: several to a byte, the first in the lowest
+/// bits. Chunks may end inside a device byte; the elements left over wait
+/// for the next chunk.
+struct Packer {
+    bits: usize,
+    carry: Vec<u8>,
+    /// Device bytes written so far.
+    written: usize,
+}
+
+impl Packer {
+    fn new(dtype: DType) -> Option<Packer> {
+        dtype.is_sub_byte().then(|| Packer {
+            bits: dtype.bits(),
+            carry: Vec::new(),
+            written: 0,
+        })
+    }
+
+    fn per_byte(&self) -> usize {
+        8 / self.bits
+    }
+
+    /// The device bytes `data` completes (all of them when `last`), the
+    /// elements of an unfinished byte kept for the next chunk.
+    fn pack(&mut self, data: &[u8], last: bool) -> Vec<u8> {
+        let per_byte = self.per_byte();
+        let mask = (1u8 << self.bits) - 1;
+        let mut elements = std::mem::take(&mut self.carry);
+        elements.extend_from_slice(data);
+        let whole = if last {
+            elements.len()
+        } else {
+            elements.len() - elements.len() % per_byte
+        };
+        self.carry = elements.split_off(whole);
+        let packed: Vec<u8> = elements
+            .chunks(per_byte)
+            .map(|group| {
+                group
+                    .iter()
+                    .enumerate()
+                    .fold(0u8, |byte, (i, e)| byte | ((e & mask) << (i * self.bits)))
+            })
+            .collect();
+        self.written += packed.len();
+        packed
+    }
 }
 
 // SAFETY: the transfer manager is used through the thread-safe C API only.
@@ -87,6 +141,7 @@ impl Client {
             raw: args.transfer_manager,
             size,
             written: 0,
+            packer: Packer::new(dtype),
             finished: false,
         };
         let mut retrieve = sys::PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args::new();
@@ -129,6 +184,8 @@ impl AsyncTransfer {
     /// Writes the next chunk, `data`, at offset [`AsyncTransfer::written`];
     /// `last` must be set on the chunk that completes the buffer, exactly
     /// when it does. `data` is kept alive until the plugin is done with it.
+    /// Offsets and sizes are the host's (one byte per element also for the
+    /// sub-byte types, which are packed here on their way).
     pub fn write(&mut self, data: impl AsRef<[u8]> + Send + 'static, last: bool) -> Result<()> {
         if self.finished {
             return Err(Error::invalid("the transfer is already finished"));
@@ -155,12 +212,33 @@ impl AsyncTransfer {
                 }
             )));
         }
+        match &mut self.packer {
+            Some(packer) => {
+                let offset = packer.written;
+                let packed = packer.pack(data.as_ref(), last);
+                if !packed.is_empty() || last {
+                    self.transfer(packed, offset, last)?;
+                }
+            }
+            None => self.transfer(data, self.written, last)?,
+        }
+        self.written = end;
+        Ok(())
+    }
+
+    /// Hands `data` to the plugin at device offset `offset`.
+    fn transfer(
+        &mut self,
+        data: impl AsRef<[u8]> + Send + 'static,
+        offset: usize,
+        last: bool,
+    ) -> Result<()> {
         let mut args = sys::PJRT_AsyncHostToDeviceTransferManager_TransferData_Args::new();
         args.transfer_manager = self.raw;
         args.buffer_index = 0;
         args.data = data.as_ref().as_ptr().cast::<c_void>();
-        args.offset = self.written as i64;
-        args.transfer_size = len as i64;
+        args.offset = offset as i64;
+        args.transfer_size = data.as_ref().len() as i64;
         args.is_last_transfer = last;
         // SAFETY: valid args; `data` stays alive until `done_with_h2d_transfer`
         // fires (it moves into that event's callback below).
@@ -171,7 +249,6 @@ impl AsyncTransfer {
                 &mut args
             )?
         };
-        self.written = end;
         self.finished = last;
         if args.done_with_h2d_transfer.is_null() {
             // The plugin copied the chunk during the call.

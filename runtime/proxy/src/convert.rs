@@ -86,12 +86,16 @@ pub fn dtype_of(proto: &DTypeProto) -> Result<DType, String> {
         Kind::F8e4m3 => DType::F8E4M3,
         Kind::F8e3m4 => DType::F8E3M4,
         Kind::F8e8m0fnu => DType::F8E8M0FNU,
+        Kind::S2 => DType::I2,
+        Kind::S4 => DType::I4,
+        Kind::U2 => DType::U2,
+        Kind::U4 => DType::U4,
+        Kind::F4e2m1fn => DType::F4E2M1FN,
         other => {
             return Err(format!(
-                "dtype {} is not supported by pw (its sub-byte types {} are not; nor are \
-                 tokens, opaque and string arrays)",
+                "dtype {} is not supported by pw (nor are the 1-bit types, tokens, opaque \
+                 and string arrays)",
                 other.as_str_name(),
-                DType::UNSUPPORTED
             ))
         }
     })
@@ -123,6 +127,11 @@ pub fn dtype_proto(d: DType) -> DTypeProto {
         DType::F8E4M3 => Kind::F8e4m3,
         DType::F8E3M4 => Kind::F8e3m4,
         DType::F8E8M0FNU => Kind::F8e8m0fnu,
+        DType::I2 => Kind::S2,
+        DType::I4 => Kind::S4,
+        DType::U2 => Kind::U2,
+        DType::U4 => Kind::U4,
+        DType::F4E2M1FN => Kind::F4e2m1fn,
     };
     DTypeProto {
         version_number: 0,
@@ -963,16 +972,18 @@ mod tests {
         assert_eq!(dtype_proto(DType::BF16).kind, 16);
         assert_eq!(dtype_proto(DType::F32).kind, 11);
         assert_eq!(dtype_proto(DType::Bool).kind, 1);
+        assert_eq!(dtype_proto(DType::I4).kind, 21);
+        assert_eq!(dtype_proto(DType::F4E2M1FN).kind, 30);
     }
 
     #[test]
     fn unsupported_dtypes_are_named() {
-        let int4 = DTypeProto {
-            kind: Kind::S4 as i32,
+        let int1 = DTypeProto {
+            kind: Kind::S1 as i32,
             ..Default::default()
         };
-        let e = dtype_of(&int4).unwrap_err();
-        assert!(e.contains("KIND_S4"), "{e}");
+        let e = dtype_of(&int1).unwrap_err();
+        assert!(e.contains("KIND_S1"), "{e}");
         let e = dtype_of(&DTypeProto::default()).unwrap_err();
         assert!(e.contains("KIND_UNSPECIFIED"), "{e}");
         let e = dtype_of(&DTypeProto {

@@ -190,8 +190,8 @@ module {
 
 // Tests that element types are ones pw arrays can hold.
 module {
-  // expected-error@+1 {{unsupported element type i4}}
-  func.func @main(%x: !pw.array<4xi4>) {
+  // expected-error@+1 {{unsupported element type i3}}
+  func.func @main(%x: !pw.array<4xi3>) {
     return
   }
 }

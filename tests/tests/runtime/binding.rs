@@ -118,18 +118,23 @@ fn devices_and_memories(target: Target) {
     }
 }
 
+/// Host bytes of `n` elements of `dtype`: varied, and valid for it (a
+/// `bool` is 0 or 1, a sub-byte element only its low bits).
+fn host_bytes(dtype: DType, n: usize) -> Vec<u8> {
+    let mask = match dtype {
+        DType::Bool => 1,
+        d if d.is_sub_byte() => (1u8 << d.bits()) - 1,
+        _ => u8::MAX,
+    };
+    (0..n * dtype.size_in_bytes())
+        .map(|i| (i * 37 % 251) as u8 & mask)
+        .collect()
+}
+
 fn host_round_trip_every_dtype(target: Target) {
     let client = target.client(2);
     for dtype in DType::ALL {
-        let bytes: Vec<u8> = (0..6 * dtype.size_in_bytes())
-            .map(|i| {
-                if dtype == DType::Bool {
-                    (i % 2) as u8
-                } else {
-                    (i * 37 % 251) as u8
-                }
-            })
-            .collect();
+        let bytes = host_bytes(dtype, 6);
         for device in client.devices() {
             let buffer = client
                 .buffer_from_host(&bytes, dtype, &[2, 3], &device)
@@ -138,7 +143,8 @@ fn host_round_trip_every_dtype(target: Target) {
             assert_eq!(buffer.dims().unwrap(), vec![2, 3]);
             assert_eq!(buffer.device().unwrap(), device);
             assert_eq!(Some(buffer.memory().unwrap()), device.default_memory());
-            assert!(buffer.on_device_size().unwrap() >= bytes.len());
+            // Sub-byte elements are packed on the device.
+            assert!(buffer.on_device_size().unwrap() >= (6 * dtype.bits()).div_ceil(8));
             assert_eq!(buffer.to_host().unwrap(), bytes, "{dtype} on {device:?}");
         }
     }
@@ -415,6 +421,20 @@ fn async_transfers(target: Target) {
         assert_eq!(f32_values(&run.outputs[0][0]), vec![1.0, 3.0, 5.0, 7.0]);
         assert_eq!(device, x.device().unwrap());
     }
+    // Sub-byte types are packed on the device: chunks of host bytes that
+    // end inside a device byte still land where they belong.
+    for dtype in DType::ALL.into_iter().filter(|d| d.is_sub_byte()) {
+        let bytes = host_bytes(dtype, 13);
+        let (mut transfer, x) = client
+            .buffer_for_async_transfer(&device, dtype, &[13])
+            .unwrap();
+        assert_eq!(transfer.size(), 13);
+        for (i, chunk) in bytes.chunks(3).enumerate() {
+            transfer.write(chunk.to_vec(), 3 * (i + 1) >= 13).unwrap();
+        }
+        assert!(x.on_device_size().unwrap() < 13, "{dtype} is not packed");
+        assert_eq!(x.to_host().unwrap(), bytes, "{dtype}");
+    }
     // Failed, then dropped unfinished: the consumers fail with the reason.
     for fail in [true, false] {
         let (mut transfer, x) = client
@@ -446,16 +466,7 @@ fn in_place_reads_match_copies(target: Target) {
     let device = &client.devices()[0];
     for dtype in DType::ALL {
         for dims in [vec![], vec![5], vec![2, 3], vec![2, 0, 4]] {
-            let n: usize = dims.iter().product();
-            let bytes: Vec<u8> = (0..n * dtype.size_in_bytes())
-                .map(|i| {
-                    if dtype == DType::Bool {
-                        (i % 2) as u8
-                    } else {
-                        (i * 37 % 251) as u8
-                    }
-                })
-                .collect();
+            let bytes = host_bytes(dtype, dims.iter().product());
             let b = client
                 .buffer_from_host(&bytes, dtype, &dims, device)
                 .unwrap();
