@@ -20,7 +20,9 @@ every process on 127.0.0.1, started and ended by PID:
   - fetch / upload of 64 MiB: `np.asarray` of a device array, and
     `jax.device_put(...).block_until_ready()` of a numpy array, GB/s (the
     best of 5). In-process on CPU both may alias host memory (no copy): the
-    floor for a copy is loopback TCP, in the last row.
+    floor for a copy is loopback TCP, in the last row. The CPU each process
+    used per fetch and per upload (the mean of the 5): where the time of a
+    bulk transfer goes.
   - the 4-stage pipeline of benches/proxy.py (8 microbatches, every one
     dispatched before any result is fetched): one step, the median of N.
   - a Flax NNX MLP (3 layers of 256) trained with Optax AdamW on batches of
@@ -70,7 +72,7 @@ SIZE = 64 << 20
 out = {}
 
 sys.path.insert(0, os.environ["PW_BENCH_DIR"])
-from client_boundary import cpu_per_call_us  # noqa: E402
+from client_boundary import cpu_per_call_us, cpu_seconds  # noqa: E402
 
 
 def median_ms(f, n):
@@ -95,27 +97,36 @@ if what == "calls":
     pids = [os.getpid()] + [int(p) for p in os.environ.get("PW_BENCH_PIDS", "").split()]
     out["cpu_us"] = cpu_per_call_us(pids, lambda: f(x).block_until_ready(), 10 * n)
 elif what == "bulk":
+    # This process, then pw-server and its workers (none in-process).
+    pids = [os.getpid()] + [int(p) for p in os.environ.get("PW_BENCH_PIDS", "").split()]
     make = jax.jit(lambda: jnp.arange(SIZE // 4, dtype=jnp.float32))
     np.asarray(make())
-    fetch = 0.0
+    fetch, fetch_cpu = 0.0, [0.0] * len(pids)
     for _ in range(5):
         y = make()
         y.block_until_ready()
-        t = time.perf_counter()
+        before, t = cpu_seconds(pids), time.perf_counter()
         host = np.asarray(y)
         fetch = max(fetch, SIZE / (time.perf_counter() - t) / 1e9)
+        fetch_cpu = [c + b - a for c, a, b in zip(fetch_cpu, before, cpu_seconds(pids))]
         assert host[-1] == SIZE // 4 - 1
         del y, host
     data = np.arange(SIZE // 4, dtype=np.float32)
     jax.device_put(data).block_until_ready()
-    upload = 0.0
+    upload, upload_cpu = 0.0, [0.0] * len(pids)
     for _ in range(5):
-        t = time.perf_counter()
+        before, t = cpu_seconds(pids), time.perf_counter()
         y = jax.device_put(data)
         y.block_until_ready()
         upload = max(upload, SIZE / (time.perf_counter() - t) / 1e9)
+        upload_cpu = [c + b - a for c, a, b in zip(upload_cpu, before, cpu_seconds(pids))]
         del y
-    out = {"fetch_gbps": fetch, "upload_gbps": upload}
+    out = {
+        "fetch_gbps": fetch,
+        "upload_gbps": upload,
+        "fetch_cpu_ms": [round(c * 1e3 / 5, 1) for c in fetch_cpu],
+        "upload_cpu_ms": [round(c * 1e3 / 5, 1) for c in upload_cpu],
+    }
 elif what == "pipeline":
     devices = jax.devices()[:4]
     w = np.linspace(-1, 1, 256 * 256, dtype=np.float32).reshape(256, 256) / 16
@@ -186,22 +197,24 @@ def measure(env, what, n):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def cpu_seconds(pids):
+    """CPU (user + system) each of `pids` has used so far, seconds (to the
+    kernel's tick, 10 ms here)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    times = []
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        times.append((int(fields[11]) + int(fields[12])) / tick)
+    return times
+
+
 def cpu_per_call_us(pids, f, calls):
     """CPU (user + system) per call of `f` in each of `pids`, µs."""
-    tick = os.sysconf("SC_CLK_TCK")
-
-    def used():
-        times = []
-        for pid in pids:
-            with open(f"/proc/{pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            times.append((int(fields[11]) + int(fields[12])) / tick)
-        return times
-
-    before = used()
+    before = cpu_seconds(pids)
     for _ in range(calls):
         f()
-    return [round((b - a) * 1e6 / calls, 1) for a, b in zip(before, used())]
+    return [round((b - a) * 1e6 / calls, 1) for a, b in zip(before, cpu_seconds(pids))]
 
 
 def loopback_tcp() -> float:
@@ -362,6 +375,16 @@ def main():
         ("proxy: np.asarray of 64 MiB", f"{p['fetch_gbps']:.2f} GB/s", f"{j['fetch_gbps']:.3g} GB/s (aliases)", f"{tcp:.2f} GB/s"),
         ("proxy: device_put of 64 MiB", f"{p['upload_gbps']:.2f} GB/s", f"{j['upload_gbps']:.3g} GB/s", f"{tcp:.2f} GB/s"),
     ]
+    for what, label in [("fetch", "np.asarray"), ("upload", "device_put")]:
+        cpu = p[f"{what}_cpu_ms"]
+        rows.append(
+            (
+                f"proxy: CPU per {label} of 64 MiB (JAX client / pw-server / pw-workers)",
+                f"{cpu[0]:.0f} / {cpu[1]:.0f} / {sum(cpu[2:]):.0f} ms",
+                f"{j[f'{what}_cpu_ms'][0]:.0f} ms",
+                "",
+            )
+        )
     for what, label in [("pipeline", "proxy: 4-stage pipeline, 8 microbatches, per step"), ("flax", "proxy: Flax NNX + Optax AdamW MLP, loss read each step")]:
         j, p = runs[what]
         rows.append((label, f"{p['step_ms']:.2f} ms", f"{j['step_ms']:.2f} ms", f"{p['step_ms'] / j['step_ms']:.2f}x"))

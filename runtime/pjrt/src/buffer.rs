@@ -297,7 +297,7 @@ impl Buffer {
 
     /// Calls `f` with the buffer's bytes where they lie, without copying
     /// them: only for a buffer in host memory (`PJRT_Buffer_IsOnCpu`) with a
-    /// dense major-to-minor layout; `None` otherwise (use
+    /// dense major-to-minor layout of whole bytes; `None` otherwise (use
     /// [`Buffer::to_host`]). Waits for the data to be defined; the buffer is
     /// pinned (`PJRT_Buffer_IncreaseExternalReferenceCount`) while `f` runs.
     pub fn read_in_place<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
@@ -327,8 +327,10 @@ impl Buffer {
                         .iter()
                         .copied()
                         .eq((0..rank as i64).rev()));
-        let dense = dims.iter().product::<usize>() * self.dtype()?.size_in_bytes();
-        if !row_major || self.on_device_size()? != dense {
+        let dtype = self.dtype()?;
+        let dense = dims.iter().product::<usize>() * dtype.size_in_bytes();
+        // Sub-byte elements are packed on the device: its bytes are not the host's.
+        if !row_major || dtype.is_sub_byte() || self.on_device_size()? != dense {
             return Ok(None);
         }
         self.wait_ready()?;
