@@ -24,6 +24,7 @@ import queue
 import socket
 import struct
 import threading
+import time
 
 import grpc
 import numpy as np
@@ -52,12 +53,16 @@ class Link:
     """A session link (see the module doc); ``error_of(code, kind,
     message)`` turns the server's last word into an exception.
 
-    Requests are framed by the caller and written by one sender thread,
-    which writes everything queued by the time it wakes in one ``sendall``
-    (a call and the fetch right behind it travel together) and a heartbeat
-    when nothing else went for a while. At most ``queued`` requests wait;
-    past that a caller waits (the server holds a session back while it has
-    too many calls in flight)."""
+    Requests are framed by the caller. When nothing is waiting to be
+    written, the caller writes its requests itself, as far as the socket
+    takes them without blocking (no thread to wake: a tiny call costs one
+    ``send``); the rest, and everything sent while something waits, goes
+    to one sender thread, which writes everything queued by the time it
+    wakes in one ``sendall`` and a heartbeat when nothing else went for a
+    while. Requests keep their order either way: a caller writes only
+    while nothing is queued, under the lock the sender writes under. At
+    most ``queued`` requests wait; past that a caller waits (the server
+    holds a session back while it has too many calls in flight)."""
 
     def __init__(self, address: str, open_request, error_of, queued: int, heartbeat_s: float = 1.0):
         host, _, port = address.rpartition(":")
@@ -72,6 +77,11 @@ class Link:
         self.heartbeat_s = heartbeat_s
         self._closed = threading.Event()
         self._queue: queue.Queue = queue.Queue(maxsize=queued)
+        # Held while writing to the socket; `_waiting` counts what is
+        # queued or taken by the sender and not yet written.
+        self._writing = threading.Lock()
+        self._waiting = 0
+        self._last_write = 0.0
         self._failed: ServerError | None = None
         # Set once the sender wrote its last request (close).
         self._drained = threading.Event()
@@ -79,17 +89,43 @@ class Link:
         threading.Thread(target=self._send, name="pw-send", daemon=True).start()
 
     def send_all(self, requests) -> None:
-        for r in requests:
-            data = frame(r)
+        data = b"".join(frame(r) for r in requests)
+        while not self._writing.acquire(timeout=1.0):
+            self._check_open()
+        try:
+            self._check_open()
+            if self._waiting == 0:
+                try:
+                    sent = self._sock.send(data, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    sent = 0
+                except OSError as e:
+                    self._failed = self._unreachable(e)
+                    raise self._failed from None
+                self._last_write = time.monotonic()
+                if sent == len(data):
+                    return
+                data = data[sent:]
+            # Queued under the lock: a request that went out in part keeps
+            # its place before anything sent after it.
+            self._waiting += 1
             while True:
-                if self._failed is not None:
-                    raise self._failed
                 try:
                     self._queue.put(data, timeout=1.0)
-                    break
+                    return
                 except queue.Full:
-                    if self._closed.is_set():
-                        raise ServerError(f"the session link to {self.address} is closed") from None
+                    self._check_open()
+        finally:
+            self._writing.release()
+
+    def _check_open(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+        if self._closed.is_set():
+            raise ServerError(f"the session link to {self.address} is closed")
+
+    def _unreachable(self, e: OSError) -> ServerError:
+        return ServerError(f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {e}")
 
     def _send(self):
         beat = frame(pb.SessionRequest(heartbeat=True))
@@ -97,6 +133,8 @@ class Link:
             try:
                 batch = [self._queue.get(timeout=self.heartbeat_s / 2)]
             except queue.Empty:
+                if time.monotonic() - self._last_write < self.heartbeat_s / 2:
+                    continue
                 batch = [beat]
             while True:
                 try:
@@ -106,14 +144,15 @@ class Link:
             last = None in batch
             if last:
                 batch = batch[: batch.index(None)]
-            try:
-                self._sock.sendall(b"".join(batch))
-            except OSError as e:
-                self._failed = ServerError(
-                    f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {e}"
-                )
-                self._drained.set()
-                return
+            with self._writing:
+                try:
+                    self._sock.sendall(b"".join(batch))
+                except OSError as e:
+                    self._failed = self._unreachable(e)
+                    self._drained.set()
+                    return
+                self._last_write = time.monotonic()
+                self._waiting -= len([b for b in batch if b is not beat])
             if last:
                 self._drained.set()
                 return
