@@ -135,24 +135,26 @@ class Link:
             except queue.Empty:
                 if time.monotonic() - self._last_write < self.heartbeat_s / 2:
                     continue
-                batch = [beat]
-            while True:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            last = None in batch
-            if last:
-                batch = batch[: batch.index(None)]
+                batch = []
             with self._writing:
+                # Taken under the lock: what a caller queued after writing
+                # part of a request must follow that part, before a beat.
+                while True:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                last = None in batch
+                if last:
+                    batch = batch[: batch.index(None)]
                 try:
-                    self._sock.sendall(b"".join(batch))
+                    self._sock.sendall(b"".join(batch) if batch or last else beat)
                 except OSError as e:
                     self._failed = self._unreachable(e)
                     self._drained.set()
                     return
                 self._last_write = time.monotonic()
-                self._waiting -= len([b for b in batch if b is not beat])
+                self._waiting -= len(batch)
             if last:
                 self._drained.set()
                 return
