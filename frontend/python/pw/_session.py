@@ -44,6 +44,11 @@ MAX_MESSAGE = 256 << 20
 _SERVICE = "/pw.v1.Controller/Session"
 
 
+def unreachable(address: str, why) -> ServerError:
+    """The error of a pw-server at `address` that cannot be reached."""
+    return ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {why}")
+
+
 def frame(message) -> bytes:
     data = message.SerializeToString()
     return _LEN.pack(len(data)) + data
@@ -71,7 +76,7 @@ class Link:
         try:
             self._sock = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
         except OSError as e:
-            raise ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {e}") from None
+            raise unreachable(address, e) from None
         self._sock.settimeout(None)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.heartbeat_s = heartbeat_s
@@ -100,7 +105,7 @@ class Link:
                 except BlockingIOError:
                     sent = 0
                 except OSError as e:
-                    self._failed = self._unreachable(e)
+                    self._failed = unreachable(self.address, e)
                     raise self._failed from None
                 self._last_write = time.monotonic()
                 if sent == len(data):
@@ -123,9 +128,6 @@ class Link:
             raise self._failed
         if self._closed.is_set():
             raise ServerError(f"the session link to {self.address} is closed")
-
-    def _unreachable(self, e: OSError) -> ServerError:
-        return ServerError(f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {e}")
 
     def _send(self):
         beat = frame(pb.SessionRequest(heartbeat=True))
@@ -150,7 +152,7 @@ class Link:
                 try:
                     self._sock.sendall(b"".join(batch) if batch or last else beat)
                 except OSError as e:
-                    self._failed = self._unreachable(e)
+                    self._failed = unreachable(self.address, e)
                     self._drained.set()
                     return
                 self._last_write = time.monotonic()
@@ -182,10 +184,7 @@ class Link:
             except (EOFError, OSError) as e:
                 if self._closed.is_set():
                     return
-                raise ServerError(
-                    f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): "
-                    f"{e or 'the connection closed'}"
-                ) from None
+                raise unreachable(self.address, e or "the connection closed") from None
             if event.WhichOneof("event") == "ended":
                 e = event.ended
                 raise self._error_of(e.code, e.error_kind, e.error)

@@ -153,7 +153,7 @@ def _error(e: grpc.RpcError, address: str) -> PwError:
         if key == "pw-error":
             kind = value
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) and not kind:
-        return ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {message}")
+        return _session.unreachable(address, message)
     if code == grpc.StatusCode.UNAUTHENTICATED:
         return ServerError(f"the pw-server at {address} refused the client: {message}")
     return _of_kind(kind, message)
@@ -493,7 +493,7 @@ class Client:
         if code == grpc.StatusCode.UNAUTHENTICATED.value[0]:
             return ServerError(f"the pw-server at {self.address} refused the client: {message}")
         if code == grpc.StatusCode.UNAVAILABLE.value[0] and not kind:
-            return ServerError(f"the pw-server at {self.address} cannot be reached (it stopped or restarted?): {message}")
+            return _session.unreachable(self.address, message)
         return _of_kind(kind, message)
 
     # -- the session stream --------------------------------------------------
