@@ -508,6 +508,35 @@ print("near", float(np.asarray(near).sum()), flush=True)
 """
 
 
+def _unaccepted_connections(pid: int) -> int:
+    """How many TCP connections to the ports process `pid` listens on wait
+    in its accept queue (established, not yet taken: no file, inode 0)."""
+    owned = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            owned.add(link[len("socket:[") : -1])
+    rows = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            rows += [line.split() for line in f.readlines()[1:]]
+    listening = {r[1].rsplit(":", 1)[1] for r in rows if r[3] == "0A" and r[9] in owned}
+    return sum(1 for r in rows if r[3] == "01" and r[9] == "0" and r[1].rsplit(":", 1)[1] in listening)
+
+
+def _wait_unaccepted_connection(pid: int, timeout: float):
+    """Waits (at most `timeout` seconds) until a connection to `pid` waits
+    in its accept queue: a client's transfer with a stopped process."""
+    deadline = time.monotonic() + timeout
+    while _unaccepted_connections(pid) == 0:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no connection to process {pid} within {timeout} s")
+        time.sleep(0.02)
+
+
 def _line(proc, timeout: float) -> str:
     """The next line `proc` writes, within `timeout` seconds."""
     import select
@@ -540,8 +569,9 @@ def test_a_worker_lost_during_a_large_transfer_fails_that_transfer_not_the_sessi
         server.second.send_signal(signal.SIGSTOP)
         proc.stdin.write("go\n")
         proc.stdin.flush()
-        # The transfer is under way (its worker cannot answer) ...
-        time.sleep(1.0)
+        # The transfer is under way (its connection waits, unaccepted, on the
+        # stopped worker's data port) ...
+        _wait_unaccepted_connection(server.second.pid, SUBPROCESS_TIMEOUT_S)
         # ... when the worker dies.
         server.second.kill()
         server.second.wait(10)
