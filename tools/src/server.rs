@@ -117,6 +117,13 @@ pub struct Cli {
     #[arg(long, value_name = "DIR")]
     pub trace_sessions: Option<PathBuf>,
 
+    /// Where sessions save checkpoints and load them from
+    /// (`client.save(path, ...)`: DIR/path). Every worker must reach DIR
+    /// at the same path (a shared filesystem): each writes and reads the
+    /// shards it holds. Without it, sessions cannot save or load.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+
     /// Send each session's trace (the spans --trace-sessions writes) to
     /// this OpenTelemetry collector over OTLP/gRPC as they are recorded,
     /// one trace per session. Off unless given.
@@ -290,6 +297,16 @@ fn serve(cli: Cli) -> Result<(), String> {
     if let Some(endpoint) = cli.otlp_endpoint.as_deref().filter(|e| !e.is_empty()) {
         pw_controller::otlp::check_endpoint(endpoint)?;
     }
+    // Workers are told absolute paths under it.
+    let checkpoint_dir = cli
+        .checkpoint_dir
+        .as_deref()
+        .map(|d| {
+            std::fs::create_dir_all(d)
+                .and_then(|()| d.canonicalize())
+                .map_err(|e| format!("--checkpoint-dir {}: {e}", d.display()))
+        })
+        .transpose()?;
     let plugin = if cli.no_compile {
         None
     } else {
@@ -311,6 +328,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         checkpoint_budget: cli.checkpoint_mb.saturating_mul(1 << 20),
         lineage_budget: cli.lineage_budget_mb.saturating_mul(1 << 20),
         trace_sessions: cli.trace_sessions.clone(),
+        checkpoint_dir,
         otlp_endpoint: cli.otlp_endpoint.clone().filter(|e| !e.is_empty()),
         limits: Limits {
             request_bytes: cli.max_request_mb.saturating_mul(1 << 20),

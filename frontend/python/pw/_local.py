@@ -185,7 +185,10 @@ def address(devices: int | None) -> str:
             stop()
         if _SERVER is None:
             want = int(os.environ.get("PW_LOCAL_DEVICES", DEFAULT_DEVICES))
-            _SERVER = LocalServer(max(want, int(devices or 0)))
+            # A local server's checkpoints (client.save) go where the
+            # program runs, as np.save's files do.
+            checkpoints = os.environ.get("PW_CHECKPOINT_DIR") or os.getcwd()
+            _SERVER = LocalServer(max(want, int(devices or 0)), server_args=["--checkpoint-dir", checkpoints])
         elif devices and devices > _SERVER.devices:
             raise ServerError(
                 f"the local pw-server of this process has {_SERVER.devices} devices, {devices} asked for "

@@ -354,6 +354,26 @@ class Executable:
         """The client's counters (see ``Client.stats``)."""
         return self._client.stats()
 
+    def input(self, index: int) -> "Input":
+        """Where input ``index`` goes: its shape, dtype and sharding, for
+        ``Client.load`` to lay an array out as this executable takes it."""
+        if not 0 <= index < len(self._inputs):
+            raise ProgramError(f"{where()}: the program has inputs 0 to {len(self._inputs) - 1}, not {index}")
+        return Input(self, index)
+
+
+@dataclass(frozen=True)
+class Input:
+    """Input ``index`` of ``executable`` (``exe.input(i)``): a layout an
+    array can be made in."""
+
+    executable: Executable
+    index: int
+
+    @property
+    def layout(self) -> "_Layout":
+        return self.executable._inputs[self.index]
+
 
 class _Pending:
     """A request's answer, filled in by the client's reader thread."""
@@ -694,6 +714,57 @@ class Client:
         if compiled is None:
             raise ServerError(f"the pw-server at {self.address} ended the compile without an executable")
         return Executable(self, program, compiled, donate)
+
+    def save(self, path: str, arrays: dict) -> None:
+        """Writes ``arrays`` (name → pw.Array of this session) as the
+        checkpoint ``path``, a relative path under the server's
+        ``--checkpoint-dir`` (a local server's: ``$PW_CHECKPOINT_DIR``, else
+        the directory the program started in). Each shard is written by
+        the worker holding it, never through this client: a zarr v3 group
+        with an array per name, which TensorStore and zarr-python open.
+        Waits for the calls making the arrays; a checkpoint of that path is
+        replaced whole once every shard is written and synced, and stays as
+        it was if the save fails."""
+        named = []
+        for name, a in arrays.items():
+            if not isinstance(a, Array) or a._client is not self:
+                raise ArrayError(f"{where()}: {name!r} is not a pw.Array of this session (session {self.session})")
+            a._check()
+            named.append(pb.NamedArray(name=str(name), array=a._id))
+        request = lambda i: pb.SessionRequest(save=pb.SessionSave(id=i, path=str(path), arrays=named))  # noqa: E731
+        self._ask(request).result()
+
+    def load(self, path: str, inputs: dict) -> dict:
+        """Reads arrays of checkpoint ``path`` (see ``save``): ``inputs``
+        maps each array's name to the layout it is made in, ``exe.input(i)``
+        (as input ``i`` of ``exe`` takes it); returns name → pw.Array. The
+        workers read the chunks each shard needs, whatever the writer's
+        sharding: a zarr v3 array of that name under ``path`` loads, pw's,
+        TensorStore's or Orbax's (``use_zarr3``, without OCDBT)."""
+        pending = []
+        for name, where_to in inputs.items():
+            if not isinstance(where_to, Input) or where_to.executable._client is not self:
+                raise ArrayError(f"{where()}: {name!r} must map to exe.input(i) of an executable of this client")
+            array = self._mint()
+            load = pb.SessionLoad(path=str(path), name=str(name), executable=where_to.executable._id, input=where_to.index, array=array)
+
+            def request(i, load=load):
+                load.id = i
+                return pb.SessionRequest(load=load)
+
+            pending.append((name, array, where_to.layout, self._ask(request)))
+        out, failure = {}, None
+        for name, array, layout, p in pending:
+            try:
+                p.result()
+                out[name] = Array(self, array, layout)
+            except PwError as e:
+                failure = failure or e
+        if failure is not None:
+            for a in out.values():
+                a.delete()
+            raise failure
+        return out
 
     def stats(self) -> dict:
         """What the session has cost: ``lowerings``, ``executables_compiled``,

@@ -268,6 +268,24 @@ pub enum Error {
     #[error("{name} was built for devices of which some are gone")]
     Rebuild { name: String },
 
+    #[error("checkpoint {path}: {why}")]
+    Checkpoint { path: String, why: String },
+
+    #[error("checkpoint {path}: {source}")]
+    CheckpointFile {
+        path: String,
+        #[source]
+        source: pw_exec::Error,
+    },
+
+    #[error("checkpoint {path}: worker {worker} could not {what}: {why}")]
+    CheckpointShard {
+        path: String,
+        worker: u32,
+        what: String,
+        why: String,
+    },
+
     #[error("cannot open a session: {why}")]
     Refused { why: String },
 
@@ -470,7 +488,7 @@ impl Error {
             | CannotRecompute { .. }
             | LineageBroken { .. } => Kind::Array,
             Busy { .. } => Kind::Busy,
-            Refused { .. } => Kind::Argument,
+            Refused { .. } | Checkpoint { .. } | CheckpointFile { .. } => Kind::Argument,
             NotYours { .. } => Kind::Denied,
             OverLimit { .. } => Kind::Limit,
             NotReady { kind, .. } | CallRefused { kind, .. } => *kind,

@@ -102,6 +102,10 @@ pub struct Config {
     /// Where a Chrome trace of each session goes when it closes (None:
     /// sessions are not traced).
     pub trace_sessions: Option<PathBuf>,
+    /// Where sessions' checkpoints are saved and loaded from (a directory
+    /// the server and every worker reach at this path; None: sessions
+    /// cannot save).
+    pub checkpoint_dir: Option<PathBuf>,
     /// The OTLP/gRPC collector the sessions' traces go to as they are
     /// recorded (None: none; [`otlp`]).
     pub otlp_endpoint: Option<String>,
@@ -164,6 +168,7 @@ impl Default for Config {
             checkpoint_budget: 512 << 20,
             lineage_budget: 1 << 30,
             trace_sessions: None,
+            checkpoint_dir: None,
             otlp_endpoint: None,
             limits: Limits::default(),
         }
@@ -182,7 +187,9 @@ pub(crate) struct Inner {
     pub(crate) workers: Workers,
     pub(crate) compiler: tokio::sync::Mutex<Compiler>,
     pub(crate) runs: Runs,
-    pub(crate) reads: transfer::Reads,
+    pub(crate) reads: transfer::Replies<(pw_wire::proto::ArrayType, bytes::Bytes)>,
+    /// Shards saved and loaded (sessions' checkpoints).
+    pub(crate) stores: transfer::Replies<()>,
     pub(crate) sessions: Store,
     pub(crate) watch: Watch,
     pub(crate) counters: Counters,
@@ -206,7 +213,8 @@ impl Controller {
                 workers: Workers::default(),
                 compiler: tokio::sync::Mutex::new(compiler),
                 runs: Runs::default(),
-                reads: transfer::Reads::default(),
+                reads: transfer::Replies::default(),
+                stores: transfer::Replies::default(),
                 watch: Watch::default(),
                 counters: Counters::default(),
                 metrics: metrics::Metrics::default(),

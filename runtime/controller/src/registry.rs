@@ -511,6 +511,7 @@ pub fn lost(c: &Controller, worker: u32, why: &str) {
     let why = format!("{} was lost: {why}", entry.describe());
     c.sessions().lost_worker(worker, &devices, &why);
     c.inner.reads.lost(worker, &why);
+    c.inner.stores.lost(worker, &why);
     c.inner.runs.lost(worker, &why, &entry.progress);
 }
 

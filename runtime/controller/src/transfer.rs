@@ -275,32 +275,57 @@ pub(crate) fn release_arrays(
 /// A value fetched: it, and the bytes each worker sent.
 pub(crate) type Fetched = (HostArray, BTreeMap<u32, u64>);
 
-/// The bytes of a small shard, read from its worker ([`read`]).
-pub(crate) type Read = std::result::Result<(proto::ArrayType, bytes::Bytes), String>;
-
-/// Reads of small shards waiting for their workers' replies, by id.
-#[derive(Default)]
-pub(crate) struct Reads {
-    waiting: Mutex<HashMap<u64, (u32, oneshot::Sender<Read>)>>,
+/// Commands waiting for their workers' replies (`T`: what a reply
+/// carries), by id; a lost worker's fail.
+pub(crate) struct Replies<T> {
+    waiting: Mutex<HashMap<u64, (u32, oneshot::Sender<std::result::Result<T, String>>)>>,
     next: AtomicU64,
 }
 
-impl Reads {
-    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (u32, oneshot::Sender<Read>)>> {
+impl<T> Default for Replies<T> {
+    fn default() -> Self {
+        Replies {
+            waiting: Mutex::default(),
+            next: AtomicU64::new(0),
+        }
+    }
+}
+
+type Waiting<T> = HashMap<u64, (u32, oneshot::Sender<std::result::Result<T, String>>)>;
+
+impl<T> Replies<T> {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting<T>> {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A worker's reply.
-    pub fn answer(&self, reply: proto::ReadReply) {
-        if let Some((_, tx)) = self.waiting().remove(&reply.id) {
-            let _ = tx.send(match reply.r#type {
-                Some(t) if reply.error.is_empty() => Ok((t, reply.data)),
-                _ => Err(reply.error),
-            });
+    /// Sends `worker` the command `event(id)` makes; its reply, or why
+    /// there is none.
+    pub async fn ask(
+        &self,
+        c: &Controller,
+        worker: u32,
+        event: impl FnOnce(u64) -> proto::controller_event::Event,
+    ) -> Result<std::result::Result<T, String>> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.waiting().insert(id, (worker, tx));
+        if let Err(e) = c.inner.workers.command(worker, event(id)) {
+            self.waiting().remove(&id);
+            return Err(e);
+        }
+        Ok(rx
+            .await
+            .unwrap_or_else(|_| Err("the command was dropped".into())))
+    }
+
+    /// A worker's reply to command `id`.
+    pub fn answer(&self, id: u64, reply: std::result::Result<T, String>) {
+        if let Some((_, tx)) = self.waiting().remove(&id) {
+            let _ = tx.send(reply);
         }
     }
 
-    /// `worker` was lost: its reads fail.
+    /// `worker` was lost: its commands fail.
     pub fn lost(&self, worker: u32, why: &str) {
         let mut waiting = self.waiting();
         let gone: Vec<u64> = waiting
@@ -316,6 +341,19 @@ impl Reads {
     }
 }
 
+impl Replies<(proto::ArrayType, bytes::Bytes)> {
+    /// A worker's `ReadReply`.
+    pub fn read(&self, reply: proto::ReadReply) {
+        self.answer(
+            reply.id,
+            match reply.r#type {
+                Some(t) if reply.error.is_empty() => Ok((t, reply.data)),
+                _ => Err(reply.error),
+            },
+        );
+    }
+}
+
 /// Reads shard `position` of value `value` of owner `owner` (a run or a
 /// session) from `worker`, once it is ready: one message each way on the
 /// worker's session. For shards of at most [`wire::MAX_READ_BYTES`].
@@ -324,32 +362,22 @@ pub(crate) async fn read(
     worker: u32,
     (owner, value, position): (u64, u64, u32),
 ) -> Result<(proto::ArrayType, bytes::Bytes)> {
-    let reads = &c.inner.reads;
-    let id = reads.next.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = oneshot::channel();
-    reads.waiting().insert(id, (worker, tx));
-    let request = proto::ReadRequest {
-        id,
-        owner,
-        value,
-        position,
-        ticket: Vec::new(),
+    let request = |id| {
+        proto::controller_event::Event::Read(proto::ReadRequest {
+            id,
+            owner,
+            value,
+            position,
+            ticket: Vec::new(),
+        })
     };
-    let failed = |message: String| Error::Fetch {
-        what: format!("value {value}"),
-        worker,
-        message,
-    };
-    if let Err(e) = c
-        .inner
-        .workers
-        .command(worker, proto::controller_event::Event::Read(request))
-    {
-        reads.waiting().remove(&id);
-        return Err(e);
-    }
-    match rx.await {
-        Ok(read) => read.map_err(failed),
-        Err(_) => Err(failed("the read was dropped".into())),
-    }
+    c.inner
+        .reads
+        .ask(c, worker, request)
+        .await?
+        .map_err(|message| Error::Fetch {
+            what: format!("value {value}"),
+            worker,
+            message,
+        })
 }

@@ -157,7 +157,15 @@ pub(crate) fn route(c: &Controller, worker: u32, event: proto::worker_event::Eve
     use proto::worker_event::Event;
     match event {
         Event::PartDone(d) => c.inner.runs.part_done(worker, d),
-        Event::Read(r) => c.inner.reads.answer(r),
+        Event::Read(r) => c.inner.reads.read(r),
+        Event::Stored(s) => c.inner.stores.answer(
+            s.id,
+            if s.error.is_empty() {
+                Ok(())
+            } else {
+                Err(s.error)
+            },
+        ),
         Event::Heartbeat(h) => registry::heartbeat(c, worker, h),
         Event::Register(_) => {}
     }

@@ -69,6 +69,10 @@ pub enum Error {
     #[error("npy {path}: {reason}")]
     Npy { path: String, reason: String },
 
+    /// Reading or writing an array as zarr.
+    #[error("zarr {path}: {reason}")]
+    Zarr { path: String, reason: String },
+
     /// A program input of another type than the program takes.
     #[error("input #{index} is {given}, but the program expects {expected}")]
     Input {

@@ -26,6 +26,7 @@ pub mod resources;
 pub mod sidecar;
 pub mod trace;
 pub mod work;
+pub mod zarr;
 
 pub use element::Element;
 pub use error::{Error, Result};

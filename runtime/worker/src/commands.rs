@@ -1,6 +1,6 @@
 //! What the controller commands on the worker's command link
 //! (`ControllerEvent`s, [`pw_wire::link`]): parts of runs, releases of
-//! single arrays, reads of small shards.
+//! single arrays, reads of small shards, shards of checkpoints.
 //!
 //! The thread that reads the link does each command as it comes ([`run`]),
 //! in the order sent, which is gang order: the controller sends the parts
@@ -22,7 +22,7 @@
 //! (`ExecuteRequest.keep_for`): later runs send only its key and their
 //! bindings.
 
-use crate::{bulk, State};
+use crate::{bulk, checkpoint, State};
 use pw_core::plan::{Part, ValueId};
 use pw_core::{report::SendRecord, DType};
 use pw_dataplane::{Destination, Outgoing, PeerAddress};
@@ -117,6 +117,12 @@ pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32
                     state.runtime.spawn(read(state.clone(), r));
                 }
             }
+        }
+        Event::Save(save) => {
+            state.runtime.spawn(checkpoint::save(state.clone(), save));
+        }
+        Event::Load(load) => {
+            state.runtime.spawn(checkpoint::load(state.clone(), load));
         }
         Event::PeerLost(lost) => state.peer_lost(&lost),
         Event::Link(_) | Event::Registered(_) | Event::Refused(_) => {}

@@ -22,6 +22,7 @@
 
 pub mod activity;
 pub mod bulk;
+pub mod checkpoint;
 pub mod commands;
 pub mod faults;
 pub mod metrics;

@@ -50,6 +50,7 @@
 
 pub mod arrays;
 pub mod call;
+pub mod checkpoints;
 mod direct;
 pub mod executables;
 pub mod line;

@@ -19,6 +19,10 @@
 //!   ([`super::direct`]).
 //! * A **put** makes an array for a large host argument and is answered at
 //!   once with where its shards go ([`super::direct`]).
+//! * A **save** or a **load** runs beside the stream and is answered when
+//!   its shards are written or on their devices ([`super::checkpoints`]).
+//!   A load's array is the session's only once it is answered: the client
+//!   passes it to calls after that.
 //! * A **delete** frees arrays at once, in order with the calls.
 
 use super::{trace::CallTimes, Session, Sessions};
@@ -96,6 +100,26 @@ impl Sessions<'_> {
                     Err(e) => failed(p.id, Some(e)),
                 };
                 reply(out, answer);
+                Ok(Next::Go)
+            }
+            R::Save(save) => {
+                // Beside the stream, as a wait: it sees the arrays of every
+                // call read before it.
+                let c = self.c.clone();
+                let out = out.clone();
+                tokio::spawn(async move {
+                    let saved = c.sessions().save(id, &save).await;
+                    reply(&out, failed(save.id, saved.err()));
+                });
+                Ok(Next::Go)
+            }
+            R::Load(load) => {
+                let c = self.c.clone();
+                let out = out.clone();
+                tokio::spawn(async move {
+                    let loaded = c.sessions().load(id, &load).await;
+                    reply(&out, failed(load.id, loaded.err()));
+                });
                 Ok(Next::Go)
             }
             R::Delete(d) => {

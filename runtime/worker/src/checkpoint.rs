@@ -1,0 +1,111 @@
+//! Shards of a session's checkpoint, written to storage and read from it
+//! here, where they lie on devices (`SaveShard`, `LoadShard`; the
+//! controller's `sessions::checkpoints` says what a checkpoint is). Each is
+//! answered by `Stored` on the report link.
+
+use crate::State;
+use pw_core::geometry::Region;
+use pw_exec::zarr::{self, ArrayMeta};
+use pw_wire::proto;
+use std::{
+    path::{Component, Path, PathBuf},
+    sync::Arc,
+};
+
+/// `path` when it is absolute and has no `..` (the controller names every
+/// file under its checkpoint directory).
+fn checked(path: &str) -> Result<PathBuf, String> {
+    let p = Path::new(path);
+    if p.is_absolute() && p.components().all(|c| !matches!(c, Component::ParentDir)) {
+        Ok(p.to_path_buf())
+    } else {
+        Err(format!("{path:?} is not an absolute path without `..`"))
+    }
+}
+
+/// Writes shard `s.position` of array `s.value`, once it is ready, to
+/// `s.file`, durably.
+pub async fn save(state: Arc<State>, s: proto::SaveShard) {
+    let done = async {
+        let file = checked(&s.file)?;
+        let value = usize::try_from(s.value).map_err(|_| format!("no array {}", s.value))?;
+        let buffer = state
+            .store
+            .wait_for(s.owner, value, s.position as usize, state.patience)
+            .await?;
+        tokio::task::spawn_blocking(move || {
+            buffer
+                .wait_ready()
+                .map_err(|e| format!("the shard failed: {e}"))?;
+            let bytes = buffer.to_host().map_err(|e| e.to_string())?;
+            zarr::write_durably(&file, &bytes).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    };
+    let error = done.await.err().unwrap_or_default();
+    if !error.is_empty() {
+        tracing::warn!("saving a shard to {} failed: {error}", s.file);
+    }
+    answer(&state, s.id, error);
+}
+
+/// Reads the box `l` names from the zarr array in `l.array_dir` onto the
+/// device, into the store.
+pub async fn load(state: Arc<State>, l: proto::LoadShard) {
+    let id = l.id;
+    let worker = state.clone();
+    let done = tokio::task::spawn_blocking(move || load_now(&worker, &l))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r);
+    answer(&state, id, done.err().unwrap_or_default());
+}
+
+fn load_now(state: &State, l: &proto::LoadShard) -> Result<(), String> {
+    let (dtype, dims, _) = l
+        .r#type
+        .as_ref()
+        .ok_or("a load without a type")?
+        .read(crate::service::MAX_SHARD_BYTES)
+        .map_err(|e| e.to_string())?;
+    if l.start.len() != dims.len() {
+        return Err(format!("a box at {:?} of {dims:?}", l.start));
+    }
+    let dir = checked(&l.array_dir)?;
+    let meta = ArrayMeta::read(&dir).map_err(|e| e.to_string())?;
+    if meta.dtype != dtype {
+        return Err(format!(
+            "{} holds {}, not {dtype}",
+            dir.display(),
+            meta.dtype
+        ));
+    }
+    let offsets = l
+        .start
+        .iter()
+        .map(|&s| i64::try_from(s).map_err(|_| format!("an offset of {s}")))
+        .collect::<Result<Vec<i64>, String>>()?;
+    let region = Region {
+        offsets,
+        sizes: dims.iter().map(|&d| d as i64).collect(),
+    };
+    let host = meta.read_region(&dir, &region).map_err(|e| e.to_string())?;
+    let device = state.device(l.local_device)?;
+    let buffer = host
+        .to_device(&state.client, &device)
+        .map_err(|e| e.to_string())?;
+    state.store.put(
+        l.owner,
+        l.value as usize,
+        l.position as usize,
+        Arc::new(buffer),
+    )
+}
+
+fn answer(state: &State, id: u64, error: String) {
+    state.report(proto::worker_event::Event::Stored(proto::Stored {
+        id,
+        error,
+    }));
+}
