@@ -36,12 +36,13 @@ if ! "$PW_VENV/bin/python" -c "import sys, ray; sys.exit(ray.__version__ != '$ra
 fi
 export PW_REQUIRE_RAY=1
 
-step "test extras: prometheus_client and promql_parser (the metrics test parses /metrics and the Grafana dashboard's queries with them)"
-for pinned in prometheus-client==0.26.0 promql-parser==0.12.0; do
+step "test extras: prometheus_client and promql_parser (the metrics test parses /metrics and the Grafana dashboard's queries with them), TensorStore and Orbax (the checkpoint tests read pw's checkpoints and write Orbax's)"
+for pinned in prometheus-client==0.26.0 promql-parser==0.12.0 tensorstore==0.1.86 orbax-checkpoint==0.12.8; do
   if ! "$PW_VENV/bin/python" -c "import sys, importlib.metadata as m; sys.exit(m.version('${pinned%%==*}') != '${pinned##*==}')" >/dev/null 2>&1; then
-    "$PW_VENV/bin/pip" install -q "$pinned"
+    "$PW_VENV/bin/pip" install -q -c scripts/requirements.txt "$pinned"
   fi
 done
+export PW_REQUIRE_CHECKPOINT_LIBS=1
 # pw-deploy's test that runs the manifests' command lines needs the binaries
 # built above: fail rather than skip.
 export PW_REQUIRE_BINARIES=1
