@@ -278,7 +278,7 @@ pub(crate) type Fetched = (HostArray, BTreeMap<u32, u64>);
 /// Commands waiting for their workers' replies (`T`: what a reply
 /// carries), by id; a lost worker's fail.
 pub(crate) struct Replies<T> {
-    waiting: Mutex<HashMap<u64, (u32, oneshot::Sender<std::result::Result<T, String>>)>>,
+    waiting: Mutex<Waiting<T>>,
     next: AtomicU64,
 }
 
@@ -291,6 +291,7 @@ impl<T> Default for Replies<T> {
     }
 }
 
+/// Each command's worker and where its reply goes.
 type Waiting<T> = HashMap<u64, (u32, oneshot::Sender<std::result::Result<T, String>>)>;
 
 impl<T> Replies<T> {

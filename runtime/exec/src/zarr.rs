@@ -22,6 +22,7 @@
 use crate::error::{Error, Result};
 use crate::host::{sizes, HostArray};
 use pw_core::{geometry::Region, DType};
+use pw_pjrt::os;
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -261,11 +262,20 @@ impl ArrayMeta {
         }
         let want: Vec<u64> = sizes(region).iter().map(|&s| s as u64).collect();
         self.chunk_bytes(&want).map_err(|why| bad(dir, why))?;
+        let chunk: Vec<i64> = self.chunk.iter().map(|&c| c as i64).collect();
+        // A box that is one whole chunk (a shard read back onto the layout
+        // that wrote it) is that chunk, with no copy.
+        if region.sizes == chunk && region.elements() > 0 {
+            if let Some(index) = self.chunk_at(&region.offsets) {
+                if let Some(whole) = self.read_chunk(&dir.join(self.chunk_key(&index)))? {
+                    return Ok(whole);
+                }
+            }
+        }
         let mut out = HostArray::zeros(self.dtype, &sizes(region));
         if region.elements() == 0 {
             return Ok(out);
         }
-        let chunk: Vec<i64> = self.chunk.iter().map(|&c| c as i64).collect();
         let first: Vec<i64> = region
             .offsets
             .iter()
@@ -284,16 +294,6 @@ impl ArrayMeta {
             if let Some(meet) = at.intersect(region) {
                 let grid: Vec<u64> = index.iter().map(|&i| i as u64).collect();
                 let file = dir.join(self.chunk_key(&grid));
-                let data = self.read_chunk(&file)?;
-                let from = Region {
-                    offsets: meet
-                        .offsets
-                        .iter()
-                        .zip(&at.offsets)
-                        .map(|(m, a)| m - a)
-                        .collect(),
-                    sizes: meet.sizes.clone(),
-                };
                 let to = Region {
                     offsets: meet
                         .offsets
@@ -303,7 +303,26 @@ impl ArrayMeta {
                         .collect(),
                     sizes: meet.sizes.clone(),
                 };
-                out.write_slice(&to, &data.slice(&from)?)?;
+                match self.read_chunk(&file)? {
+                    Some(data) => {
+                        let from = Region {
+                            offsets: meet
+                                .offsets
+                                .iter()
+                                .zip(&at.offsets)
+                                .map(|(m, a)| m - a)
+                                .collect(),
+                            sizes: meet.sizes.clone(),
+                        };
+                        out.write_slice(&to, &data.slice(&from)?)?;
+                    }
+                    // The box starts as zeros: another fill value is
+                    // written where a chunk is missing.
+                    None if self.fill.iter().any(|&b| b != 0) => {
+                        out.write_slice(&to, &self.filled(&sizes(&meet)))?;
+                    }
+                    None => {}
+                }
             }
             // The next grid index, last dimension fastest.
             let mut d = index.len();
@@ -321,17 +340,16 @@ impl ArrayMeta {
         }
     }
 
-    /// One whole chunk (the fill value where its file is missing).
-    fn read_chunk(&self, file: &Path) -> Result<HostArray> {
-        self.chunk_bytes(&self.chunk)
-            .map_err(|why| bad(file, why))?;
+    /// One whole chunk; None where its file is missing (a chunk of the
+    /// fill value).
+    fn read_chunk(&self, file: &Path) -> Result<Option<HostArray>> {
         let shape: Vec<usize> = self.chunk.iter().map(|&c| c as usize).collect();
         let encoded = match File::open(file) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self.filled(&shape)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(bad(file, format!("cannot open: {e}"))),
             Ok(_) => read_limited(file, MAX_CHUNK_BYTES.saturating_add(1 << 20))?,
         };
-        match &self.codecs {
+        let chunk = match &self.codecs {
             Codecs::Plain(p) => self.decode(file, p, encoded, &shape),
             Codecs::Sharded {
                 inner,
@@ -339,7 +357,8 @@ impl ArrayMeta {
                 index_at_end,
                 index_crc32c,
             } => self.unshard(file, &encoded, inner, codecs, *index_at_end, *index_crc32c),
-        }
+        };
+        chunk.map(Some)
     }
 
     fn filled(&self, shape: &[usize]) -> HostArray {
@@ -441,8 +460,9 @@ impl ArrayMeta {
         if p.zstd {
             let mut decoder = ruzstd::decoding::StreamingDecoder::new(bytes.as_slice())
                 .map_err(|e| bad(file, format!("not zstd: {e}")))?;
-            let mut out = Vec::with_capacity(want);
-            // One byte more than a chunk holds tells a chunk too long.
+            // Grown as the bytes come, not allocated from the declared
+            // size; one byte more than a chunk holds tells one too long.
+            let mut out = Vec::new();
             Read::by_ref(&mut decoder)
                 .take(want as u64 + 1)
                 .read_to_end(&mut out)
@@ -613,6 +633,7 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
         return Err(bad(path, format!("{len} bytes, more than {limit}")));
     }
     let mut data = Vec::with_capacity(len as usize);
+    os::advise_huge_pages(&mut data);
     file.take(limit + 1)
         .read_to_end(&mut data)
         .map_err(|e| bad(path, format!("cannot read: {e}")))?;
@@ -629,6 +650,7 @@ pub fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|e| bad(dir, format!("cannot make the directory: {e}")))?;
     let mut file = File::create(path).map_err(|e| bad(path, format!("cannot create: {e}")))?;
+    os::reserve(&file, bytes.len() as u64);
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|e| bad(path, format!("cannot write: {e}")))?;

@@ -37,8 +37,15 @@ pub async fn save(state: Arc<State>, s: proto::SaveShard) {
             buffer
                 .wait_ready()
                 .map_err(|e| format!("the shard failed: {e}"))?;
-            let bytes = buffer.to_host().map_err(|e| e.to_string())?;
-            zarr::write_durably(&file, &bytes).map_err(|e| e.to_string())
+            // Written from where the bytes lie when they are in host
+            // memory (no copy), else from a copy.
+            let write = |bytes: &[u8]| zarr::write_durably(&file, bytes);
+            let failed = |e: pw_pjrt::Error| e.to_string();
+            let written = match buffer.read_in_place(write).map_err(failed)? {
+                Some(written) => written,
+                None => write(&buffer.to_host_copy().map_err(failed)?),
+            };
+            written.map_err(|e| e.to_string())
         })
         .await
         .map_err(|e| e.to_string())?

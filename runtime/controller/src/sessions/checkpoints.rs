@@ -209,7 +209,7 @@ impl Sessions<'_> {
     ) -> Result<()> {
         let stores = &self.c.inner.stores;
         let asks = shards.into_iter().map(|(worker, what, event)| async move {
-            match stores.ask(&self.c, worker, event).await? {
+            match stores.ask(self.c, worker, event).await? {
                 Ok(()) => Ok(()),
                 Err(why) => Err(Error::CheckpointShard {
                     path: path.to_owned(),

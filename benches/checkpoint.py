@@ -1,0 +1,172 @@
+"""Checkpoints written and read by the workers (`client.save` /
+`client.load`) beside the same bytes through the client, as one table
+(docs/benchmarks.md, "Checkpoints"):
+
+    .venv/bin/python benches/checkpoint.py [--mib 1024] [--repeats 3]
+
+Needs the release binaries (`cargo build --release --bins`) and TensorStore
+(installed by scripts/test.sh). A pw-server with two pw-workers of 2 CPU
+devices each on 127.0.0.1 (started and ended by PID), a session of the 4
+devices holding --mib MiB of float32 state: two arrays, one on each
+worker's two devices, split by rows (a mesh lies on one worker), the
+checkpoint directory in a fresh temporary directory. Each row is the best of --repeats:
+
+* pw save: `client.save` (each worker writes and syncs its shards);
+* pw load: `client.load` onto the same layout (each worker reads its
+  shards from the files the save wrote, likely in the page cache);
+* through the client: `np.asarray` of the array (a direct fetch from the
+  workers), then TensorStore writing it as zarr v3 with the same chunks
+  and syncing every file; and back: TensorStore reading it, then a call
+  taking it as a numpy argument (a direct put to the workers);
+* the floor: this process writing the same bytes to one file and syncing
+  it, and reading them back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import PartitionSpec as P
+
+import pw
+from pw._local import LocalServer, _env
+from pw.tools import find_tool
+
+
+def best(f, repeats):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def sync_tree(path):
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            with open(os.path.join(dirpath, name), "rb+") as f:
+                os.fsync(f.fileno())
+        fd = os.open(dirpath, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mib", type=int, default=1024, help="size of the array (MiB; default 1024)")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    import tensorstore as ts
+
+    rows = args.mib * (1 << 20) // (4 * 1024)
+    rows -= rows % 4
+    shape = (rows, 1024)
+    nbytes = rows * 1024 * 4
+    root = tempfile.mkdtemp(prefix="pw-bench-checkpoints-")
+    server = LocalServer(2, server_args=["--checkpoint-dir", root])
+    second = subprocess.Popen(
+        [find_tool("pw-worker"), "--controller", server.address, "--devices", "2", "--listen", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+    )
+    try:
+        from test_lost_worker import _wait_workers  # noqa: E402  (frontend/python/tests)
+
+        _wait_workers(server.address, 2)
+        half = (rows // 2, 1024)
+        with pw.program("state") as p:
+            xs = [p.input(jax.ShapeDtypeStruct(half, jnp.float32)) for _ in range(2)]
+            outs = []
+            for name, x in zip("ab", xs):
+                with pw.mesh(name, devices=2):
+                    outs.append(jax.jit(lambda v: v + 1, in_shardings=P("x"), out_shardings=P("x"))(x))
+            p.outputs(tuple(outs))
+        rng = np.random.default_rng(0)
+        host = [rng.standard_normal(half, dtype=np.float32) for _ in range(2)]
+        with pw.connect(server.address, devices=4) as client:
+            exe = p.compile(client)
+            state = dict(zip(("a", "b"), exe(*host)))
+            for a in state.values():
+                a.block_until_ready()
+            assert {min(a.sharding.devices) // 2 for a in state.values()} == {0, 1}, "one array per worker"
+
+            save = best(lambda: client.save("bench", state), args.repeats)
+            loaded = []
+
+            def load():
+                loaded.append(client.load("bench", {"a": exe.input(0), "b": exe.input(1)}))
+
+            load_s = best(load, args.repeats)
+            np.testing.assert_array_equal(np.asarray(loaded[-1]["b"])[:2], host[1][:2] + 1)
+            loaded.clear()
+
+            def spec(name, create):
+                s = {"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(root, "client", name)}}
+                if create:
+                    chunks = {"name": "regular", "configuration": {"chunk_shape": [half[0] // 2, 1024]}}
+                    s["metadata"] = {"shape": list(half), "data_type": "float32", "chunk_grid": chunks}
+                return s
+
+            def through_client_save():
+                shutil.rmtree(os.path.join(root, "client"), ignore_errors=True)
+                for name, a in state.items():
+                    t = ts.open(spec(name, True), create=True, delete_existing=True).result()
+                    t.write(np.asarray(a)).result()
+                sync_tree(os.path.join(root, "client"))
+
+            def through_client_load():
+                got = [ts.open(spec(name, False)).result().read().result() for name in state]
+                for a in exe(*got):
+                    a.block_until_ready()
+
+            client_save = best(through_client_save, args.repeats)
+            client_load = best(through_client_load, args.repeats)
+
+            raw = os.path.join(root, "raw.bin")
+            data = np.concatenate([np.asarray(a) for a in state.values()])
+
+            def floor_write():
+                with open(raw, "wb") as f:
+                    f.write(memoryview(data).cast("B"))
+                    f.flush()
+                    os.fsync(f.fileno())
+
+            def floor_read():
+                with open(raw, "rb") as f:
+                    np.frombuffer(f.read(), dtype=np.float32)
+
+            write_floor = best(floor_write, args.repeats)
+            read_floor = best(floor_read, args.repeats)
+
+        gb = nbytes / 1e9
+        rows_out = [
+            ("save", save, client_save, write_floor),
+            ("load", load_s, client_load, read_floor),
+        ]
+        print(f"checkpoint of 2 x float32{list(half)} ({nbytes / (1 << 20):.0f} MiB), one array on each of 2 workers x 2 devices, best of {args.repeats}")
+        print("| measure | pw (workers) | through the client | one file in this process |")
+        print("| --- | ---: | ---: | ---: |")
+        for name, ours, theirs, floor in rows_out:
+            print(f"| {name} | {gb / ours:.2f} GB/s ({ours:.2f} s) | {gb / theirs:.2f} GB/s ({theirs:.2f} s) | {gb / floor:.2f} GB/s ({floor:.2f} s) |")
+    finally:
+        if second.poll() is None:
+            second.kill()
+            second.wait(10)
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "frontend", "python", "tests"))
+    main()
