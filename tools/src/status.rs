@@ -387,9 +387,13 @@ pub fn render(v: &Value) -> String {
     };
     for x in list(&v["sessions"]) {
         let devices: Vec<String> = list(&x["devices"]).iter().map(s).collect();
+        let state = match x["state"].as_str() {
+            Some("open") | None => String::new(),
+            Some(other) => format!(" ({other})"),
+        };
         let _ = writeln!(
             out,
-            "SESSION {} {}  devices [{}]  arrays {}  device bytes {}  in flight {}  executables {}  calls {} ({} running)",
+            "SESSION {} {}{state}  devices [{}]  arrays {}  device bytes {}  in flight {}  executables {}  calls {} ({} running)",
             s(&x["session"]),
             s(&x["name"]),
             devices.join(", "),

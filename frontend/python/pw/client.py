@@ -182,9 +182,15 @@ class Array:
     def __init__(self, client: "Client", array: int, layout: "_Layout"):
         self._client = client
         self._id = array
-        self.shape, self.dtype, self.sharding = layout.shape, layout.dtype, layout.sharding
+        self.shape, self.dtype, self._sharding = layout.shape, layout.dtype, layout.sharding
         self._deleted = False
         self._value = None
+
+    @property
+    def sharding(self) -> Sharding:
+        """Its devices and split (other devices after ``Client.resume``)."""
+        moved = self._client._placed.get(self._id)
+        return self._sharding if moved is None else Sharding(moved, self._sharding.spec)
 
     @property
     def ndim(self) -> int:
@@ -279,6 +285,12 @@ class Executable:
         self.compiled = compiled.compiled
         self.cached = compiled.cached
         self._donate = frozenset(donate)
+        self._place(compiled.inputs, compiled.outputs)
+        client._executables[self._id] = self
+
+    def _place(self, inputs, outputs):
+        """Where its inputs and outputs are (again after a resume)."""
+        self.inputs, self.outputs = list(inputs), list(outputs)
         self._inputs = [_Layout.of(i) for i in self.inputs]
         self._outputs = [_Layout.of(o) for o in self.outputs]
 
@@ -459,6 +471,9 @@ class Client:
         self._pending_lock = threading.Lock()
         self._calls = 0
         self._submit_ns = 0
+        # After a resume: where arrays and executables are now.
+        self._placed: dict[int, tuple[int, ...]] = {}
+        self._executables: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         open_request = pb.SessionRequest(
             open=pb.SessionOpen(
                 protocol=PROTOCOL,
@@ -542,7 +557,7 @@ class Client:
         if not isinstance(p, _Fetch):
             failed = reply.error or reply.error_kind
             p._set(
-                reply.direct if reply.HasField("direct") else None,
+                reply.direct if reply.HasField("direct") else reply.resumed if reply.HasField("resumed") else None,
                 error=_of_kind(reply.error_kind, reply.error) if failed else None,
             )
         if finished:
@@ -765,6 +780,49 @@ class Client:
                 a.delete()
             raise failure
         return out
+
+    def pause(self) -> None:
+        """Frees this session's devices and keeps its work: once the calls
+        sent before have finished, each worker writes the session's arrays
+        it holds to the server's ``--checkpoint-dir`` (never through this
+        client), frees them, and the devices go to the next client in line.
+        The executables and arrays stay valid handles; until ``resume()``
+        only ``delete`` works on them (the rest raise ``SessionError``
+        saying the session is paused). A failed pause leaves the session as
+        it was. Visible in ``pw-status`` and the status page."""
+        self._ask(lambda i: pb.SessionRequest(pause=pb.SessionPause(id=i))).result()
+        self.devices = ()
+
+    def resume(self, devices: int | None = None, timeout: float | None = None) -> None:
+        """Resumes a paused session on ``devices`` devices (default: as
+        many as before), waiting in line up to ``timeout`` seconds (default:
+        as long as it takes; ``DevicesBusyError`` after). Its executables
+        are lowered onto the new slice (their computations come from the
+        server's caches) and its arrays read back by the new slice's
+        workers, each laid out as the same input or output of its
+        executable; ``client.devices``, ``a.sharding`` and ``exe.inputs``
+        say where they are now. An array that cannot be read back raises
+        where it is used, as a lost one does."""
+        resume = pb.SessionResume(devices=int(devices or 0), timeout_ms=int(timeout * 1000) if timeout else 0)
+
+        def request(i):
+            resume.id = i
+            return pb.SessionRequest(resume=resume)
+
+        placed = self._ask(request).result()
+        self.devices = tuple(placed.devices)
+        for a in placed.arrays:
+            self._placed[a.array] = tuple(a.devices)
+        for e in placed.executables:
+            exe = self._executables.get(e.executable)
+            if exe is not None:
+                exe._place(e.inputs, e.outputs)
+
+    def resize(self, devices: int, timeout: float | None = None) -> None:
+        """Moves the session onto ``devices`` devices: ``pause()`` then
+        ``resume(devices, timeout)`` (through the checkpoint directory)."""
+        self.pause()
+        self.resume(devices, timeout)
 
     def stats(self) -> dict:
         """What the session has cost: ``lowerings``, ``executables_compiled``,

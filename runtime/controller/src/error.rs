@@ -286,6 +286,34 @@ pub enum Error {
         why: String,
     },
 
+    #[error("session {session} is {phase}: {doing} waits until `client.resume()` has finished")]
+    Paused {
+        session: u64,
+        phase: &'static str,
+        doing: &'static str,
+    },
+
+    #[error("session {session} cannot {doing}: it is {phase}")]
+    NotPausable {
+        session: u64,
+        doing: &'static str,
+        phase: &'static str,
+    },
+
+    #[error(
+        "session {session} cannot pause: executable {name} is a plan on fixed devices (the IFRT \
+         proxy's), which cannot move to another slice"
+    )]
+    Unmovable { session: u64, name: String },
+
+    #[error("session {session} could not resume: {why}")]
+    Resume {
+        session: u64,
+        why: String,
+        #[source]
+        source: Box<Error>,
+    },
+
     #[error("cannot open a session: {why}")]
     Refused { why: String },
 
@@ -462,7 +490,13 @@ impl Error {
     pub fn kind(&self) -> Kind {
         use Error::*;
         match self {
-            NoSession { .. } | SessionClosed { .. } | NoDevicesLeft { .. } => Kind::Session,
+            NoSession { .. }
+            | SessionClosed { .. }
+            | NoDevicesLeft { .. }
+            | Paused { .. }
+            | NotPausable { .. }
+            | Unmovable { .. } => Kind::Session,
+            Resume { source, .. } => source.kind(),
             Lowering { .. }
             | LoweringCrashed { .. }
             | Plan { .. }

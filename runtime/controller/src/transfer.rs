@@ -262,6 +262,7 @@ pub(crate) fn release_arrays(
             reason: why.to_owned(),
             arrays: arrays.to_vec(),
             python: python.to_vec(),
+            lives_on: false,
         };
         let event = proto::controller_event::Event::Release(request);
         let _ = if whole {
@@ -269,6 +270,23 @@ pub(crate) fn release_arrays(
         } else {
             c.inner.workers.command(w, event)
         };
+    }
+}
+
+/// Tells `workers` to drop everything of owner `owner`, which lives on
+/// (a paused session: what it sends later is taken).
+pub(crate) fn drop_held(c: &Controller, owner: u64, workers: &[u32], why: &str) {
+    for &w in workers {
+        let request = proto::ReleaseRequest {
+            run: owner,
+            reason: why.to_owned(),
+            lives_on: true,
+            ..Default::default()
+        };
+        let _ = c
+            .inner
+            .workers
+            .tell(w, proto::controller_event::Event::Release(request));
     }
 }
 

@@ -95,6 +95,7 @@ pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32
                 state.sidecars.drop_programs(r.run, r.python);
             }
         }
+        Event::Release(r) if r.lives_on => state.drop_held(r.run),
         Event::Release(r) => state.release(r.run, &r.reason),
         Event::Read(r) if !r.ticket.is_empty() => {
             let grant = bulk::Grant::Read(r.owner, r.value as usize, r.position as usize);

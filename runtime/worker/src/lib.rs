@@ -338,6 +338,14 @@ impl State {
         released.push_back((now + FORGET_AFTER, owner));
     }
 
+    /// Drops everything `owner` holds here, which lives on (a paused
+    /// session): no mark that it ended.
+    pub fn drop_held(&self, owner: u64) {
+        self.store.drop_owner(owner);
+        self.kept.forget(owner);
+        self.sidecars.end(owner);
+    }
+
     /// Forgets that run `run` ended (long after, once no late request of
     /// it can still arrive).
     pub fn forget(&self, run: u64) {

@@ -165,6 +165,13 @@ impl ObjectStore {
         self.changed.notify_waiters();
     }
 
+    /// Drops every buffer of owner `run`, which lives on.
+    pub fn drop_owner(&self, run: u64) {
+        if let Some(objects) = self.lock().get_mut(&run) {
+            objects.buffers.clear();
+        }
+    }
+
     /// Forgets a run that ended (after its waiters had their answer).
     pub fn forget(&self, run: u64) {
         self.lock().remove(&run);

@@ -83,6 +83,7 @@ impl Sessions<'_> {
     /// was lost before or while it was waited for; a failed wait is an
     /// error of `kind`.
     pub(crate) async fn ready(&self, r: &proto::ArrayRef, kind: Kind) -> Result<SessionArray> {
+        self.active(r.session, "using an array")?;
         let deadline = Instant::now() + self.c.inner.config.run_timeout;
         let mut tries = self.c.inner.config.max_recoveries;
         loop {
@@ -151,6 +152,7 @@ impl Sessions<'_> {
         &self,
         r: &proto::ArrayRef,
     ) -> Result<(SessionArray, Option<Result<transfer::Fetched>>)> {
+        self.active(r.session, "reading an array")?;
         let now = self.lock().array(r.session, r.array)?;
         let info = now.info().clone();
         if info.shard_bytes() > pw_wire::MAX_READ_BYTES || now.failure().is_some() {

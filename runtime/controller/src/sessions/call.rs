@@ -97,6 +97,7 @@ impl Sessions<'_> {
         restoring: Option<&Arc<Lineage>>,
     ) -> Result<Called> {
         let id = begin.session;
+        self.active(id, "a call")?;
         let t0 = Instant::now();
         let deadline = t0 + self.c.inner.config.run_timeout;
         // Lost arguments are computed again first, and the executable

@@ -23,10 +23,11 @@
 
 use super::{
     arrays::{ArrayState, SessionArray},
+    executables::Executable,
     Sessions,
 };
 use crate::error::{Error, Kind, Result};
-use pw_core::geometry::Region;
+use pw_core::{geometry::Region, plan::ValueId};
 use pw_exec::zarr::{self, ArrayMeta};
 use pw_wire::proto;
 use std::path::{Component, Path, PathBuf};
@@ -115,7 +116,7 @@ impl Sessions<'_> {
 
     /// Writes `arrays` (each with its name and id in session `id`) as a
     /// checkpoint in directory `dir`.
-    async fn write_checkpoint(
+    pub(super) async fn write_checkpoint(
         &self,
         id: u64,
         path: &str,
@@ -225,6 +226,7 @@ impl Sessions<'_> {
     /// Loads array `l.name` of checkpoint `l.path` as array `l.array` of
     /// session `id` (see the module doc).
     pub async fn load(&self, id: u64, l: &proto::SessionLoad) -> Result<()> {
+        self.active(id, "a load")?;
         let dir = self.checkpoint(&l.path)?;
         if !zarr::valid_name(&l.name) {
             return Err(bad(
@@ -283,6 +285,37 @@ impl Sessions<'_> {
                 },
             );
         }
+        let read = self
+            .read_shards((id, l.array), (&exe, value), (&l.path, &array_dir, &l.name))
+            .await;
+        match read {
+            Ok(()) => {
+                state.send_replace(ArrayState::Ready);
+                Ok(())
+            }
+            Err(e) => {
+                state.send_replace(ArrayState::Failed(e.to_string()));
+                let _ = self.delete(&proto::ArrayRefs {
+                    session: id,
+                    arrays: vec![l.array],
+                });
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Sessions<'_> {
+    /// Has each position's worker read its box of zarr array `array_dir`
+    /// (named `name` in checkpoint `path`) onto its device as array
+    /// `array` of session `id`, laid out as value `value` of `exe`.
+    pub(super) async fn read_shards(
+        &self,
+        (id, array): (u64, u64),
+        (exe, value): (&Executable, ValueId),
+        (path, array_dir, name): (&str, &Path, &str),
+    ) -> Result<()> {
+        let info = &exe.prepared.plan.values[value];
         let shard_shape: Vec<usize> = info
             .layout
             .shard_shape
@@ -300,7 +333,7 @@ impl Sessions<'_> {
                 .ok_or(Error::Unplaced)?;
             let load = LoadOf {
                 owner: id,
-                value: l.array,
+                value: array,
                 position: position as u32,
                 local_device: addr.local,
                 r#type: t.clone(),
@@ -314,24 +347,11 @@ impl Sessions<'_> {
             };
             shards.push((
                 addr.worker,
-                format!("load {} onto device {device}", l.name),
+                format!("load {name} onto device {device}"),
                 load.event(),
             ));
         }
-        match self.stored(&l.path, shards).await {
-            Ok(()) => {
-                state.send_replace(ArrayState::Ready);
-                Ok(())
-            }
-            Err(e) => {
-                state.send_replace(ArrayState::Failed(e.to_string()));
-                let _ = self.delete(&proto::ArrayRefs {
-                    session: id,
-                    arrays: vec![l.array],
-                });
-                Err(e)
-            }
-        }
+        self.stored(path, shards).await
     }
 }
 

@@ -107,6 +107,7 @@ impl Sessions<'_> {
         id: u64,
         p: &proto::SessionPut,
     ) -> Result<Option<proto::DirectShards>> {
+        self.active(id, "a put")?;
         if !plain() {
             return Ok(None);
         }

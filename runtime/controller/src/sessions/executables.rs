@@ -31,8 +31,8 @@ pub(crate) struct Executable {
     pub donate: BTreeSet<usize>,
     /// What it is built from, onto how many of the slice's devices (to
     /// lower it again when they are gone).
-    build: Build,
-    devices: usize,
+    pub build: Build,
+    pub devices: usize,
 }
 
 /// What a session's executable is built from.
@@ -57,7 +57,7 @@ impl Sessions<'_> {
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<proto::CompiledProgram> {
         let id = request.session;
-        let mut slice = self.lock().get(id)?.devices.clone();
+        let mut slice = self.lock().active(id, "a compile")?.devices.clone();
         let n = request.devices as usize;
         if n > slice.len() {
             return Err(Error::TooManyDevices {

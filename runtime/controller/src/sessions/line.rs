@@ -164,7 +164,7 @@ impl Sessions<'_> {
     /// place in line to `send`, for up to `timeout`; None when its
     /// `client` stream ends first or goes silent for longer than a lease.
     /// Cancelled at any point, it leaves nothing behind.
-    async fn queue(
+    pub(super) async fn queue(
         &self,
         id: u64,
         want: Want,
@@ -261,7 +261,7 @@ impl Sessions<'_> {
         }
         let asked = s.slices.ask(id, want, &registered);
         match &asked {
-            Ask::Granted(d) => s.open(id, name.to_owned(), d.clone(), lease),
+            Ask::Granted(d) => s.seat(id, name.to_owned(), d.clone(), lease),
             Ask::Queued(_) => {
                 let waiter = Waiter {
                     name: name.to_owned(),
@@ -277,13 +277,22 @@ impl Sessions<'_> {
 
     /// A client in line gave up (timeout, or it vanished, or its wait was
     /// cancelled): it leaves the line, or, if the line granted it devices
-    /// meanwhile, the session it never took is closed; in one step.
+    /// meanwhile, the session it never took is closed (a paused one gives
+    /// them back); in one step.
     fn leave_line(&self, id: u64) {
         let devices = self.registered();
         let lease = self.client_lease();
         let mut s = self.lock();
-        if s.waiting.remove(&id).is_none() && s.live.remove(&id).is_none() {
-            return;
+        if s.waiting.remove(&id).is_none() {
+            match s.live.get_mut(&id) {
+                // A paused session that gave up resuming stays paused.
+                Some(x) if x.paused.is_some() => {
+                    x.devices.clear();
+                    x.size = 0;
+                }
+                Some(_) => drop(s.live.remove(&id)),
+                None => return,
+            }
         }
         let granted = s.slices.release(id, &devices);
         s.grant(granted, lease);
@@ -303,6 +312,8 @@ impl Sessions<'_> {
         let closed = {
             let mut s = self.lock();
             let closed = s.live.remove(&id);
+            // A paused session waiting to resume leaves the line too.
+            s.waiting.remove(&id);
             s.closed.push_back((id, why.to_owned()));
             if s.closed.len() > super::CLOSED_KEPT {
                 s.closed.pop_front();
@@ -312,6 +323,9 @@ impl Sessions<'_> {
             closed
         };
         let Some(session) = closed else { return };
+        if let Some(p) = &session.paused {
+            p.forget();
+        }
         self.c.metrics().session_closed(id, &session.name);
         self.trace_closed(id, &session);
         if let Some(dir) = &self.c.inner.config.trace_sessions {
@@ -377,7 +391,9 @@ pub async fn reclaim_idle(c: Controller) {
             } else {
                 s.live
                     .iter()
-                    .filter(|(_, x)| x.calls_running == 0 && x.used.elapsed() > idle)
+                    .filter(|(_, x)| {
+                        x.calls_running == 0 && x.paused.is_none() && x.used.elapsed() > idle
+                    })
                     .map(|(id, _)| *id)
                     .collect()
             };

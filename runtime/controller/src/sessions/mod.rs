@@ -56,6 +56,7 @@ pub mod executables;
 pub mod line;
 pub mod lineage;
 pub mod link;
+pub mod pause;
 pub mod stream;
 pub(crate) mod trace;
 
@@ -106,6 +107,8 @@ pub(crate) struct Session {
     pub refused_order: VecDeque<u64>,
     /// Its calls' timelines, from `opened` (when sessions are traced).
     pub trace: Vec<pw_exec::trace::Span>,
+    /// Set while it pauses, is paused or resumes ([`pause`]).
+    pub paused: Option<pause::Paused>,
 }
 
 impl Session {
@@ -184,8 +187,21 @@ impl State {
                 refused: HashMap::new(),
                 refused_order: VecDeque::new(),
                 trace: Vec::new(),
+                paused: None,
             },
         );
+    }
+
+    /// Gives `devices` to session `id`: a new session, or a paused one
+    /// that resumes on them.
+    fn seat(&mut self, id: u64, name: String, devices: Vec<i64>, lease: Duration) {
+        match self.live.get_mut(&id) {
+            Some(session) => {
+                session.size = devices.len();
+                session.devices = devices;
+            }
+            None => self.open(id, name, devices, lease),
+        }
     }
 
     /// Grants what the book handed out, and tells the rest of the line
@@ -193,7 +209,7 @@ impl State {
     fn grant(&mut self, granted: Vec<(u64, Vec<i64>)>, lease: Duration) {
         for (id, devices) in granted {
             if let Some(w) = self.waiting.remove(&id) {
-                self.open(id, w.name, devices.clone(), lease);
+                self.seat(id, w.name, devices.clone(), lease);
                 let _ = w.tx.send(Wait::Granted(devices));
             }
         }
@@ -216,6 +232,20 @@ impl State {
             },
             None => Error::NoSession { session: id },
         })
+    }
+
+    /// Session `id` when it is not paused (`doing`: what the refused
+    /// request was doing).
+    pub fn active(&mut self, id: u64, doing: &'static str) -> Result<&mut Session> {
+        let session = self.get(id)?;
+        match &session.paused {
+            Some(p) => Err(Error::Paused {
+                session: id,
+                phase: p.phase.name(),
+                doing,
+            }),
+            None => Ok(session),
+        }
     }
 
     /// Session `id`, if `key` is its key.
@@ -278,6 +308,8 @@ pub struct SessionLine {
     pub device_bytes: u64,
     /// Bytes of its transfers through the server in flight.
     pub in_flight_bytes: u64,
+    /// `open`, `pausing`, `paused` or `resuming`.
+    pub state: &'static str,
 }
 
 /// A client waiting for devices.
@@ -401,6 +433,10 @@ impl<'a> Sessions<'a> {
         s.slices.forget_devices(devices);
         for (sid, session) in s.live.iter_mut() {
             session.devices.retain(|d| !devices.contains(d));
+            if session.paused.as_ref().is_some_and(|p| p.off_devices()) {
+                // Its arrays are in its pause's checkpoint.
+                continue;
+            }
             for (id, a) in &session.arrays {
                 if a.workers().contains(&worker) {
                     a.state.send_replace(ArrayState::Failed(format!(
@@ -449,8 +485,12 @@ impl<'a> Sessions<'a> {
                 arrays: x.arrays.len(),
                 calls: x.counters.calls,
                 calls_running: x.calls_running,
-                device_bytes: x.arrays.values().map(|a| a.info().device_bytes()).sum(),
+                device_bytes: match &x.paused {
+                    Some(p) if p.off_devices() => 0,
+                    _ => x.arrays.values().map(|a| a.info().device_bytes()).sum(),
+                },
                 in_flight_bytes: x.in_flight,
+                state: x.paused.as_ref().map_or("open", |p| p.phase.name()),
             })
             .collect();
         sessions.sort_by_key(|l| l.session);

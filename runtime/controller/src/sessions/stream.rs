@@ -23,6 +23,9 @@
 //!   its shards are written or on their devices ([`super::checkpoints`]).
 //!   A load's array is the session's only once it is answered: the client
 //!   passes it to calls after that.
+//! * A **pause** refuses every later request but deletes (and `resume`)
+//!   at once, then runs beside the stream; a **resume** too, since it may
+//!   wait in line for devices ([`super::pause`]).
 //! * A **delete** frees arrays at once, in order with the calls.
 
 use super::{trace::CallTimes, Session, Sessions};
@@ -119,6 +122,39 @@ impl Sessions<'_> {
                 tokio::spawn(async move {
                     let loaded = c.sessions().load(id, &load).await;
                     reply(&out, failed(load.id, loaded.err()));
+                });
+                Ok(Next::Go)
+            }
+            R::Pause(p) => {
+                // Refusing what follows from now on, in stream order.
+                match self.begin_pause(id) {
+                    Ok(dir) => {
+                        let c = self.c.clone();
+                        let out = out.clone();
+                        tokio::spawn(async move {
+                            let paused = c.sessions().pause(id, dir).await;
+                            reply(&out, failed(p.id, paused.err()));
+                        });
+                    }
+                    Err(e) => reply(out, failed(p.id, Some(e))),
+                }
+                Ok(Next::Go)
+            }
+            R::Resume(r) => {
+                // Beside the stream: it may wait in line, while heartbeats
+                // keep the session.
+                let c = self.c.clone();
+                let out = out.clone();
+                tokio::spawn(async move {
+                    let answer = match c.sessions().resume(id, &r).await {
+                        Ok(resumed) => proto::SessionReply {
+                            id: r.id,
+                            resumed: Some(resumed),
+                            ..Default::default()
+                        },
+                        Err(e) => failed(r.id, Some(e)),
+                    };
+                    reply(&out, answer);
                 });
                 Ok(Next::Go)
             }

@@ -1,0 +1,204 @@
+"""Sessions that pause, resume and resize (``client.pause`` /
+``client.resume`` / ``client.resize``), on real pw-server and pw-worker
+processes on 127.0.0.1 (ended by PID): the arrays go to storage through
+the workers, the devices to the next client, and the session continues
+on another slice (other workers, another size) with JAX's numbers."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import pw
+from pw._local import LocalServer
+
+from test_lost_worker import _wait_workers, _Workers
+from test_session import assert_workers_hold_nothing, overview
+
+
+def step(v, x):
+    return jnp.tanh(v @ x.T) @ x * 0.5 + v
+
+
+def descent(meshes: int):
+    """One step of `step` on a mesh of 2 devices; with 2 meshes, x passes
+    through the other mesh first (the program spans both workers)."""
+    with pw.program(f"descent{meshes}") as p:
+        v = p.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
+        x = p.input(jax.ShapeDtypeStruct((8, 4), jnp.float32))
+        if meshes == 2:
+            with pw.mesh("a", devices=2):
+                x = jax.jit(lambda a: a * 1.0)(x)
+        with pw.mesh("b", devices=2):
+            p.outputs(jax.jit(step)(v, x))
+    return p
+
+
+def jax_steps(v, x, n):
+    f = jax.jit(step)
+    for _ in range(n):
+        v = f(v, x)
+    return np.asarray(v)
+
+
+def inputs():
+    rng = np.random.default_rng(7)
+    return rng.standard_normal((8, 4), dtype=np.float32), rng.standard_normal((8, 4), dtype=np.float32) * 0.3
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """pw-server with two pw-workers of 2 CPU devices each."""
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    s = LocalServer(2, server_args=["--checkpoint-dir", str(root)])
+    try:
+        s.add_worker()
+    except BaseException:
+        s.stop()
+        raise
+    s.root = str(root)
+    yield s
+    s.stop()
+
+
+def session_line(address, session):
+    return next(x for x in overview(address)["sessions"] if x["session"] == session)
+
+
+def paused_checkpoints(root):
+    return [e for e in os.listdir(root) if e.startswith(".pw-paused-")]
+
+
+def test_pause_frees_the_devices_and_resume_continues_with_jaxs_numbers(cluster):
+    """Three steps, a pause (the arrays in a checkpoint, the workers
+    holding nothing, the devices granted to another client, requests
+    refused naming the pause), a resume, three more steps: JAX's six."""
+    v0, x = inputs()
+    with pw.connect(cluster.address, devices=4) as client:
+        exe = descent(2).compile(client)
+        v = v0
+        for _ in range(3):
+            v = exe(v, x)
+        v.block_until_ready()
+        compiled = client.stats()["executables_compiled"]
+
+        client.pause()
+        assert client.devices == ()
+        line = session_line(cluster.address, client.session)
+        assert line["state"] == "paused" and line["devices"] == [] and line["device_bytes"] == 0, line
+        assert len(paused_checkpoints(cluster.root)) == 1
+        assert_workers_hold_nothing(cluster.address)
+        refused = exe(v, x)  # dispatched at once; the refusal is on its output
+        with pytest.raises(pw.SessionError, match="paused"):
+            np.asarray(v)
+        with pytest.raises(pw.SessionError, match="paused"):
+            client.pause()
+
+        with pw.connect(cluster.address, devices=4, timeout=30) as other:
+            assert sorted(other.devices) == [0, 1, 2, 3]
+            got = descent(1).compile(other)(v0, x)
+            np.testing.assert_allclose(np.asarray(got), jax_steps(v0, x, 1), rtol=1e-6)
+
+        client.resume()
+        assert sorted(client.devices) == [0, 1, 2, 3]
+        assert session_line(cluster.address, client.session)["state"] == "open"
+        with pytest.raises(pw.SessionError, match="paused"):
+            np.asarray(refused)
+        assert paused_checkpoints(cluster.root) == []
+        for _ in range(3):
+            v = exe(v, x)
+        np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 6), rtol=1e-5)
+        stats = client.stats()
+        # Lowered again onto the slice; every computation from the caches.
+        assert stats["executables_compiled"] == compiled, stats
+        with pytest.raises(pw.SessionError, match="not paused"):
+            client.resume()
+
+
+def test_resize_4_to_2_to_4_keeps_the_state(cluster):
+    """A session of 4 devices resized to 2 and back: its array is laid
+    out on the devices it has each time, its executable follows, and the
+    steps give JAX's numbers."""
+    v0, x = inputs()
+    with pw.connect(cluster.address, devices=4) as client:
+        exe = descent(1).compile(client)
+        v = exe(v0, x)
+        v.block_until_ready()
+
+        client.resize(2)
+        assert len(client.devices) == 2
+        assert set(v.sharding.devices) <= set(client.devices), (v.sharding, client.devices)
+        assert set(exe.inputs[0].devices) <= set(client.devices)
+        # The other two devices are free.
+        with pw.connect(cluster.address, devices=2, timeout=30) as other:
+            assert not set(other.devices) & set(client.devices)
+        v = exe(v, x)
+        np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 2), rtol=1e-6)
+
+        client.resize(4)
+        assert len(client.devices) == 4
+        v = exe(v, x)
+        np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 3), rtol=1e-6)
+
+
+def test_a_paused_session_resumes_on_another_worker(cluster):
+    """Paused, then its second worker dies (SIGKILL) and a new one joins:
+    the session resumes on the devices there are, its arrays read back
+    from the checkpoint, with JAX's numbers."""
+    v0, x = inputs()
+    with pw.connect(cluster.address, devices=4) as client:
+        exe = descent(2).compile(client)
+        v = exe(exe(v0, x), x)
+        v.block_until_ready()
+        client.pause()
+        cluster.workers[1].kill()
+        cluster.workers[1].wait(10)
+        _wait_workers(cluster.address, 1)
+        extra = _Workers(cluster)
+        try:
+            extra.start()
+            _wait_workers(cluster.address, 2)
+            client.resume(timeout=30)
+            assert len(client.devices) == 4 and max(client.devices) >= 4, client.devices
+            v = exe(v, x)
+            np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 3), rtol=1e-5)
+        finally:
+            extra.stop()
+
+
+def test_resume_waits_in_line_and_a_closed_paused_session_leaves_nothing(cluster):
+    """While another client holds every device, a resume with a timeout
+    raises DevicesBusyError and the session stays paused; once they are
+    free it resumes. A session closed while paused removes its
+    checkpoint."""
+    v0, x = inputs()
+    with pw.connect(cluster.address, devices=4) as client:
+        exe = descent(1).compile(client)
+        v = exe(v0, x)
+        client.pause()
+        other = pw.connect(cluster.address, devices=4, timeout=30)
+        try:
+            with pytest.raises(pw.DevicesBusyError):
+                client.resume(timeout=1)
+            assert session_line(cluster.address, client.session)["state"] == "paused"
+            with pytest.raises(pw.SessionError, match="paused"):
+                v.block_until_ready()
+        finally:
+            other.close()
+        client.resume(timeout=30)
+        np.testing.assert_allclose(np.asarray(exe(v, x)), jax_steps(v0, x, 2), rtol=1e-6)
+
+        client.pause()
+        assert len(paused_checkpoints(cluster.root)) == 1
+    # The server hears of the close after `close()` returns.
+    deadline = time.monotonic() + 10
+    while paused_checkpoints(cluster.root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert paused_checkpoints(cluster.root) == []
+    assert_workers_hold_nothing(cluster.address)
