@@ -20,6 +20,15 @@ checkpoint directory in a fresh temporary directory. Each row is the best of --r
   taking it as a numpy argument (a direct put to the workers);
 * the floor: this process writing the same bytes to one file and syncing
   it, and reading them back.
+
+Then a resize (`--resize-mib`, default 256 MiB of state): a session of the
+4 devices holding one float32 array split by rows over a mesh of 2 devices,
+its program compiled for the session, is resized to 2 devices and back to
+4 (`client.resize`: pause, the arrays written by the workers, resume on the
+new slice, the program lowered again, the arrays read back), each the best
+of --repeats; the compiles each resize caused are counted. The peer is the
+same move by hand: fetch the state, close the session, open one of the
+new size, compile, and call with the state as a numpy argument.
 """
 
 from __future__ import annotations
@@ -65,6 +74,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mib", type=int, default=1024, help="size of the array (MiB; default 1024)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--resize-mib", type=int, default=256, help="state of the resize rows (MiB; default 256)")
     args = parser.parse_args()
     import tensorstore as ts
 
@@ -149,6 +159,7 @@ def main():
             write_floor = best(floor_write, args.repeats)
             read_floor = best(floor_read, args.repeats)
 
+        resize_rows = resize(server.address, args.resize_mib, args.repeats)
         gb = nbytes / 1e9
         rows_out = [
             ("save", save, client_save, write_floor),
@@ -159,12 +170,67 @@ def main():
         print("| --- | ---: | ---: | ---: |")
         for name, ours, theirs, floor in rows_out:
             print(f"| {name} | {gb / ours:.2f} GB/s ({ours:.2f} s) | {gb / theirs:.2f} GB/s ({theirs:.2f} s) | {gb / floor:.2f} GB/s ({floor:.2f} s) |")
+        print()
+        print(f"resize of a session holding float32 state of {args.resize_mib} MiB (rows over a 2-device mesh), best of {args.repeats}")
+        print("| resize | pw: pause + resume (compiles) | by hand: fetch, reconnect, compile, upload |")
+        print("| --- | ---: | ---: |")
+        for name, ours, compiled, theirs in resize_rows:
+            print(f"| {name} | {ours:.2f} s ({compiled} compiled) | {theirs:.2f} s |")
     finally:
         if second.poll() is None:
             second.kill()
             second.wait(10)
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def resize(address, mib, repeats):
+    """The resize rows (see the module doc): (name, pw s, compiles, by hand s)."""
+    rows = mib * (1 << 20) // (4 * 1024)
+    rows -= rows % 2
+    shape = (rows, 1024)
+    with pw.program("resize_state") as p:
+        x = p.input(jax.ShapeDtypeStruct(shape, jnp.float32))
+        with pw.mesh("m", devices=2):
+            p.outputs(jax.jit(lambda v: v + 1, in_shardings=P("x"), out_shardings=P("x"))(x))
+    host = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
+    times = {2: [], 4: []}
+    compiled = {2: 0, 4: 0}
+    with pw.connect(address, devices=4) as client:
+        exe = p.compile(client)
+        state = exe(host)
+        state.block_until_ready()
+        for _ in range(repeats):
+            for n in (2, 4):
+                before = client.stats()["executables_compiled"]
+                t = time.perf_counter()
+                client.resize(n)
+                state.block_until_ready()
+                times[n].append(time.perf_counter() - t)
+                compiled[n] += client.stats()["executables_compiled"] - before
+                assert len(client.devices) == n
+        np.testing.assert_array_equal(np.asarray(state)[:2], host[:2] + 1)
+
+    def by_hand(start, n):
+        client = pw.connect(address, devices=start)
+        try:
+            s = p.compile(client)(host)
+            s.block_until_ready()
+            t = time.perf_counter()
+            moved = np.asarray(s)
+            client.close()
+            client = pw.connect(address, devices=n)
+            again = p.compile(client)(moved)
+            again.block_until_ready()
+            return time.perf_counter() - t
+        finally:
+            client.close()
+
+    out = [
+        ("4 -> 2 devices", min(times[2]), compiled[2], min(by_hand(4, 2) for _ in range(repeats))),
+        ("2 -> 4 devices", min(times[4]), compiled[4], min(by_hand(2, 4) for _ in range(repeats))),
+    ]
+    return [tuple(r) for r in out]
 
 
 if __name__ == "__main__":

@@ -643,18 +643,21 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     Ok(data)
 }
 
-/// Writes `bytes` to `path` (its directories made), durably: the file and
-/// its directory synced before this returns.
-pub fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` to `path` (its directories made); when `durable`, the
+/// file and its directory are synced before this returns.
+pub fn write_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)
         .map_err(|e| bad(dir, format!("cannot make the directory: {e}")))?;
     let mut file = File::create(path).map_err(|e| bad(path, format!("cannot create: {e}")))?;
     os::reserve(&file, bytes.len() as u64);
     file.write_all(bytes)
-        .and_then(|()| file.sync_all())
+        .and_then(|()| if durable { file.sync_all() } else { Ok(()) })
         .map_err(|e| bad(path, format!("cannot write: {e}")))?;
-    sync_dir(dir)
+    if durable {
+        sync_dir(dir)?;
+    }
+    Ok(())
 }
 
 /// Syncs directory `dir` (its entries made durable).

@@ -24,10 +24,11 @@ fn checked(path: &str) -> Result<PathBuf, String> {
 }
 
 /// Writes shard `s.position` of array `s.value`, once it is ready, to
-/// `s.file`, durably.
+/// `s.file` (synced unless `s.unsynced`).
 pub async fn save(state: Arc<State>, s: proto::SaveShard) {
     let done = async {
         let file = checked(&s.file)?;
+        let durable = !s.unsynced;
         let value = usize::try_from(s.value).map_err(|_| format!("no array {}", s.value))?;
         let buffer = state
             .store
@@ -39,7 +40,7 @@ pub async fn save(state: Arc<State>, s: proto::SaveShard) {
                 .map_err(|e| format!("the shard failed: {e}"))?;
             // Written from where the bytes lie when they are in host
             // memory (no copy), else from a copy.
-            let write = |bytes: &[u8]| zarr::write_durably(&file, bytes);
+            let write = |bytes: &[u8]| zarr::write_file(&file, bytes, durable);
             let failed = |e: pw_pjrt::Error| e.to_string();
             let written = match buffer.read_in_place(write).map_err(failed)? {
                 Some(written) => written,

@@ -106,7 +106,9 @@ impl Sessions<'_> {
             ".{leaf}.partial-{:016x}",
             pw_wire::auth::random_id()
         ));
-        let written = self.write_checkpoint(id, &s.path, &partial, &arrays).await;
+        let written = self
+            .write_checkpoint(id, &s.path, &partial, &arrays, true)
+            .await;
         let placed = written.and_then(|()| replace(&s.path, &partial, &dest, &parent, &leaf));
         if placed.is_err() {
             let _ = std::fs::remove_dir_all(&partial);
@@ -115,13 +117,14 @@ impl Sessions<'_> {
     }
 
     /// Writes `arrays` (each with its name and id in session `id`) as a
-    /// checkpoint in directory `dir`.
+    /// checkpoint in directory `dir`, every file synced when `durable`.
     pub(super) async fn write_checkpoint(
         &self,
         id: u64,
         path: &str,
         dir: &Path,
         arrays: &[(&str, u64, SessionArray)],
+        durable: bool,
     ) -> Result<()> {
         let file_error = |source| Error::CheckpointFile {
             path: path.to_owned(),
@@ -148,7 +151,7 @@ impl Sessions<'_> {
                 serde_json::json!({"pw": {"sharding": info.sharding, "devices": info.devices}});
             let text = meta.to_json(attributes).map_err(file_error)?;
             let array_dir = zarr::array_dir(dir, name);
-            zarr::write_durably(&array_dir.join(zarr::METADATA), text.as_bytes())
+            zarr::write_file(&array_dir.join(zarr::METADATA), text.as_bytes(), durable)
                 .map_err(file_error)?;
             let mut seen: Vec<Region> = Vec::new();
             for position in 0..info.devices.len() {
@@ -182,6 +185,7 @@ impl Sessions<'_> {
                         value: *array_id,
                         position: position as u32,
                         file: file.display().to_string(),
+                        unsynced: !durable,
                     })
                 };
                 shards.push((addr.worker, format!("save {name}"), save));
@@ -194,7 +198,7 @@ impl Sessions<'_> {
             "attributes": {"pw": {"arrays": arrays.iter().map(|(n, _, _)| n).collect::<Vec<_>>()}},
         });
         let text = serde_json::to_string_pretty(&group).unwrap_or_default();
-        zarr::write_durably(&dir.join(zarr::METADATA), text.as_bytes()).map_err(file_error)
+        zarr::write_file(&dir.join(zarr::METADATA), text.as_bytes(), durable).map_err(file_error)
     }
 
     /// Sends every command of `shards` (a worker, what it does, the

@@ -220,7 +220,10 @@ impl Sessions<'_> {
                 .map(|(n, a, x)| (n.as_str(), *a, x.clone()))
                 .collect();
             let label = format!("(the pause of session {id})");
-            self.write_checkpoint(id, &label, dir, &named).await?;
+            // A pause's checkpoint need not outlive the host (the server's
+            // state does not): left to the page cache.
+            self.write_checkpoint(id, &label, dir, &named, false)
+                .await?;
         }
         Ok(ready.into_iter().map(|(_, a, _)| a).collect())
     }
