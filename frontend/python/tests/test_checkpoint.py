@@ -4,7 +4,8 @@ processes on 127.0.0.1, ended by PID), in zarr v3. TensorStore reads pw's
 checkpoints; pw loads Orbax's (``use_zarr3``, no OCDBT) and its own onto
 other shardings, with JAX's values. Faults: a worker lost while it writes,
 a worker whose disk is full, a truncated chunk; the old checkpoint stays
-valid and nothing half-written is left."""
+valid and nothing half-written is left. Orbax's own restore opens what pw
+wrote."""
 
 from __future__ import annotations
 
@@ -160,6 +161,66 @@ np.save(sys.argv[1] + ".b.npy", np.asarray(b.astype(jnp.float32)))
         np.testing.assert_array_equal(np.asarray(loaded["params.w"]), w)
         got = exe(loaded["params.w"], loaded["params.b"], loaded["step"])
         np.testing.assert_allclose(np.asarray(got), np.asarray(jax.jit(f)(w, b, jnp.int32(7))), rtol=1e-6)
+
+
+def test_orbax_restores_a_checkpoint_pw_wrote(server):
+    """pw saves a tree's leaves by their Orbax names (`params.w` split by
+    rows over 2 devices, `params.b` in bfloat16, a scalar `step`); Orbax's
+    StandardCheckpointer (in-process JAX, 4 devices) restores it onto its
+    own shardings, and with no target as NumPy arrays, with the values
+    pw's program computed."""
+    _library("orbax.checkpoint")
+    rng = np.random.default_rng(5)
+    w0 = rng.standard_normal((16, 8), dtype=np.float32)
+    b0 = rng.standard_normal(8, dtype=np.float32).astype(jnp.bfloat16)
+    with pw.program("make_tree") as p:
+        w, b, step = (
+            p.input(jax.ShapeDtypeStruct((16, 8), jnp.float32)),
+            p.input(jax.ShapeDtypeStruct((8,), jnp.bfloat16)),
+            p.input(jax.ShapeDtypeStruct((), jnp.int32)),
+        )
+        with pw.mesh("m", devices=2):
+            p.outputs(
+                jax.jit(
+                    lambda w, b, s: (w * 2, b + 1, s + 1),
+                    in_shardings=(P("x"), P(), P()),
+                    out_shardings=(P("x"), P(), P()),
+                )(w, b, step)
+            )
+    with pw.connect(server.address, devices=4) as client:
+        w, b, step = p.compile(client)(w0, b0, np.int32(41))
+        client.save("for_orbax", {"params.w": w, "params.b": b, "step": step})
+    script = r"""
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import numpy as np, jax, jax.numpy as jnp
+import orbax.checkpoint as ocp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()), ("x",))
+on = lambda spec: NamedSharding(mesh, spec)
+target = {
+    "params": {
+        "w": jax.ShapeDtypeStruct((16, 8), jnp.float32, sharding=on(P(None, "x"))),
+        "b": jax.ShapeDtypeStruct((8,), jnp.bfloat16, sharding=on(P())),
+    },
+    "step": jax.ShapeDtypeStruct((), jnp.int32, sharding=on(P())),
+}
+got = ocp.StandardCheckpointer().restore(sys.argv[1], target)
+assert got["params"]["w"].sharding == on(P(None, "x")), got["params"]["w"].sharding
+plain = ocp.StandardCheckpointer().restore(sys.argv[1])
+assert sorted(plain) == ["params", "step"] and sorted(plain["params"]) == ["b", "w"], plain
+np.save(sys.argv[2] + ".w.npy", np.asarray(got["params"]["w"]))
+np.save(sys.argv[2] + ".b.npy", np.asarray(got["params"]["b"].astype(jnp.float32)))
+np.save(sys.argv[2] + ".step.npy", np.asarray(got["step"]))
+np.save(sys.argv[2] + ".plain_w.npy", np.asarray(plain["params"]["w"]))
+"""
+    out = os.path.join(server.root, "orbax_read")
+    path = os.path.join(server.root, "for_orbax")
+    subprocess.run([sys.executable, "-c", script, path, out], check=True, timeout=300, env=_env())
+    np.testing.assert_array_equal(np.load(out + ".w.npy"), w0 * 2)
+    np.testing.assert_array_equal(np.load(out + ".plain_w.npy"), w0 * 2)
+    np.testing.assert_array_equal(np.load(out + ".b.npy"), np.asarray((b0 + 1).astype(np.float32)))
+    assert int(np.load(out + ".step.npy")) == 42
 
 
 def test_bad_checkpoints_and_names_are_clear_errors(server):

@@ -16,6 +16,10 @@
 //! 8-bit floats as TensorStore names them); the sub-byte types are refused
 //! (their byte layout on storage is not settled among writers).
 //!
+//! A checkpoint also carries the tree metadata Orbax's restore reads
+//! ([`orbax_tree`], `_METADATA`): each array as the leaf whose key path is
+//! its name split at `.` (Orbax names a leaf's directory the same way).
+//!
 //! Files are untrusted: sizes and ranks are checked against limits, and
 //! against what the file holds, before anything is allocated.
 
@@ -30,6 +34,9 @@ use std::path::{Path, PathBuf};
 
 /// The metadata file of an array (or a group).
 pub const METADATA: &str = "zarr.json";
+
+/// The file Orbax's restore reads a checkpoint's tree from.
+pub const ORBAX_TREE: &str = "_METADATA";
 
 /// The most dimensions an array may have.
 pub const MAX_RANK: usize = 32;
@@ -660,6 +667,55 @@ pub fn write_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     Ok(())
 }
 
+/// Orbax's tree metadata (`_METADATA`) for arrays named `arrays`, each
+/// with its chunk shape (Orbax's `write_shape`): a tree of dicts whose
+/// leaf at key path `a`, `b` is the array named `a.b`. None when the names
+/// make no tree (an empty key, or a name that is both a leaf and a dict).
+pub fn orbax_tree<'a>(arrays: impl IntoIterator<Item = (&'a str, &'a [u64])>) -> Option<String> {
+    let mut tree = serde_json::Map::new();
+    let mut paths: Vec<Vec<&str>> = Vec::new();
+    for (name, chunk) in arrays {
+        let keys: Vec<&str> = name.split('.').collect();
+        if keys.iter().any(|k| k.is_empty()) {
+            return None;
+        }
+        // Python's repr of the tuple of keys: the names hold no quotes.
+        let quoted: Vec<String> = keys.iter().map(|k| format!("'{k}'")).collect();
+        let repr = match quoted.len() {
+            1 => format!("({},)", quoted[0]),
+            _ => format!("({})", quoted.join(", ")),
+        };
+        let key_metadata: Vec<Value> = keys
+            .iter()
+            .map(|k| json!({"key": k, "key_type": 2}))
+            .collect();
+        tree.insert(
+            repr,
+            json!({
+                "key_metadata": key_metadata,
+                "value_metadata": {
+                    "value_type": "jax.Array",
+                    "skip_deserialize": false,
+                    "write_shape": chunk,
+                },
+            }),
+        );
+        paths.push(keys);
+    }
+    let prefix = |a: &[&str], b: &[&str]| a.len() < b.len() && b.starts_with(a);
+    if paths.iter().any(|a| paths.iter().any(|b| prefix(a, b))) {
+        return None;
+    }
+    let metadata = json!({
+        "tree_metadata": tree,
+        "use_ocdbt": false,
+        "use_zarr3": true,
+        "store_array_data_equal_to_fill_value": true,
+        "custom_metadata": null,
+    });
+    serde_json::to_string(&metadata).ok()
+}
+
 /// Syncs directory `dir` (its entries made durable).
 pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
@@ -700,6 +756,18 @@ pub fn crc32c(data: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orbax_trees_follow_the_names() {
+        let t = orbax_tree([("params.w", &[4u64, 4][..]), ("step", &[][..])]).unwrap();
+        let v: Value = serde_json::from_str(&t).unwrap();
+        let leaf = &v["tree_metadata"]["('params', 'w')"];
+        assert_eq!(leaf["key_metadata"][1]["key"], "w");
+        assert_eq!(leaf["value_metadata"]["write_shape"], json!([4, 4]));
+        assert!(v["tree_metadata"]["('step',)"].is_object());
+        assert_eq!(orbax_tree([("a", &[1u64][..]), ("a.b", &[1][..])]), None);
+        assert_eq!(orbax_tree([("a.", &[1u64][..])]), None);
+    }
 
     #[test]
     fn crc32c_matches_the_standard_check_value() {

@@ -5,7 +5,9 @@
 //! A checkpoint is a directory under [`crate::Config::checkpoint_dir`]: a
 //! zarr v3 group (`zarr.json`, its attributes list the arrays pw saved)
 //! with one zarr v3 array per name ([`pw_exec::zarr`]): a regular chunk
-//! grid whose chunk is the array's shard, one file per distinct shard.
+//! grid whose chunk is the array's shard, one file per distinct shard;
+//! and Orbax's tree metadata (`_METADATA`), so that Orbax's restore opens
+//! it (the names `params.w` and `step` are the tree `{params: {w}, step}`).
 //!
 //! * **Save**: the arrays are waited for; the checkpoint is written into a
 //!   hidden sibling directory (`.NAME.partial-RANDOM`): the metadata here,
@@ -140,13 +142,7 @@ impl Sessions<'_> {
                 ));
             }
             let shape: Vec<u64> = info.shape.iter().map(|&d| d.max(0) as u64).collect();
-            let chunk: Vec<u64> = info
-                .layout
-                .shard_shape
-                .iter()
-                .map(|&d| d.max(1) as u64)
-                .collect();
-            let meta = ArrayMeta::raw(info.dtype, &shape, &chunk);
+            let meta = ArrayMeta::raw(info.dtype, &shape, &chunk_of(info));
             let attributes =
                 serde_json::json!({"pw": {"sharding": info.sharding, "devices": info.devices}});
             let text = meta.to_json(attributes).map_err(file_error)?;
@@ -198,7 +194,18 @@ impl Sessions<'_> {
             "attributes": {"pw": {"arrays": arrays.iter().map(|(n, _, _)| n).collect::<Vec<_>>()}},
         });
         let text = serde_json::to_string_pretty(&group).unwrap_or_default();
-        zarr::write_file(&dir.join(zarr::METADATA), text.as_bytes(), durable).map_err(file_error)
+        zarr::write_file(&dir.join(zarr::METADATA), text.as_bytes(), durable)
+            .map_err(file_error)?;
+        let chunks: Vec<Vec<u64>> = arrays.iter().map(|(_, _, a)| chunk_of(a.info())).collect();
+        let leaves = arrays
+            .iter()
+            .zip(&chunks)
+            .map(|((n, _, _), c)| (*n, &c[..]));
+        match zarr::orbax_tree(leaves) {
+            Some(tree) => zarr::write_file(&dir.join(zarr::ORBAX_TREE), tree.as_bytes(), durable)
+                .map_err(file_error),
+            None => Ok(()),
+        }
     }
 
     /// Sends every command of `shards` (a worker, what it does, the
@@ -385,6 +392,15 @@ impl LoadOf {
             })
         }
     }
+}
+
+/// The chunk of a value's array in a checkpoint: its shard.
+fn chunk_of(info: &pw_core::plan::ValueInfo) -> Vec<u64> {
+    info.layout
+        .shard_shape
+        .iter()
+        .map(|&d| d.max(1) as u64)
+        .collect()
 }
 
 /// `dest`'s parent directory (made when missing) and last name.
