@@ -7,6 +7,8 @@ on another slice (other workers, another size) with JAX's numbers."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 
 import jax
@@ -202,3 +204,48 @@ def test_resume_waits_in_line_and_a_closed_paused_session_leaves_nothing(cluster
         time.sleep(0.05)
     assert paused_checkpoints(cluster.root) == []
     assert_workers_hold_nothing(cluster.address)
+
+
+def test_a_worker_lost_while_the_session_pauses_fails_the_pause_and_nothing_else(cluster):
+    """The second worker hangs (SIGSTOP) as the pause begins, then dies:
+    the pause raises naming it, the session stays open with no checkpoint
+    left, and once a new worker joins the loop goes on with JAX's numbers
+    (the arrays that were on the dead worker computed again from their
+    lineage)."""
+    v0, x = inputs()
+    with pw.connect(cluster.address, devices=4) as client:
+        exe = descent(2).compile(client)
+        v = exe(exe(v0, x), x)
+        v.block_until_ready()
+        second = cluster.workers[1]
+        second.send_signal(signal.SIGSTOP)
+        failure = []
+
+        def pause():
+            try:
+                client.pause()
+            except pw.PwError as e:
+                failure.append(e)
+
+        t = threading.Thread(target=pause)
+        t.start()
+        deadline = time.monotonic() + 30
+        while not paused_checkpoints(cluster.root):
+            assert time.monotonic() < deadline, "the pause never started writing"
+            time.sleep(0.01)
+        second.kill()
+        second.wait(10)
+        t.join(60)
+        assert not t.is_alive(), "the pause did not end"
+        assert len(failure) == 1 and isinstance(failure[0], pw.RunError), failure
+        assert "could not save" in str(failure[0]), failure[0]
+        assert session_line(cluster.address, client.session)["state"] == "open"
+        assert paused_checkpoints(cluster.root) == []
+        extra = _Workers(cluster)
+        try:
+            extra.start()
+            _wait_workers(cluster.address, 2)
+            v = exe(v, x)
+            np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 3), rtol=1e-5)
+        finally:
+            extra.stop()
