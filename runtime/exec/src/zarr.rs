@@ -254,6 +254,28 @@ impl ArrayMeta {
             .flatten()
     }
 
+    /// The file of the one chunk that box `region` is, and its size, when
+    /// the file holds the box's bytes as they lie in host memory (raw, in
+    /// the host's byte order: what pw writes); None otherwise (read such a
+    /// box with [`ArrayMeta::read_region`]).
+    pub fn raw_chunk_file(&self, dir: &Path, region: &Region) -> Option<(PathBuf, u64)> {
+        let host_order = cfg!(target_endian = "big");
+        let raw = matches!(&self.codecs,
+            Codecs::Plain(p) if !p.zstd && !p.crc32c && p.big_endian == host_order);
+        let whole = region.sizes.len() == self.chunk.len()
+            && region
+                .sizes
+                .iter()
+                .zip(&self.chunk)
+                .all(|(&s, &c)| u64::try_from(s) == Ok(c));
+        if !raw || !whole || region.elements() == 0 {
+            return None;
+        }
+        let index = self.chunk_at(&region.offsets)?;
+        let bytes = self.chunk_bytes(&self.chunk).ok()?;
+        Some((dir.join(self.chunk_key(&index)), bytes))
+    }
+
     /// The box `region` of the array in the directory `dir`, read from the
     /// chunks it meets.
     pub fn read_region(&self, dir: &Path, region: &Region) -> Result<HostArray> {

@@ -26,7 +26,7 @@ pub enum Grant {
 }
 
 /// The most bytes of a direct put copied onto the device at once.
-const PUT_CHUNK: usize = 2 << 20;
+pub(crate) const PUT_CHUNK: usize = 2 << 20;
 
 /// How long a client's connection waits for its ticket to arrive (the
 /// controller sends it to the worker before it answers the client, but on

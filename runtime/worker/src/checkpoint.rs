@@ -8,6 +8,7 @@ use pw_core::geometry::Region;
 use pw_exec::zarr::{self, ArrayMeta};
 use pw_wire::proto;
 use std::{
+    io::Read,
     path::{Component, Path, PathBuf},
     sync::Arc,
 };
@@ -98,17 +99,66 @@ fn load_now(state: &State, l: &proto::LoadShard) -> Result<(), String> {
         offsets,
         sizes: dims.iter().map(|&d| d as i64).collect(),
     };
-    let host = meta.read_region(&dir, &region).map_err(|e| e.to_string())?;
     let device = state.device(l.local_device)?;
-    let buffer = host
-        .to_device(&state.client, &device)
-        .map_err(|e| e.to_string())?;
+    let streamed = match meta.raw_chunk_file(&dir, &region) {
+        Some((file, size)) => stream_chunk(state, &device, &file, size, (dtype, &dims))?,
+        None => None,
+    };
+    let buffer = match streamed {
+        Some(buffer) => buffer,
+        None => meta
+            .read_region(&dir, &region)
+            .and_then(|host| host.to_device(&state.client, &device))
+            .map_err(|e| e.to_string())?,
+    };
     state.store.put(
         l.owner,
         l.value as usize,
         l.position as usize,
         Arc::new(buffer),
     )
+}
+
+/// A box that is one raw chunk file (a shard read back onto the layout
+/// that wrote it), put onto the device piece by piece as it is read, each
+/// piece still in the cache when it is copied; None when the file is
+/// missing or not of the chunk's size (the general path says why).
+fn stream_chunk(
+    state: &State,
+    device: &pw_pjrt::Device,
+    file: &Path,
+    size: u64,
+    (dtype, dims): (pw_core::DType, &[usize]),
+) -> Result<Option<pw_pjrt::Buffer>, String> {
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", file.display());
+    let mut f = match std::fs::File::open(file) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot(e)),
+    };
+    if f.metadata().map_err(cannot)?.len() != size {
+        return Ok(None);
+    }
+    let size = usize::try_from(size).map_err(|_| format!("a chunk of {size} bytes"))?;
+    let (mut transfer, buffer) = state
+        .client
+        .buffer_for_async_transfer(device, dtype, dims)
+        .map_err(|e| e.to_string())?;
+    while transfer.written() < size {
+        let len = (size - transfer.written()).min(crate::bulk::PUT_CHUNK);
+        let mut piece = Vec::with_capacity(len);
+        // A failure drops the transfer unfinished, which fails the buffer.
+        let got = Read::by_ref(&mut f)
+            .take(len as u64)
+            .read_to_end(&mut piece)
+            .map_err(cannot)?;
+        if got != len {
+            return Err(format!("{} ended early", file.display()));
+        }
+        let last = transfer.written() + len == size;
+        transfer.write(piece, last).map_err(|e| e.to_string())?;
+    }
+    Ok(Some(buffer))
 }
 
 fn answer(state: &State, id: u64, error: String) {
