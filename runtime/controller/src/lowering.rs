@@ -41,6 +41,11 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// Where `device` of its placement is (worker and local device).
+    pub fn addr(&self, device: i64) -> Result<DeviceAddr> {
+        self.addrs.get(&device).copied().ok_or(Error::Unplaced)
+    }
+
     /// Whether one worker runs all of it, as one part (which that worker
     /// ends by itself: `ExecuteRequest.ends_run`).
     pub fn is_one_part(&self) -> bool {

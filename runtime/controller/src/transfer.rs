@@ -57,7 +57,7 @@ pub(crate) async fn upload(
             pw_exec::host::split(host, &regions)?
         };
         for (position, (device, shard)) in value.devices.iter().zip(shards).enumerate() {
-            let addr = prepared.addrs.get(device).copied().ok_or(Error::Unplaced)?;
+            let addr = prepared.addr(*device)?;
             let size = shard.bytes().len() as u64;
             *sent.bytes.entry(addr.worker).or_default() += size;
             let inline = inline_bytes.entry(addr.worker).or_default();

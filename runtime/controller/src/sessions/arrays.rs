@@ -187,13 +187,7 @@ impl Sessions<'_> {
     /// all of it.
     async fn forward(&self, r: &proto::ArrayRef, array: &SessionArray) -> Result<Fetched> {
         let info = array.info();
-        let addr = array
-            .exe
-            .prepared
-            .addrs
-            .get(&info.devices[0])
-            .copied()
-            .ok_or(Error::Unplaced)?;
+        let addr = array.exe.prepared.addr(info.devices[0])?;
         let mut client = self.c.inner.workers.handle(addr.worker)?.client;
         let stream = client
             .fetch(proto::FetchRequest {

@@ -165,13 +165,7 @@ impl Sessions<'_> {
                     )
                 })?;
                 let file = array_dir.join(meta.chunk_key(&index));
-                let addr = array
-                    .exe
-                    .prepared
-                    .addrs
-                    .get(&info.devices[position])
-                    .copied()
-                    .ok_or(Error::Unplaced)?;
+                let addr = array.exe.prepared.addr(info.devices[position])?;
                 seen.push(region);
                 let owner = id;
                 let save = move |command| {
@@ -336,12 +330,7 @@ impl Sessions<'_> {
         let t = proto::ArrayType::of(info.dtype, &shard_shape);
         let mut shards = Vec::with_capacity(info.devices.len());
         for (position, &device) in info.devices.iter().enumerate() {
-            let addr = exe
-                .prepared
-                .addrs
-                .get(&device)
-                .copied()
-                .ok_or(Error::Unplaced)?;
+            let addr = exe.prepared.addr(device)?;
             let load = LoadOf {
                 owner: id,
                 value: array,

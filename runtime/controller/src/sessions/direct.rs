@@ -35,12 +35,7 @@ fn shard(address: String, ticket: Vec<u8>, region: &Region) -> proto::DirectShar
 impl Sessions<'_> {
     /// The worker of `device` (in `exe`'s placement) and its data port.
     fn data_port(&self, exe: &Executable, device: i64) -> Result<(DeviceAddr, String)> {
-        let addr = exe
-            .prepared
-            .addrs
-            .get(&device)
-            .copied()
-            .ok_or(Error::Unplaced)?;
+        let addr = exe.prepared.addr(device)?;
         let data = self
             .c
             .inner

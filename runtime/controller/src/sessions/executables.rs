@@ -35,6 +35,17 @@ pub(crate) struct Executable {
     pub devices: usize,
 }
 
+/// How the client sees value `v` of `plan`: its type, devices, sharding.
+pub(crate) fn array_info(plan: &Plan, v: ValueId) -> proto::ArrayInfo {
+    let value = &plan.values[v];
+    let dims: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
+    proto::ArrayInfo {
+        r#type: Some(proto::ArrayType::of(value.dtype, &dims)),
+        devices: value.devices.clone(),
+        sharding: value.sharding.clone(),
+    }
+}
+
 /// What a session's executable is built from.
 #[derive(Clone)]
 pub enum Build {
@@ -79,15 +90,7 @@ impl Sessions<'_> {
             .await?;
         let plan = &exe.prepared.plan;
         let (compiled, cached) = compiled_and_cached(&summary);
-        let info = |v: ValueId| {
-            let value = &plan.values[v];
-            let dims: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
-            proto::ArrayInfo {
-                r#type: Some(proto::ArrayType::of(value.dtype, &dims)),
-                devices: value.devices.clone(),
-                sharding: value.sharding.clone(),
-            }
-        };
+        let info = |v: ValueId| array_info(plan, v);
         let mut reply = proto::CompiledProgram {
             executable: 0,
             inputs: plan.inputs.iter().map(|&v| info(v)).collect(),

@@ -22,7 +22,7 @@
 
 use super::{
     arrays::{ArrayState, SessionArray},
-    executables::{Build, Executable},
+    executables::{array_info, Build, Executable},
     Sessions,
 };
 use crate::{
@@ -320,15 +320,6 @@ impl Sessions<'_> {
         self.read_back(id, &moved).await?;
         let mut s = self.lock();
         let session = s.get(id)?;
-        let info = |plan: &Plan, v: ValueId| {
-            let value = &plan.values[v];
-            let dims: Vec<usize> = value.shape.iter().map(|&d| d as usize).collect();
-            proto::ArrayInfo {
-                r#type: Some(proto::ArrayType::of(value.dtype, &dims)),
-                devices: value.devices.clone(),
-                sharding: value.sharding.clone(),
-            }
-        };
         let arrays = session
             .arrays
             .iter()
@@ -344,8 +335,8 @@ impl Sessions<'_> {
                 let plan = &exe.prepared.plan;
                 proto::PlacedExecutable {
                     executable: *handle,
-                    inputs: plan.inputs.iter().map(|&v| info(plan, v)).collect(),
-                    outputs: plan.outputs.iter().map(|&v| info(plan, v)).collect(),
+                    inputs: plan.inputs.iter().map(|&v| array_info(plan, v)).collect(),
+                    outputs: plan.outputs.iter().map(|&v| array_info(plan, v)).collect(),
                 }
             })
             .collect();
