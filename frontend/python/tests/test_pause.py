@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -18,6 +19,7 @@ import pytest
 
 import pw
 from pw._local import LocalServer
+from pw.tools import find_tool
 
 from test_lost_worker import _wait_workers, _Workers
 from test_session import assert_workers_hold_nothing, overview
@@ -94,6 +96,10 @@ def test_pause_frees_the_devices_and_resume_continues_with_jaxs_numbers(cluster)
         assert client.devices == ()
         line = session_line(cluster.address, client.session)
         assert line["state"] == "paused" and line["devices"] == [] and line["device_bytes"] == 0, line
+        shown = subprocess.run(
+            [find_tool("pw-status"), "--server", cluster.address], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+        assert f"SESSION {client.session} " in shown and "(paused)  devices []" in shown, shown
         assert len(paused_checkpoints(cluster.root)) == 1
         assert_workers_hold_nothing(cluster.address)
         refused = exe(v, x)  # dispatched at once; the refusal is on its output
