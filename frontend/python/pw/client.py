@@ -809,7 +809,28 @@ class Client:
             resume.id = i
             return pb.SessionRequest(resume=resume)
 
-        placed = self._ask(request).result()
+        self._moved(self._ask(request).result())
+
+    def resize(self, devices: int, timeout: float | None = None) -> None:
+        """Moves the session onto ``devices`` devices. Device to device
+        when the slice can shrink, or grow by devices free now: its
+        executables are lowered onto the new slice (computations from the
+        server's caches) and each array laid out anew there, worker to
+        worker, with no storage; the devices given up go to the line.
+        Otherwise (the devices it needs are held) it is ``pause()`` and
+        ``resume(devices, timeout)``, through the checkpoint directory.
+        ``client.devices``, ``a.sharding`` and ``exe.inputs`` say where
+        things are now."""
+        resize = pb.SessionResize(devices=int(devices), timeout_ms=int(timeout * 1000) if timeout else 0)
+
+        def request(i):
+            resize.id = i
+            return pb.SessionRequest(resize=resize)
+
+        self._moved(self._ask(request).result())
+
+    def _moved(self, placed) -> None:
+        """Takes where a resume or a resize put the session's things."""
         self.devices = tuple(placed.devices)
         for a in placed.arrays:
             self._placed[a.array] = tuple(a.devices)
@@ -817,12 +838,6 @@ class Client:
             exe = self._executables.get(e.executable)
             if exe is not None:
                 exe._place(e.inputs, e.outputs)
-
-    def resize(self, devices: int, timeout: float | None = None) -> None:
-        """Moves the session onto ``devices`` devices: ``pause()`` then
-        ``resume(devices, timeout)`` (through the checkpoint directory)."""
-        self.pause()
-        self.resume(devices, timeout)
 
     def stats(self) -> dict:
         """What the session has cost: ``lowerings``, ``executables_compiled``,

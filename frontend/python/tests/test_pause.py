@@ -129,15 +129,23 @@ def test_pause_frees_the_devices_and_resume_continues_with_jaxs_numbers(cluster)
             client.resume()
 
 
-def test_resize_4_to_2_to_4_keeps_the_state(cluster):
+def server_log(cluster) -> str:
+    with open(os.path.join(cluster.logs, "pw-server.log")) as f:
+        return f.read()
+
+
+def test_resize_4_to_2_to_4_moves_the_state_device_to_device(cluster):
     """A session of 4 devices resized to 2 and back: its array is laid
-    out on the devices it has each time, its executable follows, and the
-    steps give JAX's numbers."""
+    out anew on the devices it has each time, worker to worker (the server
+    logs a move, no pause), its executable follows without compiling, the
+    devices it gives up go to another client, and the steps give JAX's
+    numbers."""
     v0, x = inputs()
     with pw.connect(cluster.address, devices=4) as client:
-        exe = descent(1).compile(client)
+        exe = descent(2).compile(client)
         v = exe(v0, x)
         v.block_until_ready()
+        compiled = client.stats()["executables_compiled"]
 
         client.resize(2)
         assert len(client.devices) == 2
@@ -152,7 +160,35 @@ def test_resize_4_to_2_to_4_keeps_the_state(cluster):
         client.resize(4)
         assert len(client.devices) == 4
         v = exe(v, x)
-        np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 3), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 3), rtol=1e-5)
+        assert client.stats()["executables_compiled"] == compiled
+        log = server_log(cluster)
+        assert log.count(f"session {client.session} resized from") == 2, log[-3000:]
+        assert f"session {client.session} paused" not in log
+        assert paused_checkpoints(cluster.root) == []
+
+
+def test_a_resize_that_cannot_grow_now_goes_through_storage(cluster):
+    """With the devices it would grow into held by another client, a
+    resize pauses (the arrays to storage) and waits in line; once they are
+    free it resumes on 4 devices with the state."""
+    v0, x = inputs()
+    with pw.connect(cluster.address, devices=2) as client:
+        exe = descent(1).compile(client)
+        v = exe(v0, x)
+        other = pw.connect(cluster.address, devices=2, timeout=30)
+        done = []
+        t = threading.Thread(target=lambda: done.append(client.resize(4, timeout=60)))
+        t.start()
+        deadline = time.monotonic() + 30
+        while session_line(cluster.address, client.session)["state"] != "resuming":
+            assert time.monotonic() < deadline, "the resize never waited in line"
+            time.sleep(0.02)
+        other.close()
+        t.join(60)
+        assert done == [None] and len(client.devices) == 4
+        np.testing.assert_allclose(np.asarray(exe(v, x)), jax_steps(v0, x, 2), rtol=1e-6)
+        assert f"session {client.session} paused" in server_log(cluster)
 
 
 def test_a_paused_session_resumes_on_another_worker(cluster):

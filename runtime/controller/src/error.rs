@@ -306,6 +306,9 @@ pub enum Error {
     )]
     Unmovable { session: u64, name: String },
 
+    #[error("session {session} cannot resize: {why}")]
+    BadResize { session: u64, why: String },
+
     #[error("session {session} could not resume: {why}")]
     Resume {
         session: u64,
@@ -522,7 +525,9 @@ impl Error {
             | CannotRecompute { .. }
             | LineageBroken { .. } => Kind::Array,
             Busy { .. } => Kind::Busy,
-            Refused { .. } | Checkpoint { .. } | CheckpointFile { .. } => Kind::Argument,
+            Refused { .. } | Checkpoint { .. } | CheckpointFile { .. } | BadResize { .. } => {
+                Kind::Argument
+            }
             NotYours { .. } => Kind::Denied,
             OverLimit { .. } => Kind::Limit,
             NotReady { kind, .. } | CallRefused { kind, .. } => *kind,

@@ -127,6 +127,18 @@ impl Slices {
         Some(slice)
     }
 
+    /// Session `session` gives devices `given` back (it shrank); returns
+    /// the sessions granted a slice as a result, in order.
+    pub fn give_back(
+        &mut self,
+        session: u64,
+        given: &[i64],
+        devices: &BTreeMap<u32, Vec<i64>>,
+    ) -> Vec<(u64, Vec<i64>)> {
+        self.held.retain(|d, s| *s != session || !given.contains(d));
+        self.serve(devices)
+    }
+
     /// A worker is gone: its devices are no longer anyone's.
     pub fn forget_devices(&mut self, gone: &[i64]) {
         self.held.retain(|d, _| !gone.contains(d));

@@ -119,6 +119,10 @@ pub fn run(state: &Arc<State>, event: proto::controller_event::Event, epoch: u32
                 }
             }
         }
+        Event::Rename(r) => match (usize::try_from(r.from), usize::try_from(r.to)) {
+            (Ok(from), Ok(to)) => state.store.rename(r.owner, from, to),
+            _ => tracing::warn!("a rename of array {} to {} ignored", r.from, r.to),
+        },
         Event::Save(save) => {
             state.runtime.spawn(checkpoint::save(state.clone(), save));
         }

@@ -165,6 +165,25 @@ impl ObjectStore {
         self.changed.notify_waiters();
     }
 
+    /// Value `from` of owner `run` becomes value `to` (whose shards go).
+    pub fn rename(&self, run: u64, from: ValueId, to: ValueId) {
+        if let Some(objects) = self.lock().get_mut(&run) {
+            objects.buffers.retain(|(v, _), _| *v != to);
+            let moved: Vec<(ValueId, usize)> = objects
+                .buffers
+                .keys()
+                .filter(|(v, _)| *v == from)
+                .copied()
+                .collect();
+            for key in moved {
+                if let Some(stored) = objects.buffers.remove(&key) {
+                    objects.buffers.insert((to, key.1), stored);
+                }
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
     /// Drops every buffer of owner `run`, which lives on.
     pub fn drop_owner(&self, run: u64) {
         if let Some(objects) = self.lock().get_mut(&run) {

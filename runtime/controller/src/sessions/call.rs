@@ -702,7 +702,7 @@ fn fail(outputs: &[(ValueId, u64, State)], why: &str) {
 }
 
 /// The link between devices `a` and `b` of the registered workers.
-fn link(addrs: &BTreeMap<i64, DeviceAddr>, a: i64, b: i64) -> Link {
+pub(super) fn link(addrs: &BTreeMap<i64, DeviceAddr>, a: i64, b: i64) -> Link {
     match (addrs.get(&a), addrs.get(&b)) {
         _ if a == b => Link::SameDevice,
         (Some(x), Some(y)) if x.worker == y.worker => Link::IntraIsland,

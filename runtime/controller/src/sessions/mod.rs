@@ -57,6 +57,7 @@ pub mod line;
 pub mod lineage;
 pub mod link;
 pub mod pause;
+pub mod resize;
 pub mod stream;
 pub(crate) mod trace;
 

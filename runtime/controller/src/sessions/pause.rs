@@ -46,6 +46,8 @@ pub(crate) enum Phase {
     Pausing,
     Paused,
     Resuming,
+    /// Moving device to device ([`super::resize`]).
+    Resizing,
 }
 
 impl Phase {
@@ -54,6 +56,7 @@ impl Phase {
             Phase::Pausing => "pausing",
             Phase::Paused => "paused",
             Phase::Resuming => "resuming",
+            Phase::Resizing => "resizing",
         }
     }
 }
@@ -61,7 +64,8 @@ impl Phase {
 /// A session's pause.
 pub(crate) struct Paused {
     pub phase: Phase,
-    /// The checkpoint holding its arrays.
+    /// The checkpoint holding its arrays (none while it resizes in
+    /// memory).
     dir: PathBuf,
     /// How many devices it held.
     size: usize,
@@ -70,15 +74,46 @@ pub(crate) struct Paused {
 }
 
 impl Paused {
+    /// A session moving device to device, from `size` devices.
+    pub(super) fn resizing(size: usize) -> Paused {
+        Paused {
+            phase: Phase::Resizing,
+            dir: PathBuf::new(),
+            size,
+            saved: BTreeSet::new(),
+        }
+    }
+}
+
+impl Paused {
     /// Whether its arrays are off the devices (in the checkpoint, or on
     /// their way back).
     pub fn off_devices(&self) -> bool {
-        self.phase != Phase::Pausing
+        matches!(self.phase, Phase::Paused | Phase::Resuming)
     }
 
     /// Its session closed: its checkpoint goes.
     pub fn forget(&self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.dir.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Refuses to move session `id` when it holds a plan on fixed devices
+/// (only programs are lowered again).
+pub(super) fn movable(id: u64, session: &super::Session) -> Result<()> {
+    let plan = session
+        .executables
+        .values()
+        .chain(session.arrays.values().map(|a| &a.exe))
+        .find(|e| matches!(e.build, Build::Plan(_)));
+    match plan {
+        Some(exe) => Err(Error::Unmovable {
+            session: id,
+            name: exe.name.clone(),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -89,7 +124,7 @@ fn saved_name(id: u64) -> String {
 
 /// Where value `value` of `old` is in `new`, the same program lowered
 /// again: the same input, or the same output.
-fn same_value(old: &Plan, new: &Plan, value: ValueId) -> Option<ValueId> {
+pub(super) fn same_value(old: &Plan, new: &Plan, value: ValueId) -> Option<ValueId> {
     if let Some(i) = old.inputs.iter().position(|&v| v == value) {
         return new.inputs.get(i).copied();
     }
@@ -128,17 +163,7 @@ impl Sessions<'_> {
                     phase: p.phase.name(),
                 });
             }
-            let plan = session
-                .executables
-                .values()
-                .chain(session.arrays.values().map(|a| &a.exe))
-                .find(|e| matches!(e.build, Build::Plan(_)));
-            if let Some(exe) = plan {
-                return Err(Error::Unmovable {
-                    session: id,
-                    name: exe.name.clone(),
-                });
-            }
+            movable(id, session)?;
             session.paused = Some(Paused {
                 phase: Phase::Pausing,
                 dir: dir.clone(),
@@ -318,6 +343,11 @@ impl Sessions<'_> {
             .await
             .map_err(|e| failed("an executable could not be lowered onto the new slice", e))?;
         self.read_back(id, &moved).await?;
+        self.placed(id)
+    }
+
+    /// Where session `id`'s devices, arrays and executables are now.
+    pub(super) fn placed(&self, id: u64) -> Result<proto::SessionResumed> {
         let mut s = self.lock();
         let session = s.get(id)?;
         let arrays = session
@@ -349,7 +379,7 @@ impl Sessions<'_> {
 
     /// Lowers every executable of session `id` (those its arrays were made
     /// by too) onto `slice`; the old ones (by address) with the new.
-    async fn rebuild(&self, id: u64, slice: &[i64]) -> Result<Rebuilt> {
+    pub(super) async fn rebuild(&self, id: u64, slice: &[i64]) -> Result<Rebuilt> {
         let (size, exes) = {
             let mut s = self.lock();
             let session = s.get(id)?;
@@ -460,7 +490,7 @@ impl Sessions<'_> {
 }
 
 /// Old executables (by address) with what they became.
-type Rebuilt = HashMap<usize, (Arc<Executable>, Arc<Executable>)>;
+pub(super) type Rebuilt = HashMap<usize, (Arc<Executable>, Arc<Executable>)>;
 
 /// The type of "no client stream" for [`Sessions::queue`].
 type NoStream = tonic::Streaming<proto::SessionRequest>;

@@ -23,9 +23,10 @@
 //!   its shards are written or on their devices ([`super::checkpoints`]).
 //!   A load's array is the session's only once it is answered: the client
 //!   passes it to calls after that.
-//! * A **pause** refuses every later request but deletes (and `resume`)
-//!   at once, then runs beside the stream; a **resume** too, since it may
-//!   wait in line for devices ([`super::pause`]).
+//! * A **pause** or a **resize** refuses every later request but deletes
+//!   (and `resume`) at once, then runs beside the stream; a **resume**
+//!   too, since it may wait in line for devices ([`super::pause`],
+//!   [`super::resize`]).
 //! * A **delete** frees arrays at once, in order with the calls.
 
 use super::{trace::CallTimes, Session, Sessions};
@@ -146,16 +147,24 @@ impl Sessions<'_> {
                 let c = self.c.clone();
                 let out = out.clone();
                 tokio::spawn(async move {
-                    let answer = match c.sessions().resume(id, &r).await {
-                        Ok(resumed) => proto::SessionReply {
-                            id: r.id,
-                            resumed: Some(resumed),
-                            ..Default::default()
-                        },
-                        Err(e) => failed(r.id, Some(e)),
-                    };
-                    reply(&out, answer);
+                    let resumed = c.sessions().resume(id, &r).await;
+                    reply(&out, placed(r.id, resumed));
                 });
+                Ok(Next::Go)
+            }
+            R::Resize(r) => {
+                // Refusing what follows from now on, as a pause.
+                match self.begin_resize(id, r.devices as usize) {
+                    Ok(begun) => {
+                        let c = self.c.clone();
+                        let out = out.clone();
+                        tokio::spawn(async move {
+                            let resized = c.sessions().resize(id, &r, begun).await;
+                            reply(&out, placed(r.id, resized));
+                        });
+                    }
+                    Err(e) => reply(out, failed(r.id, Some(e))),
+                }
                 Ok(Next::Go)
             }
             R::Delete(d) => {
@@ -513,6 +522,18 @@ fn failed(id: u64, e: Option<Error>) -> proto::SessionReply {
         reply.error = e.render();
     }
     reply
+}
+
+/// The answer to a resume or a resize: where things are now.
+fn placed(id: u64, placed: crate::error::Result<proto::SessionResumed>) -> proto::SessionReply {
+    match placed {
+        Ok(resumed) => proto::SessionReply {
+            id,
+            resumed: Some(resumed),
+            ..Default::default()
+        },
+        Err(e) => failed(id, Some(e)),
+    }
 }
 
 fn reply(out: &Out, reply: proto::SessionReply) {
