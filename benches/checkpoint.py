@@ -22,13 +22,15 @@ checkpoint directory in a fresh temporary directory. Each row is the best of --r
   it, and reading them back.
 
 Then a resize (`--resize-mib`, default 256 MiB of state): a session of the
-4 devices holding one float32 array split by rows over a mesh of 2 devices,
-its program compiled for the session, is resized to 2 devices and back to
-4 (`client.resize`: pause, the arrays written by the workers, resume on the
-new slice, the program lowered again, the arrays read back), each the best
-of --repeats; the compiles each resize caused are counted. The peer is the
-same move by hand: fetch the state, close the session, open one of the
-new size, compile, and call with the state as a numpy argument.
+4 devices runs a program of two 2-device meshes whose state (one float32
+array split by rows) lies on the second worker's mesh; it is resized to 2
+devices (both meshes on the first worker: the state moves worker to
+worker) and back to 4 (it moves back), each the best of --repeats, two
+ways: `client.resize` (device to device, the program lowered again; the
+compiles counted) and `client.pause()` + `client.resume(n)` (through the
+checkpoint directory). The peer is the same move by hand: fetch the
+state, close the session, open one of the new size, compile, and call with
+the state as a numpy argument.
 """
 
 from __future__ import annotations
@@ -172,10 +174,10 @@ def main():
             print(f"| {name} | {gb / ours:.2f} GB/s ({ours:.2f} s) | {gb / theirs:.2f} GB/s ({theirs:.2f} s) | {gb / floor:.2f} GB/s ({floor:.2f} s) |")
         print()
         print(f"resize of a session holding float32 state of {args.resize_mib} MiB (rows over a 2-device mesh), best of {args.repeats}")
-        print("| resize | pw: pause + resume (compiles) | by hand: fetch, reconnect, compile, upload |")
-        print("| --- | ---: | ---: |")
-        for name, ours, compiled, theirs in resize_rows:
-            print(f"| {name} | {ours:.2f} s ({compiled} compiled) | {theirs:.2f} s |")
+        print("| resize | pw: `client.resize`, device to device (compiles) | pw: pause + resume, through storage | by hand: fetch, reconnect, compile, upload |")
+        print("| --- | ---: | ---: | ---: |")
+        for name, ours, compiled, stored, theirs in resize_rows:
+            print(f"| {name} | {ours:.3f} s ({compiled} compiled) | {stored:.3f} s | {theirs:.3f} s |")
     finally:
         if second.poll() is None:
             second.kill()
@@ -185,52 +187,66 @@ def main():
 
 
 def resize(address, mib, repeats):
-    """The resize rows (see the module doc): (name, pw s, compiles, by hand s)."""
+    """The resize rows (see the module doc): (name, pw s, compiles, pw
+    through storage s, by hand s)."""
     rows = mib * (1 << 20) // (4 * 1024)
     rows -= rows % 2
     shape = (rows, 1024)
     with pw.program("resize_state") as p:
         x = p.input(jax.ShapeDtypeStruct(shape, jnp.float32))
-        with pw.mesh("m", devices=2):
-            p.outputs(jax.jit(lambda v: v + 1, in_shardings=P("x"), out_shardings=P("x"))(x))
+        t = p.input(jax.ShapeDtypeStruct((8,), jnp.float32))
+        with pw.mesh("a", devices=2):
+            t2 = jax.jit(lambda v: v + 1)(t)
+        with pw.mesh("b", devices=2):
+            y = jax.jit(lambda v: v + 1, in_shardings=P("x"), out_shardings=P("x"))(x)
+        p.outputs((y, t2))
     host = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
-    times = {2: [], 4: []}
+    tiny = np.zeros(8, np.float32)
+    moved = {2: [], 4: []}
+    stored = {2: [], 4: []}
     compiled = {2: 0, 4: 0}
     with pw.connect(address, devices=4) as client:
         exe = p.compile(client)
-        state = exe(host)
+        state, _ = exe(host, tiny)
         state.block_until_ready()
+        # On the second worker: a resize to 2 devices moves it to the first.
+        assert min(state.sharding.devices) >= 2, state.sharding
         for _ in range(repeats):
             for n in (2, 4):
                 before = client.stats()["executables_compiled"]
-                t = time.perf_counter()
+                t0 = time.perf_counter()
                 client.resize(n)
                 state.block_until_ready()
-                times[n].append(time.perf_counter() - t)
+                moved[n].append(time.perf_counter() - t0)
                 compiled[n] += client.stats()["executables_compiled"] - before
                 assert len(client.devices) == n
+            for n in (2, 4):
+                t0 = time.perf_counter()
+                client.pause()
+                client.resume(n)
+                state.block_until_ready()
+                stored[n].append(time.perf_counter() - t0)
         np.testing.assert_array_equal(np.asarray(state)[:2], host[:2] + 1)
 
     def by_hand(start, n):
         client = pw.connect(address, devices=start)
         try:
-            s = p.compile(client)(host)
+            s, _ = p.compile(client)(host, tiny)
             s.block_until_ready()
-            t = time.perf_counter()
-            moved = np.asarray(s)
+            t0 = time.perf_counter()
+            got = np.asarray(s)
             client.close()
             client = pw.connect(address, devices=n)
-            again = p.compile(client)(moved)
+            again, _ = p.compile(client)(got, tiny)
             again.block_until_ready()
-            return time.perf_counter() - t
+            return time.perf_counter() - t0
         finally:
             client.close()
 
-    out = [
-        ("4 -> 2 devices", min(times[2]), compiled[2], min(by_hand(4, 2) for _ in range(repeats))),
-        ("2 -> 4 devices", min(times[4]), compiled[4], min(by_hand(2, 4) for _ in range(repeats))),
+    return [
+        ("4 -> 2 devices", min(moved[2]), compiled[2], min(stored[2]), min(by_hand(4, 2) for _ in range(repeats))),
+        ("2 -> 4 devices", min(moved[4]), compiled[4], min(stored[4]), min(by_hand(2, 4) for _ in range(repeats))),
     ]
-    return [tuple(r) for r in out]
 
 
 if __name__ == "__main__":
