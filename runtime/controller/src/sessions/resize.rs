@@ -75,7 +75,7 @@ impl Sessions<'_> {
         let registered = self.registered();
         let mut s = self.lock();
         let Ok(session) = s.get(id) else {
-            return moved.and_then(|()| Err(Error::NoSession { session: id }));
+            return moved.and(Err(Error::NoSession { session: id }));
         };
         // Whatever happened, the session is on the new slice (an array
         // whose move failed raises where it is used).
