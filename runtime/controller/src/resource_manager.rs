@@ -362,6 +362,21 @@ mod tests {
     }
 
     #[test]
+    fn a_session_that_shrinks_gives_its_devices_to_the_line() {
+        let devices = cluster(&[2, 2]);
+        let mut s = Slices::default();
+        assert_eq!(
+            s.ask(1, Want::All, &devices),
+            Ask::Granted(vec![0, 1, 2, 3])
+        );
+        assert_eq!(s.ask(2, Want::Count(2), &devices), Ask::Queued(1));
+        // Another session's devices are not its to give.
+        assert_eq!(s.give_back(2, &[0, 1], &devices), vec![]);
+        assert_eq!(s.give_back(1, &[2, 3], &devices), vec![(2, vec![2, 3])]);
+        assert_eq!(s.held_by(1), vec![0, 1]);
+    }
+
+    #[test]
     fn a_lease_lapses_after_its_ttl_of_silence() {
         let t0 = Instant::now();
         let ttl = Duration::from_secs(10);

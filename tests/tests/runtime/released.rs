@@ -68,6 +68,44 @@ fn late_arrivals_of_a_released_run(target: Target) {
     assert_no_leaks(&client);
 }
 
+/// A paused session's owner: dropping what it held leaves no mark that it
+/// ended (a resume's shards are taken), and an array moved under a
+/// temporary id takes its own id back, its old shards dropped.
+fn an_owner_that_lives_on_and_a_renamed_array(target: Target) {
+    let client = target.client(1);
+    let device = client.addressable_devices().remove(0);
+    let buffer = |v: f32| {
+        let data: Vec<u8> = [v; 4].iter().flat_map(|x| x.to_le_bytes()).collect();
+        Arc::new(
+            client
+                .buffer_from_host(&data, DType::F32, &[4], &device)
+                .unwrap(),
+        )
+    };
+    {
+        let store = ObjectStore::default();
+        let (old, moved) = (buffer(1.0), buffer(2.0));
+        store.put(5, 10, 0, old).unwrap();
+        store.put(5, 10, 1, buffer(1.0)).unwrap();
+        store.put(5, 11, 0, moved.clone()).unwrap();
+        store.rename(5, 11, 10);
+        let now = store
+            .get(5, 10, 0)
+            .expect("the moved shard under its own id");
+        assert!(Arc::ptr_eq(&now, &moved));
+        assert!(store.get(5, 10, 1).is_none(), "an old shard was kept");
+        assert!(store.get(5, 11, 0).is_none());
+        drop(now);
+        store.drop_owner(5);
+        assert!(store.is_empty());
+        assert_eq!(store.ended(5), None);
+        store
+            .put(5, 10, 0, buffer(3.0))
+            .expect("the owner lives on");
+    }
+    assert_no_leaks(&client);
+}
+
 /// A destination buffer of 4 float32s, what completes when it landed, and
 /// the destination to hand the receiver.
 fn destination(
@@ -182,5 +220,6 @@ fn made_up_pieces_are_bounded_by_the_early_budget() {
 
 on_both_plugins!(
     late_arrivals_of_a_released_run,
-    lost_peers_and_failed_pieces
+    lost_peers_and_failed_pieces,
+    an_owner_that_lives_on_and_a_renamed_array
 );
