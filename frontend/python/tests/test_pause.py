@@ -147,6 +147,11 @@ def test_resize_4_to_2_to_4_moves_the_state_device_to_device(cluster):
         v.block_until_ready()
         compiled = client.stats()["executables_compiled"]
 
+        for impossible in (0, 9):
+            with pytest.raises(pw.ProgramError, match="the registered workers offer 4"):
+                client.resize(impossible)
+        assert session_line(cluster.address, client.session)["state"] == "open"
+
         client.resize(2)
         assert len(client.devices) == 2
         assert set(v.sharding.devices) <= set(client.devices), (v.sharding, client.devices)

@@ -108,10 +108,16 @@ impl Sessions<'_> {
         let state = &mut *s;
         let session = state.active(id, "a resize")?;
         movable(id, session)?;
-        if n == 0 {
+        let total: usize = registered.values().map(Vec::len).sum();
+        if n == 0 || n > total {
+            // Refused before anything moves: a resize that could never be
+            // granted must not pause the session first.
             return Err(Error::BadResize {
                 session: id,
-                why: "a session needs at least one device".into(),
+                why: format!(
+                    "{n} devices asked for; a session needs at least one, and the registered \
+                     workers offer {total}"
+                ),
             });
         }
         let old = session.devices.clone();
