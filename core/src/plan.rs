@@ -474,18 +474,17 @@ fn check_values(values: &[ValueInfo]) -> Result<(), PlanError> {
             return Err(bad(format!("{} has no device", what())));
         }
         // The whole array is assembled on the host for outputs: its size too.
-        v.shape
-            .iter()
-            .try_fold(v.dtype.size_in_bytes() as i64, |acc, &d| acc.checked_mul(d))
-            .ok_or_else(|| bad(format!("{}: the array's size overflows", what())))?;
-        let mut elements: i64 = 1;
-        for &d in &v.layout.shard_shape {
-            elements = elements
-                .checked_mul(d)
-                .ok_or_else(|| bad(format!("{}: the shard size overflows", what())))?;
-        }
-        elements
-            .checked_mul(v.dtype.size_in_bytes() as i64)
+        // An array with a dimension of 0 holds no bytes, however large the
+        // others (the dialect's verifier counts it so too).
+        let bytes = |dims: &[i64]| {
+            if dims.contains(&0) {
+                return Some(0);
+            }
+            dims.iter()
+                .try_fold(v.dtype.size_in_bytes() as i64, |acc, &d| acc.checked_mul(d))
+        };
+        bytes(&v.shape).ok_or_else(|| bad(format!("{}: the array's size overflows", what())))?;
+        bytes(&v.layout.shard_shape)
             .ok_or_else(|| bad(format!("{}: the shard size overflows", what())))?;
         for position in 0..v.devices.len() {
             if v.layout.offsets[position].len() != rank || !v.region(position).fits(&v.shape) {
