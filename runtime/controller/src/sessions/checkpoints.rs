@@ -215,15 +215,19 @@ impl Sessions<'_> {
     ) -> Result<()> {
         let stores = &self.c.inner.stores;
         let asks = shards.into_iter().map(|(worker, what, event)| async move {
-            match stores.ask(self.c, worker, event).await? {
-                Ok(()) => Ok(()),
-                Err(why) => Err(Error::CheckpointShard {
-                    path: path.to_owned(),
-                    worker,
-                    what,
-                    why,
-                }),
-            }
+            // A worker gone before it was asked fails the same way as one
+            // lost while it works: the array is named either way.
+            let why = match stores.ask(self.c, worker, event).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(why)) => why,
+                Err(e) => e.to_string(),
+            };
+            Err(Error::CheckpointShard {
+                path: path.to_owned(),
+                worker,
+                what,
+                why,
+            })
         });
         futures::future::try_join_all(asks).await.map(|_| ())
     }
