@@ -27,6 +27,7 @@ use std::{io::Write, path::PathBuf, sync::Arc, time::Duration};
         pw-server --log-format json    # one JSON object per log line\n  \
         pw-server --otlp-endpoint http://127.0.0.1:4317   # session traces to an OpenTelemetry collector\n  \
         pw-server --max-recoveries 0   # a lost worker fails the run at once\n  \
+        pw-server --state-dir /var/lib/pw --checkpoint-dir /shared/ckpt   # sessions outlive a restart of the server\n  \
         pw-status --server 127.0.0.1:29000   # the same in a terminal\n\n\
         The server prints `pw-server: listening on HOST:PORT` once it serves. Set\n\
         PW_LOG=debug for more detail. Stop it with SIGINT or SIGTERM."
@@ -123,6 +124,20 @@ pub struct Cli {
     /// shards it holds. Without it, sessions cannot save or load.
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
+
+    /// Keep the server's state in a journal under DIR (DIR/journal.redb):
+    /// sessions with their keys and slices, their executables' programs,
+    /// the workers' device ids. A server restarted with the same DIR takes
+    /// its sessions back: workers keep sessions' arrays while they look
+    /// for it, and clients reconnect with their session's key. A journal
+    /// it cannot read is refused (never silently started afresh).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// How long a session taken from the journal waits for its client to
+    /// reconnect before it is closed, in seconds.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub reattach_window_s: u64,
 
     /// Send each session's trace (the spans --trace-sessions writes) to
     /// this OpenTelemetry collector over OTLP/gRPC as they are recorded,
@@ -330,6 +345,8 @@ fn serve(cli: Cli) -> Result<(), String> {
         trace_sessions: cli.trace_sessions.clone(),
         checkpoint_dir,
         otlp_endpoint: cli.otlp_endpoint.clone().filter(|e| !e.is_empty()),
+        state_dir: cli.state_dir.clone(),
+        reattach_window: Duration::from_secs(cli.reattach_window_s.max(1)),
         limits: Limits {
             request_bytes: cli.max_request_mb.saturating_mul(1 << 20),
             session_transfer_bytes: cli.session_transfer_mb.saturating_mul(1 << 20),
@@ -380,7 +397,8 @@ fn serve(cli: Cli) -> Result<(), String> {
         }
         let listener = net::bind(&cli.listen).await.map_err(|e| e.to_string())?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
-        let controller = Controller::new(config, Arc::new(PipelineLowerer));
+        let controller =
+            Controller::new(config, Arc::new(PipelineLowerer)).map_err(|e| format!("--state-dir: {e}"))?;
         tokio::spawn(pw_controller::registry::watch_leases(controller.clone()));
         tokio::spawn(pw_controller::sessions::line::reclaim_idle(controller.clone()));
         tokio::spawn(pw_controller::otlp::export(controller.clone()));

@@ -86,16 +86,34 @@ class LocalServer:
         self.logs = tempfile.mkdtemp(prefix="pw-local-")
         self.workers: list[subprocess.Popen] = []
         self.worker_logs: list[str] = []
-        server_log = os.path.join(self.logs, "pw-server.log")
-        self.server = subprocess.Popen(
-            [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--exit-with", str(os.getpid()), *server_args],
-            stdout=subprocess.PIPE,
-            stderr=open(server_log, "w"),
-            text=True,
-            env=_env(),
-        )
-        self.address = _first_line(self.server, "pw-server: listening on ", "pw-server", server_log)
+        self.server_args = list(server_args)
+        self.server_log = os.path.join(self.logs, "pw-server.log")
+        self._start_server("127.0.0.1:0")
         self.add_worker()
+
+    def _start_server(self, listen: str):
+        with open(self.server_log, "a") as log:
+            self.server = subprocess.Popen(
+                [find_tool("pw-server"), "--listen", listen, "--exit-with", str(os.getpid()), *self.server_args],
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env=_env(),
+            )
+        self.address = _first_line(self.server, "pw-server: listening on ", "pw-server", self.server_log)
+
+    def restart_server(self, kill: bool = True):
+        """Ends the pw-server (SIGKILL, or SIGTERM when not ``kill``) and
+        starts another at the same address with the same arguments (its
+        workers register with it again)."""
+        if kill:
+            self.server.kill()
+            self.server.wait(5)
+        else:
+            _stop(self.server)
+        if self.server.stdout is not None:
+            self.server.stdout.close()
+        self._start_server(self.address)
 
     @property
     def worker(self) -> subprocess.Popen:

@@ -44,9 +44,15 @@ MAX_MESSAGE = 256 << 20
 _SERVICE = "/pw.v1.Controller/Session"
 
 
+class LinkBroken(ServerError):
+    """The connection to the pw-server broke without the server ending the
+    session (it stopped, restarted, or the network failed): a client may
+    take its session back from a server restarted with ``--state-dir``."""
+
+
 def unreachable(address: str, why) -> ServerError:
     """The error of a pw-server at `address` that cannot be reached."""
-    return ServerError(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {why}")
+    return LinkBroken(f"the pw-server at {address} cannot be reached (it stopped or restarted?): {why}")
 
 
 def frame(message) -> bytes:
@@ -90,7 +96,11 @@ class Link:
         self._failed: ServerError | None = None
         # Set once the sender wrote its last request (close).
         self._drained = threading.Event()
-        self._sock.sendall(MAGIC + frame(open_request))
+        try:
+            self._sock.sendall(MAGIC + frame(open_request))
+        except OSError as e:
+            self._sock.close()
+            raise unreachable(address, e) from None
         threading.Thread(target=self._send, name="pw-send", daemon=True).start()
 
     def send_all(self, requests) -> None:
@@ -184,7 +194,7 @@ class Link:
             except (EOFError, OSError) as e:
                 if self._closed.is_set():
                     return
-                raise unreachable(self.address, e or "the connection closed") from None
+                raise unreachable(self.address, str(e) or "the connection closed") from None
             if event.WhichOneof("event") == "ended":
                 e = event.ended
                 raise self._error_of(e.code, e.error_kind, e.error)

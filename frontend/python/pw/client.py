@@ -62,6 +62,13 @@ INLINE_BYTES = 1 << 20
 # Requests queued for the server before a call waits (the server also holds
 # a session back while it has --max-calls-in-flight calls running).
 QUEUED = 1024
+# How long a client whose connection broke tries to take its session back
+# from a pw-server restarted with --state-dir (seconds; 0: never).
+RECONNECT_ENV = "PW_RECONNECT_TIMEOUT"
+RECONNECT_S = 60.0
+# The most calls kept to send again after a reconnect (those the server
+# may not have taken before it went away).
+WINDOW = 4096
 # Ask the server for a CRC-32 of every fetched array (TCP, and TLS when on,
 # already check every segment).
 CHECKSUM_ENV = "PW_CHECKSUM"
@@ -179,12 +186,15 @@ class Array:
     ``delete()`` frees it on the devices (as does dropping the last
     reference)."""
 
-    def __init__(self, client: "Client", array: int, layout: "_Layout"):
+    def __init__(self, client: "Client", array: int, layout: "_Layout", origin: tuple[int, bool, int]):
         self._client = client
         self._id = array
         self.shape, self.dtype, self._sharding = layout.shape, layout.dtype, layout.sharding
         self._deleted = False
         self._value = None
+        # (executable, input?, index): what it is laid out as, for taking
+        # the session back after the server restarted.
+        client._origins[array] = origin
 
     @property
     def sharding(self) -> Sharding:
@@ -209,6 +219,11 @@ class Array:
             raise ArrayDeletedError(
                 f"{where()}: Array has been deleted (array {self._id} of session {self._client.session})"
             )
+        if self._id in self._client._lost:
+            raise ArrayError(
+                f"{where()}: array {self._id} of session {self._client.session} is lost: the pw-server "
+                "restarted, and no worker had kept all of it"
+            )
 
     def _ref(self):
         self._check()
@@ -220,7 +235,7 @@ class Array:
     def block_until_ready(self) -> "Array":
         """Waits until the call that makes it is done; raises its error."""
         self._check()
-        self._client._ask(lambda i: pb.SessionRequest(wait=pb.SessionWait(id=i, arrays=[self._id]))).result()
+        self._client._ask(lambda i: pb.SessionRequest(wait=pb.SessionWait(id=i, arrays=[self._id])), again=True).result()
         return self
 
     def delete(self) -> None:
@@ -229,6 +244,7 @@ class Array:
             return
         self._deleted = True
         self._value = None
+        self._client._origins.pop(self._id, None)
         self._client._send(pb.SessionRequest(delete=pb.SessionDelete(arrays=[self._id])))
 
     def __array__(self, dtype=None, copy=None):
@@ -326,12 +342,16 @@ class Executable:
                 continue
             put = client._put_direct(self._id, i, a, puts)
             if put is not None:
+                client._origins[put] = (self._id, True, i)
                 arguments.append(pb.CallArgument(array=pb.ArrayRef(session=client.session, array=put)))
             else:
                 arguments.append(pb.CallArgument(host=want.type))
                 hosts.append(a)
         outputs = [client._mint() for _ in self._outputs]
-        call = pb.SessionCall(executable=self._id, arguments=arguments, outputs=outputs, release=client._take_released())
+        release = client._take_released()
+        for r in release:
+            client._origins.pop(r, None)
+        call = pb.SessionCall(executable=self._id, arguments=arguments, outputs=outputs, release=release)
         # Arrays put for this call are freed with the next one.
         client._released.extend(puts)
         raws = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in hosts]
@@ -352,13 +372,19 @@ class Executable:
                     progress.add(len(chunk.data))
                     yield pb.SessionRequest(input=pb.RunInput(index=index, type=t if k == 0 else None, chunk=chunk))
 
-        client._send_all(messages())
+        # The call takes them over (JAX's donation); until the server has
+        # surely taken the call, the client remembers them with it.
+        donated = {
+            leaf._id: client._origins.pop(leaf._id, None)
+            for i, leaf in enumerate(leaves)
+            if i in self._donate and isinstance(leaf, Array)
+        }
+        client._send_all(messages(), call=(call, donated))
         for i, leaf in enumerate(leaves):
             if i in self._donate and isinstance(leaf, Array):
-                # The call took it over (JAX's donation).
                 leaf._deleted = True
                 leaf._value = None
-        arrays = [Array(client, a, layout) for a, layout in zip(outputs, self._outputs)]
+        arrays = [Array(client, a, layout, (self._id, False, k)) for k, (a, layout) in enumerate(zip(outputs, self._outputs))]
         client._submitted(time.perf_counter_ns() - started)
         return self._program.unflatten_outputs(arrays)
 
@@ -395,6 +421,9 @@ class _Pending:
         self._done = threading.Event()
         self._error = None
         self._value = None
+        # How to send it again after the session was taken back (None: it
+        # fails then).
+        self._again = None
 
     def _set(self, value=None, error: PwError | None = None):
         self._value, self._error = value, error
@@ -469,6 +498,17 @@ class Client:
         self._next_array = itertools.count(CLIENT_ARRAYS)
         self._pending: dict[int, _Pending] = {}
         self._pending_lock = threading.Lock()
+        # Taking the session back after the server restarted: what each
+        # array the client holds is, the calls the server may not have
+        # taken yet (with the arrays they donated), the arrays lost.
+        self._origins: dict[int, tuple[int, bool, int]] = {}
+        self._window: collections.deque = collections.deque(maxlen=WINDOW)
+        self._lost: set[int] = set()
+        self._generation = 0
+        self._reattached = threading.Condition()
+        self._token = token
+        self._name = name
+        self._reconnect_s = float(os.environ.get(RECONNECT_ENV, RECONNECT_S))
         self._calls = 0
         self._submit_ns = 0
         # After a resume: where arrays and executables are now.
@@ -514,6 +554,7 @@ class Client:
             raise
         self.position = None
         self.session = granted.session
+        self._key = granted.key
         # Every request naming the session presents its key.
         self._metadata = self._metadata + (("x-pw-session-key", granted.key),)
         self.devices = tuple(granted.devices)
@@ -535,13 +576,22 @@ class Client:
 
     def _read_events(self):
         try:
-            for event in self._events:
-                if event.WhichOneof("event") == "reply":
-                    self._answer(event.reply)
+            while True:
+                try:
+                    for event in self._events:
+                        if event.WhichOneof("event") == "reply":
+                            self._answer(event.reply)
+                    break
+                except _session.LinkBroken as e:
+                    if self._closed or not self._reattach(e):
+                        raise
         except PwError as e:
-            if not self._closed:
+            if not self._closed and self._end_reason is None:
                 self._end_reason = e
         finally:
+            with self._reattached:
+                self._generation += 1
+                self._reattached.notify_all()
             self._ended.set()
             with self._pending_lock:
                 pending, self._pending = list(self._pending.values()), {}
@@ -549,6 +599,11 @@ class Client:
                 p._set(error=self._end_error())
 
     def _answer(self, reply):
+        # The server took every request sent before this one: those calls
+        # are on their way (their outputs are kept on the workers even if
+        # the server goes away now).
+        while self._window and self._window[0][0] < reply.id:
+            self._window.popleft()
         with self._pending_lock:
             p = self._pending.get(reply.id)
         if p is None:
@@ -591,21 +646,151 @@ class Client:
     def _send(self, request):
         self._send_all((request,))
 
-    def _send_all(self, requests):
+    def _send_all(self, requests, call=None, pending=None):
         """Sends `requests` to the server, together and in order; waits
-        while the server holds the session back (its calls in flight)."""
+        while the server holds the session back (its calls in flight).
+        A `call` (the SessionCall, and the arrays it donates) is kept to be
+        sent again if the server restarts before it surely took it. When
+        the connection breaks, waits for the session to be taken back
+        (which sends again what the server may have missed)."""
         self._check_open()
+        requests = list(requests)
         with self._sending:
-            self._transport.send_all(requests)
+            generation = self._generation
+            if call is not None:
+                self._window.append((next(self._next), requests, call[1]))
+            try:
+                self._transport.send_all(requests)
+                return
+            except _session.LinkBroken:
+                if self._reconnect_s <= 0:
+                    raise
+                if pending is not None and pending._again is None:
+                    # It never reached the server: sent once the session
+                    # is taken back.
+                    pending._again = lambda _i, r=requests[0]: r
+        self._await_reattach(generation)
 
-    def _ask(self, build, pending=None) -> _Pending:
-        """Sends the request `build(id)` makes; its answer comes later."""
+    def _await_reattach(self, generation: int):
+        """Waits until the reader thread took the session back (or gave
+        up: then raises why)."""
+        with self._reattached:
+            self._reattached.wait_for(lambda: self._generation != generation or self._ended.is_set(), timeout=self._reconnect_s + 30)
+        self._check_open()
+
+    def _reattach(self, cause: PwError) -> bool:
+        """Takes the session back from a pw-server restarted from its
+        journal, within the reconnect timeout: sends again the calls it may
+        have missed and the fetches and waits under way; fails the other
+        requests under way. False when it cannot."""
+        if self._reconnect_s <= 0:
+            return False
+        print(f"pw: {cause}; taking session {self.session} back", file=sys.stderr, flush=True)
+        deadline = time.monotonic() + self._reconnect_s
+        delay = 0.1
+        while True:
+            with self._sending:
+                try:
+                    granted = self._reopen()
+                except _session.LinkBroken as e:
+                    granted, cause = None, e
+                except PwError as e:
+                    print(f"pw: session {self.session} cannot be taken back: {e}", file=sys.stderr, flush=True)
+                    self._end_reason = e
+                    return False
+                if granted is not None:
+                    self._resend(granted)
+                    break
+            if time.monotonic() + delay > deadline:
+                self._end_reason = ServerError(
+                    f"session {self.session}: the pw-server at {self.address} did not come back within "
+                    f"{self._reconnect_s:.0f} s ({RECONNECT_ENV}): {cause}"
+                )
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        with self._reattached:
+            self._generation += 1
+            self._reattached.notify_all()
+        return True
+
+    def _reopen(self):
+        """Opens a link presenting the session, its key and its arrays; the
+        grant (the caller holds the send lock)."""
+        held = dict(self._origins)
+        for _, _, donated in self._window:
+            held.update({a: o for a, o in donated.items() if o is not None})
+        for r in list(self._released):
+            held.pop(r, None)
+        open_request = pb.SessionRequest(
+            open=pb.SessionOpen(
+                protocol=PROTOCOL,
+                name=self._name,
+                token=self._token or "",
+                session=self.session,
+                key=self._key,
+                arrays=[pb.ClientArray(array=a, executable=e, input=i, index=k) for a, (e, i, k) in held.items()],
+            )
+        )
+        transport = _session.Link(self.address, open_request, self._link_error, QUEUED, self._transport.heartbeat_s)
+        events = transport.events()
+        try:
+            for event in events:
+                if event.WhichOneof("event") == "granted":
+                    old, self._transport, self._events = self._transport, transport, events
+                    old.close()
+                    return event.granted
+        except BaseException:
+            transport.close()
+            raise
+        transport.close()
+        raise _session.LinkBroken(f"the pw-server at {self.address} ended the link before taking session {self.session} back")
+
+    def _resend(self, granted):
+        """After the session was taken back: marks the arrays lost, sends
+        again the calls in the window (the server skips those that ran) and
+        the fetches and waits under way; fails the rest under way."""
+        remade = {o for _, requests, _ in self._window for r in requests if r.HasField("call") for o in r.call.outputs}
+        self.devices = tuple(granted.devices)
+        # Arrays the program still holds (not those it donated to a call).
+        self._lost.update(a for a in granted.lost if a in self._origins and a not in remade)
+        again = []
+        for _, requests, _ in self._window:
+            for r in requests:
+                if r.HasField("call"):
+                    r = pb.SessionRequest.FromString(r.SerializeToString())
+                    r.call.again = True
+                again.append(r)
+        with self._pending_lock:
+            pending = list(self._pending.items())
+        for i, p in pending:
+            if p._again is not None:
+                if isinstance(p, _Fetch):
+                    p.buffer, p.done_bytes, p.crc = None, 0, 0
+                again.append(p._again(i))
+            else:
+                with self._pending_lock:
+                    self._pending.pop(i, None)
+                p._set(error=ServerError(f"session {self.session}: the pw-server restarted while this request was under way; the session was taken back, try it again"))
+        if again:
+            self._transport.send_all(again)
+        print(
+            f"pw: session {self.session} taken back ({len(self._window)} calls sent again, {len(self._lost)} arrays lost)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def _ask(self, build, pending=None, again: bool = False) -> _Pending:
+        """Sends the request `build(id)` makes; its answer comes later.
+        `again`: sent again (same id) if the session is taken back after
+        a restart before it is answered (reads: fetches, waits)."""
         i = next(self._next)
         p = pending if pending is not None else _Pending(self)
+        p._again = build if again else None
         with self._pending_lock:
             self._pending[i] = p
         try:
-            self._send(build(i))
+            self._send_all((build(i),), pending=p)
         except BaseException:
             with self._pending_lock:
                 self._pending.pop(i, None)
@@ -695,13 +880,13 @@ class Client:
         they are."""
         pending = _Fetch(self, array, nbytes, checksum)
         request = lambda i: pb.SessionRequest(fetch=pb.SessionFetch(id=i, array=array, checksum=checksum, direct=direct))  # noqa: E731
-        self._ask(request, pending)
+        self._ask(request, pending, again=True)
         return pending.result()
 
     def sync(self) -> None:
         """Waits until the server has taken every request sent before (the
         calls are on their way; they need not have finished)."""
-        self._ask(lambda i: pb.SessionRequest(wait=pb.SessionWait(id=i))).result()
+        self._ask(lambda i: pb.SessionRequest(wait=pb.SessionWait(id=i)), again=True).result()
 
     # -- the public API ------------------------------------------------------------
 
@@ -772,7 +957,7 @@ class Client:
         for name, array, layout, p in pending:
             try:
                 p.result()
-                out[name] = Array(self, array, layout)
+                out[name] = Array(self, array, layout, (where_to.executable._id, True, where_to.index))
             except PwError as e:
                 failure = failure or e
         if failure is not None:

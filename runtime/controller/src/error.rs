@@ -271,6 +271,15 @@ pub enum Error {
     #[error("checkpoint {path}: {why}")]
     Checkpoint { path: String, why: String },
 
+    #[error(transparent)]
+    Journal {
+        #[from]
+        source: crate::journal::JournalError,
+    },
+
+    #[error("session {session} cannot be taken back: {why}")]
+    NotReattachable { session: u64, why: String },
+
     #[error("checkpoint {path}: {source}")]
     CheckpointFile {
         path: String,
@@ -529,6 +538,7 @@ impl Error {
                 Kind::Argument
             }
             NotYours { .. } => Kind::Denied,
+            NotReattachable { .. } => Kind::Session,
             OverLimit { .. } => Kind::Limit,
             NotReady { kind, .. } | CallRefused { kind, .. } => *kind,
             _ => Kind::Run,

@@ -29,6 +29,9 @@
 //!   made there, and their lineage.
 //! * **Status** ([`status`]): counters, what is queued on every device, and
 //!   why a stalled run is stuck.
+//! * **Journal** ([`journal`], with `--state-dir`): sessions, their
+//!   executables and the workers' device ids on disk, so that a restarted
+//!   server takes its sessions back ([`sessions::reattach`]).
 //!
 //! Errors are one type ([`Error`]), rendered for clients in one place
 //! (its conversion to a gRPC status).
@@ -43,6 +46,7 @@ pub mod api {
 pub mod client;
 pub mod compile;
 pub mod error;
+pub mod journal;
 pub mod lowering;
 pub mod metrics;
 pub mod otlp;
@@ -109,6 +113,12 @@ pub struct Config {
     /// The OTLP/gRPC collector the sessions' traces go to as they are
     /// recorded (None: none; [`otlp`]).
     pub otlp_endpoint: Option<String>,
+    /// Where the journal is kept ([`journal`]; None: a restart loses every
+    /// session).
+    pub state_dir: Option<PathBuf>,
+    /// How long a session taken from the journal waits for its client to
+    /// take it back before it is closed.
+    pub reattach_window: Duration,
     /// What one client may ask of the server.
     pub limits: Limits,
 }
@@ -170,6 +180,8 @@ impl Default for Config {
             trace_sessions: None,
             checkpoint_dir: None,
             otlp_endpoint: None,
+            state_dir: None,
+            reattach_window: Duration::from_secs(120),
             limits: Limits::default(),
         }
     }
@@ -195,17 +207,31 @@ pub(crate) struct Inner {
     pub(crate) counters: Counters,
     pub(crate) metrics: metrics::Metrics,
     pub(crate) otlp: Option<otlp::Queue>,
+    pub(crate) journal: Option<journal::Journal>,
 }
 
 impl Controller {
-    pub fn new(config: Config, lowerer: Arc<dyn Lowerer>) -> Controller {
+    /// A controller; with `config.state_dir`, its journal is opened and
+    /// the sessions it holds wait for their clients (a journal that cannot
+    /// be read is an error naming it).
+    pub fn new(
+        config: Config,
+        lowerer: Arc<dyn Lowerer>,
+    ) -> std::result::Result<Controller, journal::JournalError> {
+        let (journal, restored) = match &config.state_dir {
+            Some(dir) => {
+                let (j, r) = journal::Journal::open(dir)?;
+                (Some(j), r)
+            }
+            None => (None, journal::Restored::default()),
+        };
         let disk = config
             .compile_cache
             .as_deref()
             .and_then(|d| pw_exec::cache::DiskCache::open(Some(d)));
         let compiler = Compiler::new(config.plugin.clone(), disk);
         let otlp = config.otlp_endpoint.clone().map(otlp::Queue::new);
-        Controller {
+        let controller = Controller {
             inner: Arc::new(Inner {
                 sessions: Store::new(config.client_lease),
                 config,
@@ -219,7 +245,22 @@ impl Controller {
                 counters: Counters::default(),
                 metrics: metrics::Metrics::default(),
                 otlp,
+                journal,
             }),
+        };
+        controller.inner.workers.lock().remember(restored.devices);
+        controller.sessions().restore_journaled(restored.sessions);
+        Ok(controller)
+    }
+
+    /// Writes to the journal, when there is one (see [`journal`]).
+    pub(crate) fn journal(
+        &self,
+        write: impl FnOnce(&journal::Journal) -> std::result::Result<(), journal::JournalError>,
+    ) -> Result<()> {
+        match &self.inner.journal {
+            Some(j) => write(j).map_err(|source| Error::Journal { source }),
+            None => Ok(()),
         }
     }
 

@@ -55,6 +55,9 @@ pub struct WorkerEntry {
     pub session: tokio::sync::mpsc::UnboundedSender<Result<proto::ControllerEvent, tonic::Status>>,
     /// Its command and report links (closed when it is dropped).
     pub link: std::sync::Arc<crate::worker_link::WorkerLink>,
+    /// Shards it kept from an earlier controller for sessions waiting to be
+    /// taken back: (session, array, position).
+    pub kept: HashSet<(u64, u64, u32)>,
 }
 
 impl WorkerEntry {
@@ -70,6 +73,9 @@ pub struct Registry {
     pub workers: BTreeMap<u32, WorkerEntry>,
     next_worker: u32,
     next_device: i64,
+    /// From the journal of an earlier server: each worker's id and device
+    /// ids, by address, given back when it registers again.
+    known: HashMap<String, (u32, Vec<i64>)>,
 }
 
 impl Registry {
@@ -111,8 +117,35 @@ impl Registry {
         None
     }
 
-    /// A fresh worker id and global ids for `count` devices.
-    pub fn allocate(&mut self, count: usize) -> (u32, Vec<i64>) {
+    /// Gives back, to the worker that registers again at its address
+    /// after a restart, the ids the journal says it had (see
+    /// [`Registry::allocate`]); fresh ids start past them.
+    pub fn remember(&mut self, known: HashMap<String, (u32, Vec<i64>)>) {
+        for (worker, devices) in known.values() {
+            self.next_worker = self.next_worker.max(worker + 1);
+            if let Some(&most) = devices.iter().max() {
+                self.next_device = self.next_device.max(most + 1);
+            }
+        }
+        self.known = known;
+    }
+
+    /// The worker id and global device ids for a worker at `address` with
+    /// `count` devices: those it had before a restart, else fresh ones.
+    pub fn allocate(&mut self, address: &str, count: usize) -> (u32, Vec<i64>) {
+        if let Some((id, globals)) = self.known.remove(address) {
+            let taken = |d: &i64| {
+                self.workers
+                    .values()
+                    .any(|w| w.devices.iter().any(|x| x.0 == *d))
+            };
+            if globals.len() == count
+                && !self.workers.contains_key(&id)
+                && !globals.iter().any(taken)
+            {
+                return (id, globals);
+            }
+        }
         let id = self.next_worker;
         self.next_worker += 1;
         let first = self.next_device;
@@ -209,7 +242,7 @@ impl Workers {
         if let Some(why) = registry.refusal(register) {
             return Err(why);
         }
-        let (id, globals) = registry.allocate(register.devices.len());
+        let (id, globals) = registry.allocate(&register.address, register.devices.len());
         let entry = entry(id, globals.clone());
         tracing::info!(
             "{} registered: island {}, devices {globals:?}, {}",
@@ -228,6 +261,23 @@ impl Workers {
     /// Why `register` cannot join, if it cannot.
     pub fn refusal(&self, register: &proto::Register) -> Option<String> {
         self.lock().refusal(register)
+    }
+
+    /// The shards workers kept for session `session` (see
+    /// [`WorkerEntry::kept`]), as (worker, array, position); forgotten here.
+    pub fn take_kept(&self, session: u64) -> HashSet<(u32, u64, u32)> {
+        let mut taken = HashSet::new();
+        for w in self.lock().workers.values_mut() {
+            let worker = w.id;
+            w.kept.retain(|&(owner, array, position)| {
+                let mine = owner == session;
+                if mine {
+                    taken.insert((worker, array, position));
+                }
+                !mine
+            });
+        }
+        taken
     }
 
     /// A heartbeat of `worker`: renews its lease.
@@ -401,12 +451,14 @@ impl Workers {
 }
 
 /// Admits a worker, or says why not. `session` is the worker's event
-/// stream; dropping the registry's copy ends the session.
+/// stream; dropping the registry's copy ends the session. Also returns the
+/// owners of shards it kept that nobody here knows, to release once it
+/// heard it is registered.
 pub async fn register(
     c: &Controller,
     register: &proto::Register,
     session: mpsc::UnboundedSender<std::result::Result<proto::ControllerEvent, tonic::Status>>,
-) -> std::result::Result<proto::Registered, String> {
+) -> std::result::Result<(proto::Registered, Vec<u64>), String> {
     let refused = |why: String| {
         c.inner
             .counters
@@ -427,6 +479,9 @@ pub async fn register(
             ))
         })?;
     let client = pw_wire::net::worker_client(channel);
+    // Before it is admitted: a session taken back once its devices are
+    // registered finds what it kept.
+    let (kept, strangers) = c.sessions().kept_by(&register.held);
     let registered = workers
         .admit(register, |id, globals| WorkerEntry {
             id,
@@ -455,15 +510,25 @@ pub async fn register(
                 id,
                 register.data_address.clone(),
             )),
+            kept,
         })
         .map_err(refused)?;
+    let journaled =
+        c.journal(|j| j.devices(&register.address, registered.worker, &registered.device_ids));
+    if let Err(e) = journaled {
+        tracing::error!(
+            "the devices of worker {} are not journaled: {e}",
+            registered.worker
+        );
+    }
     c.sessions().workers_changed();
     let config = &c.inner.config;
-    Ok(proto::Registered {
+    let registered = proto::Registered {
         heartbeat_ms: config.heartbeat.as_millis() as u32,
         lease_ms: config.lease.as_millis() as u32,
         ..registered
-    })
+    };
+    Ok((registered, strangers))
 }
 
 /// A heartbeat of `worker`: renews its lease, and says how far its runs

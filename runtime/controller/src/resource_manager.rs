@@ -85,6 +85,12 @@ impl Slices {
         Ask::Queued(self.line.len())
     }
 
+    /// Session `session` holds `devices` (taken from the journal after a
+    /// restart, whether registered yet or not).
+    pub fn hold(&mut self, session: u64, devices: &[i64]) {
+        self.take(session, devices);
+    }
+
     /// Session `session` is gone: its devices are free and it leaves the
     /// line. Returns the sessions granted a slice as a result, in order.
     pub fn release(

@@ -52,12 +52,12 @@ pub struct Runs {
 
 impl Default for Runs {
     fn default() -> Runs {
-        let epoch = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() & 0xffff_ffff);
+        // Random high bits: a restarted controller's ids do not meet those
+        // of runs its workers still remember from the last one.
+        let epoch = pw_wire::auth::random_id() | 1 << 63;
         Runs {
             active: Mutex::default(),
-            next: AtomicU64::new(epoch << 32),
+            next: AtomicU64::new(epoch & !0xffff_ffff),
             order: Mutex::new(()),
         }
     }

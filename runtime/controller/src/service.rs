@@ -102,8 +102,12 @@ impl proto::registry_server::Registry for ControllerService {
             _ => return Err(invalid("a worker session must start with `register`")),
         };
         let (tx, rx) = mpsc::unbounded_channel();
+        let mut strangers = Vec::new();
         let reply = match registry::register(&self.controller, &register, tx.clone()).await {
-            Ok(registered) => proto::controller_event::Event::Registered(registered),
+            Ok((registered, kept_for_nobody)) => {
+                strangers = kept_for_nobody;
+                proto::controller_event::Event::Registered(registered)
+            }
             Err(reason) => {
                 tracing::warn!(address = %register.address, %reason, "refused a worker");
                 proto::controller_event::Event::Refused(proto::Refused { reason })
@@ -115,6 +119,9 @@ impl proto::registry_server::Registry for ControllerService {
         };
         let _ = tx.send(Ok(proto::ControllerEvent { event: Some(reply) }));
         if let Some(worker) = worker {
+            self.controller
+                .sessions()
+                .release_strangers(worker, &strangers);
             let controller = self.controller.clone();
             drop(tx);
             tokio::spawn(async move {

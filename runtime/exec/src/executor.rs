@@ -184,6 +184,11 @@ impl Completions {
         self.0.get(position).map(Vec::as_slice)
     }
 
+    /// Whether every step is complete (or failed).
+    pub fn all_done(&self) -> bool {
+        self.done_prefix(0) == self.0.len()
+    }
+
     /// How many steps, from the first, are complete: scans on from `from`
     /// (a count read before), without blocking.
     pub fn done_prefix(&self, from: usize) -> usize {

@@ -12,9 +12,12 @@
 //! are dropped when the controller releases it.
 //!
 //! When the controller session ends (the controller died or dropped the
-//! worker), every run is dropped and the worker registers again, for at
-//! most `connect_timeout`; then it exits with an error (a supervisor such as
-//! Kubernetes restarts it).
+//! worker), the parts already taken finish, every run is dropped, the
+//! sessions' arrays are kept, and the worker registers again, for at most
+//! `connect_timeout` (then it exits with an error, for a supervisor such as
+//! Kubernetes to restart it), listing the arrays it kept: a controller
+//! restarted from its journal takes back those of its sessions and
+//! releases the rest.
 //!
 //! The worker links no MLIR, no controller and no proxy: it receives
 //! compiled executables, and depends on the binding, the executor, the wire
@@ -612,6 +615,7 @@ pub async fn serve(
         pid: std::process::id(),
         can_compile: true,
         data_address,
+        held: Vec::new(),
     };
     let outcome = tokio::select! {
         outcome = attach_loop(&config, &state, register, events_rx) => outcome,
@@ -636,8 +640,12 @@ async fn attach_loop(
         let channel = connect(config).await?;
         let mut client = net::registry_client(channel);
         let (tx, rx) = mpsc::unbounded_channel();
+        let register = proto::Register {
+            held: state.held(),
+            ..register.clone()
+        };
         let _ = tx.send(proto::WorkerEvent {
-            event: Some(proto::worker_event::Event::Register(register.clone())),
+            event: Some(proto::worker_event::Event::Register(register)),
         });
         let mut replies = match client
             .attach(tokio_stream::wrappers::UnboundedReceiverStream::new(rx))
@@ -712,21 +720,64 @@ async fn attach_loop(
                 },
             }
         };
-        tracing::warn!(%why, "lost the controller; dropping every run and registering again");
+        tracing::warn!(
+            %why,
+            "lost the controller; finishing the runs under way, keeping sessions' arrays, and registering again"
+        );
         state.id.store(u32::MAX, Ordering::SeqCst);
-        let runs: Vec<u64> = state
+        state.without_controller().await;
+    }
+}
+
+/// How long a worker that lost its controller lets the parts it already
+/// took finish (their outputs may be a session's arrays, kept for the
+/// controller that comes back).
+const FINISH_WAIT: Duration = Duration::from_secs(10);
+
+impl State {
+    /// The controller is gone: the parts under way finish (for at most
+    /// [`FINISH_WAIT`]), then every run goes; what sessions hold stays,
+    /// for a controller restarted from its journal to take back (it
+    /// releases what it does not know). Kept parts, sidecars and tickets
+    /// go: a new controller sends its own.
+    async fn without_controller(&self) {
+        let deadline = tokio::time::Instant::now() + FINISH_WAIT;
+        loop {
+            let busy = self.progress.lock().is_ok_and(|p| {
+                p.values()
+                    .any(|(done, _)| done.as_ref().is_some_and(|d| !d.all_done()))
+            });
+            if !busy || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let runs: Vec<u64> = self
             .runs
             .lock()
             .map(|r| r.keys().copied().collect())
             .unwrap_or_default();
         for run in runs {
-            state.end_run(run, "the worker lost its controller");
+            self.end_run(run, "the worker lost its controller");
         }
-        state.store.clear("the worker lost its controller");
-        state.kept.clear();
-        state.sidecars.end_all();
-        state.tickets.clear();
-        *state.reports.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.kept.clear();
+        self.sidecars.end_all();
+        self.tickets.clear();
+        *self.reports.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// The shards of sessions' arrays it holds (see
+    /// [`State::without_controller`]).
+    fn held(&self) -> Vec<proto::HeldShard> {
+        self.store
+            .shards()
+            .into_iter()
+            .map(|(owner, array, position)| proto::HeldShard {
+                owner,
+                array: array as u64,
+                position: position as u32,
+            })
+            .collect()
     }
 }
 

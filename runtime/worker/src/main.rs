@@ -24,7 +24,8 @@ use std::{io::Write, path::PathBuf, time::Duration};
         pw-worker --controller 127.0.0.1:29000 --metrics 9400  # Prometheus metrics on http://127.0.0.1:9400/metrics\n\n\
         The worker prints `pw-worker: listening on HOST:PORT`, then registers. If the\n\
         server refuses it (incompatible plugin or protocol), it exits with code 2 and\n\
-        the reason. If it loses the server, it drops its runs and registers again; it\n\
+        the reason. If it loses the server, it finishes the parts under way, drops its runs, keeps\n\
+        sessions' arrays (for a server restarted with --state-dir) and registers again; it\n\
         exits with code 1 when the server stays unreachable for --connect-timeout.\n\n\
         Fault injection for tests: PW_WORKER_FAULTS=exit-at-step=N | delay-step=N:MS |\n\
         corrupt-pieces | truncate-pieces | exit-on-put (comma-separated; N: a plan step index,\n\

@@ -196,6 +196,16 @@ impl ObjectStore {
         self.lock().remove(&run);
     }
 
+    /// Every shard held of an owner that has not ended, as (owner, value,
+    /// position).
+    pub fn shards(&self) -> Vec<(u64, ValueId, usize)> {
+        self.lock()
+            .iter()
+            .filter(|(_, o)| o.ended.is_none())
+            .flat_map(|(&owner, o)| o.buffers.keys().map(move |&(v, p)| (owner, v, p)))
+            .collect()
+    }
+
     /// Drops every run (the controller is gone).
     pub fn clear(&self, why: &str) {
         let mut runs = self.lock();

@@ -80,6 +80,8 @@ impl Sessions<'_> {
         if n > 0 {
             slice.truncate(n);
         }
+        // What the journal keeps of it (the program's bytes are shared).
+        let journaled = request.clone();
         let build = Build::Program {
             source: request.program,
             schedule: (!request.schedule.is_empty()).then_some(request.schedule),
@@ -100,6 +102,13 @@ impl Sessions<'_> {
             lowered: summary.lowered.clone(),
         };
         reply.executable = self.keep(id, exe, (compiled, cached), true)?;
+        let journal = self
+            .c
+            .journal(|j| j.executable(id, reply.executable, &journaled));
+        if let Err(e) = journal {
+            let _ = self.forget(id, reply.executable);
+            return Err(e);
+        }
         Ok(reply)
     }
 
@@ -147,6 +156,9 @@ impl Sessions<'_> {
         let Some(exe) = self.lock().get(id)?.executables.remove(&handle) else {
             return Ok(());
         };
+        if super::reattach::journaled(&exe) {
+            self.c.journal(|j| j.executable_dropped(id, handle))?;
+        }
         let python: Vec<String> = exe
             .prepared
             .plan

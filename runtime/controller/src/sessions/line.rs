@@ -34,43 +34,67 @@ impl Sessions<'_> {
         mut incoming: impl Messages<proto::SessionRequest>,
         out: Out,
     ) {
-        let id = pw_wire::auth::random_id();
-        let name = if open.name.is_empty() {
-            format!("session {id}")
-        } else {
-            open.name.clone()
-        };
         let send = |event: proto::session_event::Event| {
             let _ = out.send(Ok(proto::SessionEvent { event: Some(event) }));
         };
-        let timeout = (open.timeout_ms > 0).then(|| Duration::from_millis(open.timeout_ms));
-        let want = want(open.devices as usize);
-        let granted = self
-            .queue(id, want, &name, timeout, &send, Some(&mut incoming))
-            .await;
-        let devices = match granted {
-            Ok(Some(d)) => d,
+        let granted = if open.session != 0 {
+            self.reattach(&open).await.map(Some)
+        } else {
+            self.grant_new(&open, &mut incoming, &send).await
+        };
+        let granted = match granted {
+            Ok(Some(g)) => g,
             Ok(None) => return,
             Err(e) => {
                 let _ = out.send(Err(Status::from(e)));
                 return;
             }
         };
-        let lease = self.client_lease();
-        let Some(key) = self.lock().live.get(&id).map(|s| s.key.clone()) else {
-            return;
-        };
-        send(proto::session_event::Event::Granted(
-            proto::SessionGranted {
-                session: id,
-                devices,
-                heartbeat_ms: (lease.as_millis() / 4).max(1) as u32,
-                lease_ms: lease.as_millis() as u32,
-                key,
-            },
-        ));
+        let id = granted.session;
+        send(proto::session_event::Event::Granted(granted));
         let why = self.keep_alive(id, &mut incoming, &out).await;
         self.close(id, &why).await;
+    }
+
+    /// Opens a new session for `open`: the line, the grant, the journal;
+    /// what the client is told (None: it left the line).
+    async fn grant_new(
+        &self,
+        open: &proto::SessionOpen,
+        incoming: &mut impl Messages<proto::SessionRequest>,
+        send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
+    ) -> Result<Option<proto::SessionGranted>> {
+        let id = pw_wire::auth::random_id();
+        let name = if open.name.is_empty() {
+            format!("session {id}")
+        } else {
+            open.name.clone()
+        };
+        let timeout = (open.timeout_ms > 0).then(|| Duration::from_millis(open.timeout_ms));
+        let want = want(open.devices as usize);
+        let Some(devices) = self
+            .queue(id, want, &name, timeout, send, Some(incoming))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let lease = self.client_lease();
+        let Some(key) = self.lock().live.get(&id).map(|s| s.key.clone()) else {
+            return Ok(None);
+        };
+        if let Err(e) = self.journal_session(id) {
+            self.close(id, &format!("it could not be journaled: {e}"))
+                .await;
+            return Err(e);
+        }
+        Ok(Some(proto::SessionGranted {
+            session: id,
+            devices,
+            heartbeat_ms: (lease.as_millis() / 4).max(1) as u32,
+            lease_ms: lease.as_millis() as u32,
+            key,
+            ..Default::default()
+        }))
     }
 
     /// Renews session `id`'s lease with every message of its stream, and
@@ -300,7 +324,7 @@ impl Sessions<'_> {
 
     /// Closes session `id`: its slice goes to the line, and every worker
     /// of the slice drops what it held.
-    async fn close(&self, id: u64, why: &str) {
+    pub(super) async fn close(&self, id: u64, why: &str) {
         // Runs finish in any order: a traced session's trace should hold
         // every call it made.
         if self.traced() {
@@ -323,6 +347,9 @@ impl Sessions<'_> {
             closed
         };
         let Some(session) = closed else { return };
+        if let Err(e) = self.c.journal(|j| j.session_closed(id)) {
+            tracing::error!("session {id}: its close is not journaled: {e}");
+        }
         if let Some(p) = &session.paused {
             p.forget();
         }

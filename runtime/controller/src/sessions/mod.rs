@@ -57,6 +57,7 @@ pub mod line;
 pub mod lineage;
 pub mod link;
 pub mod pause;
+pub mod reattach;
 pub mod resize;
 pub mod stream;
 pub(crate) mod trace;
@@ -110,9 +111,39 @@ pub(crate) struct Session {
     pub trace: Vec<pw_exec::trace::Span>,
     /// Set while it pauses, is paused or resumes ([`pause`]).
     pub paused: Option<pause::Paused>,
+    /// Set while it waits for its client to take it back after a restart
+    /// ([`reattach`]).
+    pub restored: Option<reattach::Restored>,
 }
 
 impl Session {
+    /// A session named `name` on `devices`, with a fresh key.
+    fn new(name: String, devices: Vec<i64>, lease: Lease) -> Session {
+        let now = Instant::now();
+        Session {
+            name,
+            key: pw_wire::auth::random_key(),
+            in_flight: 0,
+            used: now,
+            size: devices.len(),
+            devices,
+            opened: now,
+            lease,
+            executables: HashMap::new(),
+            relayouts: HashMap::new(),
+            arrays: HashMap::new(),
+            counters: proto::SessionCounters::default(),
+            next_id: 1,
+            calls_running: 0,
+            call_ended: Arc::default(),
+            refused: HashMap::new(),
+            refused_order: VecDeque::new(),
+            trace: Vec::new(),
+            paused: None,
+            restored: None,
+        }
+    }
+
     /// A fresh handle for an array or executable of the session.
     pub fn mint(&mut self) -> u64 {
         self.next_id += 1;
@@ -166,31 +197,8 @@ impl Store {
 
 impl State {
     fn open(&mut self, id: u64, name: String, devices: Vec<i64>, lease: Duration) {
-        let now = Instant::now();
-        self.live.insert(
-            id,
-            Session {
-                name,
-                key: pw_wire::auth::random_key(),
-                in_flight: 0,
-                used: now,
-                size: devices.len(),
-                devices,
-                opened: now,
-                lease: Lease::new(lease, now),
-                executables: HashMap::new(),
-                relayouts: HashMap::new(),
-                arrays: HashMap::new(),
-                counters: proto::SessionCounters::default(),
-                next_id: 1,
-                calls_running: 0,
-                call_ended: Arc::default(),
-                refused: HashMap::new(),
-                refused_order: VecDeque::new(),
-                trace: Vec::new(),
-                paused: None,
-            },
-        );
+        let session = Session::new(name, devices, Lease::new(lease, Instant::now()));
+        self.live.insert(id, session);
     }
 
     /// Gives `devices` to session `id`: a new session, or a paused one
@@ -239,6 +247,14 @@ impl State {
     /// request was doing).
     pub fn active(&mut self, id: u64, doing: &'static str) -> Result<&mut Session> {
         let session = self.get(id)?;
+        if session.restored.is_some() {
+            return Err(Error::NotReattachable {
+                session: id,
+                why: format!(
+                    "{doing} must wait until its client takes it back after the server's restart"
+                ),
+            });
+        }
         match &session.paused {
             Some(p) => Err(Error::Paused {
                 session: id,
@@ -432,8 +448,13 @@ impl<'a> Sessions<'a> {
     pub(crate) fn lost_worker(&self, worker: u32, devices: &[i64], why: &str) {
         let mut s = self.lock();
         s.slices.forget_devices(devices);
+        let mut changed = Vec::new();
         for (sid, session) in s.live.iter_mut() {
+            let before = session.devices.len();
             session.devices.retain(|d| !devices.contains(d));
+            if session.devices.len() != before && session.restored.is_none() {
+                changed.push((*sid, session.record()));
+            }
             if session.paused.as_ref().is_some_and(|p| p.off_devices()) {
                 // Its arrays are in its pause's checkpoint.
                 continue;
@@ -448,7 +469,18 @@ impl<'a> Sessions<'a> {
             }
         }
         drop(s);
+        self.journal_all(changed);
         self.workers_changed();
+    }
+
+    /// Journals sessions whose slices changed beside any request (a worker
+    /// lost, a slice topped up); a failure is logged, as nobody asked.
+    fn journal_all(&self, changed: Vec<(u64, proto::JournalSession)>) {
+        for (id, record) in changed {
+            if let Err(e) = self.c.journal(|j| j.session(id, &record)) {
+                tracing::error!("session {id}: its new slice is not journaled: {e}");
+            }
+        }
     }
 
     /// Workers joined or left: sessions short of devices are topped up,
@@ -458,17 +490,21 @@ impl<'a> Sessions<'a> {
         let lease = self.client_lease();
         let mut guard = self.lock();
         let s = &mut *guard;
+        let mut changed = Vec::new();
         for (sid, session) in s.live.iter_mut() {
             let short = session.size.saturating_sub(session.devices.len());
             if short > 0 {
                 if let Some(more) = s.slices.top_up(*sid, short, &registered) {
                     tracing::info!("session {sid} topped up with devices {more:?}");
                     session.devices.extend(more);
+                    changed.push((*sid, session.record()));
                 }
             }
         }
         let granted = s.slices.serve(&registered);
         s.grant(granted, lease);
+        drop(guard);
+        self.journal_all(changed);
     }
 
     /// The sessions and the line, for the status.

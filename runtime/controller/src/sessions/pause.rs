@@ -86,6 +86,29 @@ impl Paused {
 }
 
 impl Paused {
+    /// A paused session taken from the journal after a restart, its arrays
+    /// `saved` in checkpoint `dir`, paused from `size` devices.
+    pub(super) fn restored(dir: PathBuf, size: usize, saved: BTreeSet<u64>) -> Paused {
+        Paused {
+            phase: Phase::Paused,
+            dir,
+            size,
+            saved,
+        }
+    }
+
+    /// Where its arrays are while they are off the devices: the checkpoint,
+    /// how many devices it had, the arrays in it.
+    pub(super) fn on_storage(&self) -> Option<(PathBuf, usize, Vec<u64>)> {
+        self.off_devices().then(|| {
+            (
+                self.dir.clone(),
+                self.size,
+                self.saved.iter().copied().collect(),
+            )
+        })
+    }
+
     /// Whether its arrays are off the devices (in the checkpoint, or on
     /// their way back).
     pub fn off_devices(&self) -> bool {
@@ -199,16 +222,21 @@ impl Sessions<'_> {
             p.phase = Phase::Paused;
             p.saved = saved;
         }
+        let record = session.record();
         let registered = self.registered();
         let granted = s.slices.release(id, &registered);
         s.grant(granted, self.client_lease());
         drop(s);
+        // Journaled before the workers drop its arrays: a server restarted
+        // after this point finds them in the checkpoint.
+        let journaled = self.c.journal(|j| j.session(id, &record));
         let workers: Vec<u32> = registered
             .iter()
             .filter(|(_, ds)| ds.iter().any(|d| held.contains(d)))
             .map(|(w, _)| *w)
             .collect();
         transfer::drop_held(self.c, id, &workers, &format!("session {id} paused"));
+        journaled?;
         tracing::info!("session {id} paused: devices {held:?} freed, its arrays in {dir:?}");
         Ok(())
     }
@@ -245,9 +273,10 @@ impl Sessions<'_> {
                 .map(|(n, a, x)| (n.as_str(), *a, x.clone()))
                 .collect();
             let label = format!("(the pause of session {id})");
-            // A pause's checkpoint need not outlive the host (the server's
-            // state does not): left to the page cache.
-            self.write_checkpoint(id, &label, dir, &named, false)
+            // A pause's checkpoint outlives the host only when the server's
+            // state does (`--state-dir`); else it is left to the page cache.
+            let durable = self.c.inner.journal.is_some();
+            self.write_checkpoint(id, &label, dir, &named, durable)
                 .await?;
         }
         Ok(ready.into_iter().map(|(_, a, _)| a).collect())
@@ -288,7 +317,9 @@ impl Sessions<'_> {
         match &resumed {
             Ok(_) => {
                 session.paused = None;
+                let record = session.record();
                 drop(s);
+                self.c.journal(|j| j.session(id, &record))?;
                 let _ = std::fs::remove_dir_all(&dir);
                 tracing::info!("session {id} resumed on {n} devices");
             }

@@ -83,10 +83,12 @@ impl Sessions<'_> {
         session.devices = new.clone();
         session.size = new.len();
         session.relayouts.clear();
+        let record = session.record();
         let dropped: Vec<i64> = old.iter().filter(|d| !new.contains(d)).copied().collect();
         let granted = s.slices.give_back(id, &dropped, &registered);
         s.grant(granted, self.client_lease());
         drop(s);
+        self.c.journal(|j| j.session(id, &record))?;
         let gone: Vec<u32> = registered
             .iter()
             .filter(|(_, ds)| ds.iter().any(|d| dropped.contains(d)))

@@ -180,6 +180,14 @@ impl Sessions<'_> {
     }
 
     /// A call read from the stream (see the module doc).
+    /// Whether every one of `outputs` is already an array of session `id`.
+    fn ran_before(&self, id: u64, outputs: &[u64]) -> bool {
+        let mut s = self.lock();
+        s.get(id).is_ok_and(|session| {
+            !outputs.is_empty() && outputs.iter().all(|o| session.arrays.contains_key(o))
+        })
+    }
+
     async fn stream_call(
         &self,
         id: u64,
@@ -187,6 +195,11 @@ impl Sessions<'_> {
         incoming: &mut impl Messages<proto::SessionRequest>,
     ) -> std::result::Result<Next, Status> {
         let received = Instant::now();
+        if call.again && self.ran_before(id, &call.outputs) {
+            // Sent again after the session was taken back, and it had run
+            // (`super::reattach`).
+            return Ok(Next::SkipInputs);
+        }
         let outputs = call.outputs.clone();
         let client = (call.client_start_unix_ns, call.client_enqueue_ns);
         let begin = proto::CallBegin {

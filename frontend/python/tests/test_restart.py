@@ -1,0 +1,149 @@
+"""A pw-server that restarts from its journal (``--state-dir``) without
+losing work, on real pw-server and pw-worker processes on 127.0.0.1
+(ended by PID): the server is SIGKILLed under a training loop and started
+again at its address; the workers keep the session's arrays and register
+again, the client takes its session back, and the loop ends with JAX's
+numbers. A journal that cannot be read is refused, naming it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import pw
+from pw._local import LocalServer
+from pw.tools import find_tool
+
+from test_pause import descent, inputs, jax_steps
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """pw-server with a journal, and two pw-workers of 2 CPU devices."""
+    state, checkpoints = tmp_path / "state", tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    s = LocalServer(2, server_args=["--state-dir", str(state), "--checkpoint-dir", str(checkpoints)])
+    try:
+        s.add_worker()
+    except BaseException:
+        s.stop()
+        raise
+    s.state = state
+    yield s
+    s.stop()
+
+
+def server_log(cluster) -> str:
+    with open(cluster.server_log) as f:
+        return f.read()
+
+
+def test_a_training_loop_goes_on_through_a_killed_and_restarted_server(cluster):
+    """The loop reads its state back every step, as real loops read their
+    loss; the server is SIGKILLed at a moment of its own and restarted at
+    the same address. The loop does not notice (beyond a pause), keeps
+    its arrays (none recomputed, none lost) and ends with JAX's numbers."""
+    v0, x = inputs()
+    with pw.connect(cluster.address, devices=4) as client:
+        exe = descent(2).compile(client, donate_argnums=(0,))
+        compiled = client.stats()["executables_compiled"]
+        restarted = threading.Event()
+
+        def kill_and_restart():
+            time.sleep(0.3)
+            cluster.restart_server(kill=True)
+            restarted.set()
+
+        killer = threading.Thread(target=kill_and_restart)
+        v = exe(v0, x)
+        np.asarray(v)
+        steps, after = 1, 0
+        killer.start()
+        # Until 20 steps after the restart (bounded: a step takes ms).
+        while after < 20 and steps < 20000:
+            v = exe(v, x)
+            np.asarray(v)
+            steps += 1
+            after += restarted.is_set()
+        killer.join(60)
+        assert restarted.is_set() and after == 20
+        np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, steps), rtol=1e-4, atol=1e-5)
+        assert not client._lost
+        # Its executable was lowered again from the caches, and a new
+        # compile works as before.
+        assert client.stats()["executables_compiled"] == compiled
+        got = descent(1).compile(client)(v0, x)
+        np.testing.assert_allclose(np.asarray(got), jax_steps(v0, x, 1), rtol=1e-6)
+    log = server_log(cluster)
+    assert "restored from the journal" in log and "taken back by its client" in log, log[-3000:]
+
+
+def test_a_server_killed_during_a_pause_comes_back_with_the_session(cluster):
+    """The server is SIGKILLed while the session pauses: after the
+    restart the session is either paused (its arrays in its checkpoint) or
+    not (they stayed on the workers); either way it resumes and goes on
+    with JAX's numbers."""
+    rng = np.random.default_rng(3)
+    v0 = rng.standard_normal((8, 4), dtype=np.float32)
+    x = rng.standard_normal((8, 4), dtype=np.float32) * 0.3
+    with pw.connect(cluster.address, devices=4) as client:
+        exe = descent(2).compile(client)
+        v = v0
+        for _ in range(3):
+            v = exe(v, x)
+        v.block_until_ready()
+        outcome = []
+
+        def pause():
+            try:
+                client.pause()
+                outcome.append("paused")
+            except pw.ServerError as e:
+                outcome.append(str(e))
+
+        t = threading.Thread(target=pause)
+        t.start()
+        time.sleep(0.05)
+        cluster.restart_server(kill=True)
+        t.join(90)
+        assert outcome, "the pause never returned"
+        # Taken back by now (a wait is sent again if it must be); a resume
+        # sent while the server was away would be refused, to be sent again.
+        client.sync()
+        if client.devices == ():
+            client.resume(timeout=30)
+        for _ in range(3):
+            v = exe(v, x)
+        np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 6), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_journal_that_cannot_be_read_is_refused_naming_it(tmp_path, damage):
+    """pw-server never starts afresh over a journal it cannot read."""
+    state = tmp_path / "state"
+    s = LocalServer(2, server_args=["--state-dir", str(state)])
+    try:
+        with pw.connect(s.address, devices=2) as client:
+            descent(1).compile(client)
+    finally:
+        s.stop()
+    journal = state / "journal.redb"
+    data = journal.read_bytes()
+    assert len(data) > 4096
+    journal.write_bytes(data[: len(data) // 3] if damage == "truncated" else os.urandom(len(data)))
+    done = subprocess.run(
+        [find_tool("pw-server"), "--listen", "127.0.0.1:0", "--state-dir", str(state)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0, done.stdout
+    assert str(journal) in done.stderr and "move it aside" in done.stderr, done.stderr
+    assert "listening on" not in done.stdout

@@ -1,0 +1,269 @@
+//! The controller's journal (`pw-server --state-dir DIR`): what a restarted
+//! server needs to take its sessions back, in an embedded database
+//! (`DIR/journal.redb`, [redb]).
+//!
+//! It holds each session (name, key, slice, the next handle it mints,
+//! where its pause checkpoint is while it is paused), each executable
+//! built from a program (the program and how it was lowered) and the
+//! global id of every device a worker registered, by the worker's address,
+//! so that a worker that registers again after a restart gets its ids
+//! back and the slices and plans stay valid. It changes when sessions
+//! open, close, pause, resume or resize and when a program is compiled;
+//! never on a call, so no call waits for storage. Arrays are not in it:
+//! the workers keep their shards while their controller is away and say
+//! which they hold when they register again, and the client lists the
+//! arrays it holds when it takes its session back
+//! ([`crate::sessions::reattach`]).
+//!
+//! Every commit is durable when it returns (written, then synced). A
+//! journal that cannot be read (damaged, truncated, another format, held
+//! by another server) is refused with its path: the server never starts
+//! afresh over state it could not read.
+
+use prost::Message;
+use pw_wire::proto;
+use redb::{Database, ReadableTable, TableDefinition};
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+};
+
+const SESSIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("sessions");
+/// (session, handle) -> the `CompileProgramRequest` it was built from.
+const EXECUTABLES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("executables");
+/// A worker's address -> its worker id, then the global ids of its
+/// devices in local order (little-endian i64s).
+const DEVICES: TableDefinition<&str, &[u8]> = TableDefinition::new("devices");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+
+/// Why a database operation failed (redb's error types, boxed).
+type Failure = Box<dyn std::error::Error + Send + Sync>;
+
+/// The journal's layout; another is refused.
+const FORMAT: u64 = 1;
+
+/// The journal's file in the state directory.
+pub const FILE: &str = "journal.redb";
+
+/// What went wrong with the journal, with its path.
+#[derive(Debug, thiserror::Error)]
+#[error("the journal {path}: {what}")]
+pub struct JournalError {
+    pub path: PathBuf,
+    pub what: String,
+}
+
+/// A session as the journal keeps it, with its executables.
+pub struct SessionRecord {
+    pub id: u64,
+    pub session: proto::JournalSession,
+    pub executables: Vec<(u64, proto::CompileProgramRequest)>,
+}
+
+/// What a journal held when it was opened.
+#[derive(Default)]
+pub struct Restored {
+    pub sessions: Vec<SessionRecord>,
+    /// Worker address -> its worker id and its devices' global ids.
+    pub devices: HashMap<String, (u32, Vec<i64>)>,
+}
+
+/// Opens the database at `path`; a damaged file that makes redb panic
+/// (a truncated one does) is an `Err` with the panic's message, and
+/// prints no backtrace.
+fn open_quietly(path: &Path) -> Result<Result<Database, redb::DatabaseError>, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let opened = std::panic::catch_unwind(|| Database::create(path));
+    std::panic::set_hook(hook);
+    opened.map_err(|panic| {
+        panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "it is damaged".to_owned())
+    })
+}
+
+/// See the module doc.
+pub struct Journal {
+    db: Database,
+    path: PathBuf,
+}
+
+impl Journal {
+    /// Opens (or creates) the journal in `dir`, and reads what it holds.
+    pub fn open(dir: &Path) -> Result<(Journal, Restored), JournalError> {
+        let path = dir.join(FILE);
+        let fail = |what: String| JournalError {
+            path: path.clone(),
+            what,
+        };
+        std::fs::create_dir_all(dir)
+            .map_err(|e| fail(format!("cannot make its directory: {e}")))?;
+        let fresh = !path.exists();
+        let refuse = |why: String| {
+            fail(format!(
+                "cannot be opened ({why}); pw-server will not start afresh over a journal it cannot read: \
+                 move it aside to start without its sessions"
+            ))
+        };
+        let db = match open_quietly(&path) {
+            Ok(Ok(db)) => db,
+            Ok(Err(e)) => return Err(refuse(e.to_string())),
+            Err(why) => return Err(refuse(format!("the database refused it: {why}"))),
+        };
+        let journal = Journal { db, path };
+        if fresh {
+            journal.write(|tx| {
+                tx.open_table(META)?.insert("format", FORMAT)?;
+                tx.open_table(SESSIONS)?;
+                tx.open_table(EXECUTABLES)?;
+                tx.open_table(DEVICES)?;
+                Ok(())
+            })?;
+        }
+        let restored = journal.read_all()?;
+        Ok((journal, restored))
+    }
+
+    fn error(&self, what: impl std::fmt::Display) -> JournalError {
+        JournalError {
+            path: self.path.clone(),
+            what: what.to_string(),
+        }
+    }
+
+    fn read_all(&self) -> Result<Restored, JournalError> {
+        let read = || -> Result<Restored, Box<dyn std::error::Error>> {
+            let tx = self.db.begin_read()?;
+            let format = tx.open_table(META)?.get("format")?.map(|v| v.value());
+            if format != Some(FORMAT) {
+                return Err(format!(
+                    "it is of format {format:?}, this server reads format {FORMAT}"
+                )
+                .into());
+            }
+            let mut executables: HashMap<u64, Vec<(u64, proto::CompileProgramRequest)>> =
+                HashMap::new();
+            for entry in tx.open_table(EXECUTABLES)?.iter()? {
+                let (k, v) = entry?;
+                let (session, handle) = k.value();
+                let request = proto::CompileProgramRequest::decode(v.value())
+                    .map_err(|e| format!("executable {handle} of session {session}: {e}"))?;
+                executables
+                    .entry(session)
+                    .or_default()
+                    .push((handle, request));
+            }
+            let mut sessions = Vec::new();
+            for entry in tx.open_table(SESSIONS)?.iter()? {
+                let (k, v) = entry?;
+                let id = k.value();
+                let session = proto::JournalSession::decode(v.value())
+                    .map_err(|e| format!("session {id}: {e}"))?;
+                sessions.push(SessionRecord {
+                    id,
+                    session,
+                    executables: executables.remove(&id).unwrap_or_default(),
+                });
+            }
+            let mut devices = HashMap::new();
+            for entry in tx.open_table(DEVICES)?.iter()? {
+                let (k, v) = entry?;
+                let bytes = v.value();
+                let mut ids = bytes
+                    .chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()));
+                let worker = ids.next().and_then(|w| u32::try_from(w).ok());
+                let (Some(worker), 0) = (worker, bytes.len() % 8) else {
+                    let at = k.value();
+                    return Err(format!(
+                        "the devices of the worker at {at}: {} bytes",
+                        bytes.len()
+                    )
+                    .into());
+                };
+                devices.insert(k.value().to_owned(), (worker, ids.collect()));
+            }
+            Ok(Restored { sessions, devices })
+        };
+        read().map_err(|e| {
+            self.error(format!(
+                "cannot be read ({e}); pw-server will not start afresh over a journal it cannot read: \
+                 move it aside to start without its sessions"
+            ))
+        })
+    }
+
+    /// Runs `f` in one write transaction and commits it durably.
+    fn write(
+        &self,
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), Failure>,
+    ) -> Result<(), JournalError> {
+        let tx = self.db.begin_write().map_err(|e| self.error(e))?;
+        f(&tx).map_err(|e| self.error(e))?;
+        tx.commit().map_err(|e| self.error(e))
+    }
+
+    /// Session `id` is as `session` says (opened, resumed, resized, paused).
+    pub fn session(&self, id: u64, session: &proto::JournalSession) -> Result<(), JournalError> {
+        let bytes = session.encode_to_vec();
+        self.write(|tx| {
+            tx.open_table(SESSIONS)?.insert(id, bytes.as_slice())?;
+            Ok(())
+        })
+    }
+
+    /// Session `id` closed: it and its executables go.
+    pub fn session_closed(&self, id: u64) -> Result<(), JournalError> {
+        self.write(|tx| {
+            tx.open_table(SESSIONS)?.remove(id)?;
+            let mut exes = tx.open_table(EXECUTABLES)?;
+            let handles: Vec<u64> = exes
+                .range((id, 0)..=(id, u64::MAX))?
+                .map(|e| e.map(|(k, _)| k.value().1))
+                .collect::<Result<_, _>>()?;
+            for h in handles {
+                exes.remove((id, h))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Executable `handle` of session `session` was built from `request`.
+    pub fn executable(
+        &self,
+        session: u64,
+        handle: u64,
+        request: &proto::CompileProgramRequest,
+    ) -> Result<(), JournalError> {
+        let bytes = request.encode_to_vec();
+        self.write(|tx| {
+            tx.open_table(EXECUTABLES)?
+                .insert((session, handle), bytes.as_slice())?;
+            Ok(())
+        })
+    }
+
+    /// Executable `handle` of session `session` was dropped.
+    pub fn executable_dropped(&self, session: u64, handle: u64) -> Result<(), JournalError> {
+        self.write(|tx| {
+            tx.open_table(EXECUTABLES)?.remove((session, handle))?;
+            Ok(())
+        })
+    }
+
+    /// The worker at `address` registered as `worker`, its devices as
+    /// `ids` (in local order).
+    pub fn devices(&self, address: &str, worker: u32, ids: &[i64]) -> Result<(), JournalError> {
+        let bytes: Vec<u8> = std::iter::once(i64::from(worker))
+            .chain(ids.iter().copied())
+            .flat_map(|i| i.to_le_bytes())
+            .collect();
+        self.write(|tx| {
+            tx.open_table(DEVICES)?.insert(address, bytes.as_slice())?;
+            Ok(())
+        })
+    }
+}
