@@ -555,6 +555,9 @@ class Client:
         self.position = None
         self.session = granted.session
         self._key = granted.key
+        if not granted.journaled:
+            # A server without a journal forgets the session when it goes.
+            self._reconnect_s = 0.0
         # Every request naming the session presents its key.
         self._metadata = self._metadata + (("x-pw-session-key", granted.key),)
         self.devices = tuple(granted.devices)

@@ -93,6 +93,7 @@ impl Sessions<'_> {
             heartbeat_ms: (lease.as_millis() / 4).max(1) as u32,
             lease_ms: lease.as_millis() as u32,
             key,
+            journaled: self.c.inner.journal.is_some(),
             ..Default::default()
         }))
     }

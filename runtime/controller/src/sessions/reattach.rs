@@ -252,6 +252,7 @@ impl Sessions<'_> {
             key: session.key.clone(),
             lost,
             paused,
+            journaled: true,
         })
     }
 
