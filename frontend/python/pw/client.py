@@ -711,7 +711,7 @@ class Client:
                 )
                 return False
             time.sleep(delay)
-            delay = min(delay * 2, 1.0)
+            delay = min(delay * 2, 0.25)
         with self._reattached:
             self._generation += 1
             self._reattached.notify_all()
