@@ -267,3 +267,87 @@ impl Journal {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory under the system's temporary one.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "pw-journal-{name}-{}-{}",
+            std::process::id(),
+            pw_wire::auth::random_id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn what_is_written_is_read_back_after_a_reopen() {
+        let dir = scratch("reopen");
+        {
+            let (j, restored) = Journal::open(&dir).unwrap();
+            assert!(restored.sessions.is_empty() && restored.devices.is_empty());
+            let session = proto::JournalSession {
+                name: "trainer".into(),
+                key: "k".into(),
+                size: 2,
+                devices: vec![4, 5],
+                next_id: 9,
+                ..Default::default()
+            };
+            j.session(7, &session).unwrap();
+            j.session(8, &session).unwrap();
+            let program = proto::CompileProgramRequest {
+                session: 7,
+                name: "step".into(),
+                donate: vec![0],
+                ..Default::default()
+            };
+            j.executable(7, 3, &program).unwrap();
+            j.executable(8, 1, &program).unwrap();
+            j.session_closed(8).unwrap();
+            j.devices("127.0.0.1:4000", 2, &[4, 5]).unwrap();
+        }
+        let (_, restored) = Journal::open(&dir).unwrap();
+        assert_eq!(restored.sessions.len(), 1, "the closed session is gone");
+        let s = &restored.sessions[0];
+        assert_eq!(
+            (s.id, s.session.devices.as_slice(), s.session.next_id),
+            (7, &[4, 5][..], 9)
+        );
+        assert_eq!(s.executables.len(), 1);
+        assert_eq!(
+            (s.executables[0].0, s.executables[0].1.name.as_str()),
+            (3, "step")
+        );
+        assert_eq!(restored.devices["127.0.0.1:4000"], (2, vec![4, 5]));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_journal_is_refused_naming_it() {
+        for damage in ["truncated", "garbage", "empty"] {
+            let dir = scratch(damage);
+            drop(Journal::open(&dir).unwrap());
+            let path = dir.join(FILE);
+            let bytes = std::fs::read(&path).unwrap();
+            let damaged = match damage {
+                "truncated" => bytes[..bytes.len() / 3].to_vec(),
+                "garbage" => (0..bytes.len()).map(|i| (i * 7 + 3) as u8).collect(),
+                _ => Vec::new(),
+            };
+            std::fs::write(&path, damaged).unwrap();
+            let Err(e) = Journal::open(&dir) else {
+                panic!("a {damage} journal was opened");
+            };
+            let message = e.to_string();
+            assert!(
+                message.contains(&path.display().to_string()) && message.contains("move it aside"),
+                "{damage}: {message}"
+            );
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}

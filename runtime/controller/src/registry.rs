@@ -600,3 +600,25 @@ pub async fn watch_leases(c: Controller) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_gets_back_the_ids_the_journal_gave_it() {
+        let mut r = Registry::default();
+        let known = HashMap::from([
+            ("10.0.0.1:1".to_owned(), (3, vec![6, 7])),
+            ("10.0.0.2:1".to_owned(), (1, vec![2, 3])),
+        ]);
+        r.remember(known);
+        assert_eq!(r.allocate("10.0.0.1:1", 2), (3, vec![6, 7]));
+        // Another count of devices, or an unknown address: fresh ids,
+        // past every id the journal gave.
+        assert_eq!(r.allocate("10.0.0.2:1", 4), (4, vec![8, 9, 10, 11]));
+        assert_eq!(r.allocate("10.0.0.9:1", 1), (5, vec![12]));
+        // Ids are given back once.
+        assert_eq!(r.allocate("10.0.0.1:1", 2), (6, vec![13, 14]));
+    }
+}

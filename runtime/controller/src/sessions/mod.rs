@@ -325,7 +325,8 @@ pub struct SessionLine {
     pub device_bytes: u64,
     /// Bytes of its transfers through the server in flight.
     pub in_flight_bytes: u64,
-    /// `open`, `pausing`, `paused` or `resuming`.
+    /// `open`, `pausing`, `paused`, `resuming`, `resizing`, or `restored`
+    /// (from the journal, waiting for its client after a restart).
     pub state: &'static str,
 }
 
@@ -527,7 +528,11 @@ impl<'a> Sessions<'a> {
                     _ => x.arrays.values().map(|a| a.info().device_bytes()).sum(),
                 },
                 in_flight_bytes: x.in_flight,
-                state: x.paused.as_ref().map_or("open", |p| p.phase.name()),
+                state: match (&x.restored, &x.paused) {
+                    (Some(_), _) => "restored",
+                    (None, Some(p)) => p.phase.name(),
+                    (None, None) => "open",
+                },
             })
             .collect();
         sessions.sort_by_key(|l| l.session);
