@@ -372,14 +372,14 @@ class Executable:
                     progress.add(len(chunk.data))
                     yield pb.SessionRequest(input=pb.RunInput(index=index, type=t if k == 0 else None, chunk=chunk))
 
-        # The call takes them over (JAX's donation); until the server has
-        # surely taken the call, the client remembers them with it.
-        donated = {
-            leaf._id: client._origins.pop(leaf._id, None)
-            for i, leaf in enumerate(leaves)
-            if i in self._donate and isinstance(leaf, Array)
-        }
-        client._send_all(messages(), call=(call, donated))
+        # Until the server has surely taken the call, the client remembers
+        # the arrays it takes (those it donates, JAX's donation, and those
+        # put for it) with it, to take them back after a restart.
+        taken = {a.array.array: client._origins.get(a.array.array) for a in arguments if a.HasField("array")}
+        for i, leaf in enumerate(leaves):
+            if i in self._donate and isinstance(leaf, Array):
+                client._origins.pop(leaf._id, None)
+        client._send_all(messages(), call=(call, taken))
         for i, leaf in enumerate(leaves):
             if i in self._donate and isinstance(leaf, Array):
                 leaf._deleted = True
@@ -411,6 +411,11 @@ class Input:
     @property
     def layout(self) -> "_Layout":
         return self.executable._inputs[self.index]
+
+
+class _TakenBack(ServerError):
+    """A request cut by a restart of the server (the session was taken
+    back): whether it took effect is unknown."""
 
 
 class _Pending:
@@ -505,6 +510,8 @@ class Client:
         self._window: collections.deque = collections.deque(maxlen=WINDOW)
         self._lost: set[int] = set()
         self._generation = 0
+        # How many times the link broke (a put on its way then is redone).
+        self._breaks = 0
         self._reattached = threading.Condition()
         self._token = token
         self._name = name
@@ -586,6 +593,7 @@ class Client:
                             self._answer(event.reply)
                     break
                 except _session.LinkBroken as e:
+                    self._breaks += 1
                     if self._closed or not self._reattach(e):
                         raise
         except PwError as e:
@@ -721,10 +729,10 @@ class Client:
         """Opens a link presenting the session, its key and its arrays; the
         grant (the caller holds the send lock)."""
         held = dict(self._origins)
-        for _, _, donated in self._window:
-            held.update({a: o for a, o in donated.items() if o is not None})
         for r in list(self._released):
             held.pop(r, None)
+        for _, _, taken in self._window:
+            held.update({a: o for a, o in taken.items() if o is not None})
         open_request = pb.SessionRequest(
             open=pb.SessionOpen(
                 protocol=PROTOCOL,
@@ -774,7 +782,7 @@ class Client:
             else:
                 with self._pending_lock:
                     self._pending.pop(i, None)
-                p._set(error=ServerError(f"session {self.session}: the pw-server restarted while this request was under way; the session was taken back, try it again"))
+                p._set(error=_TakenBack(f"session {self.session}: the pw-server restarted while this request was under way; the session was taken back, try it again"))
         if again:
             self._transport.send_all(again)
         print(
@@ -860,23 +868,37 @@ class Client:
         joins `made` (the caller frees them after the call)."""
         if a.nbytes <= DIRECT_PUT_BYTES or not self._direct():
             return None
-        array = self._mint()
-        put = pb.SessionPut(executable=executable, input=index, array=array)
+        for attempt in range(3):
+            # A put the server's restart cut (its answer, or the bytes on
+            # their way while the workers let go of the old server's
+            # tickets) is made again as a new array.
+            breaks = self._breaks
+            array = self._mint()
+            put = pb.SessionPut(executable=executable, input=index, array=array)
 
-        def request(i):
-            put.id = i
-            return pb.SessionRequest(put=put)
+            def request(i, put=put):
+                put.id = i
+                return pb.SessionRequest(put=put)
 
-        shards = self._ask(request).result()
-        if shards is None:
-            return None
-        made.append(array)
-        try:
-            _session.give_direct(shards, a)
-        except (OSError, ServerError) as e:
-            print(f"pw: giving an argument to its workers failed ({e}); through the server", file=sys.stderr)
-            return None
-        return array
+            try:
+                shards = self._ask(request).result()
+            except _TakenBack:
+                if attempt == 2:
+                    raise
+                continue
+            if shards is None:
+                return None
+            made.append(array)
+            try:
+                _session.give_direct(shards, a)
+            except (OSError, ServerError) as e:
+                if self._breaks != breaks and attempt < 2:
+                    continue
+                print(f"pw: giving an argument to its workers failed ({e}); through the server", file=sys.stderr)
+                return None
+            if self._breaks == breaks:
+                return array
+        return None
 
     def _fetch_once(self, array: int, nbytes: int, checksum: bool, direct: bool):
         """One fetch request's answer: the bytes, or (``direct``) where

@@ -85,6 +85,45 @@ def test_a_training_loop_goes_on_through_a_killed_and_restarted_server(cluster):
     assert "restored from the journal" in log and "taken back by its client" in log, log[-3000:]
 
 
+def test_a_loop_that_uploads_a_large_batch_each_step_goes_on_through_a_restart(cluster):
+    """Each step's batch (8 MiB) goes straight to the workers (a direct
+    put) before its call; a put cut by the restart is made again."""
+    rng = np.random.default_rng(5)
+    w0 = rng.standard_normal((64, 1024), dtype=np.float32)
+    batches = [rng.standard_normal((2048, 1024), dtype=np.float32) for _ in range(4)]
+
+    def step(w, b):
+        return w * 0.9 + jnp.mean(b, axis=0) * 0.1
+
+    with pw.program("batches") as p:
+        w = p.input(jax.ShapeDtypeStruct(w0.shape, jnp.float32))
+        b = p.input(jax.ShapeDtypeStruct(batches[0].shape, jnp.float32))
+        with pw.mesh("m", devices=2):
+            p.outputs(jax.jit(step)(w, b))
+    expected, f = w0, jax.jit(step)
+    with pw.connect(cluster.address, devices=2) as client:
+        exe = p.compile(client, donate_argnums=(0,))
+        restarted = threading.Event()
+
+        def kill_and_restart():
+            time.sleep(0.3)
+            cluster.restart_server(kill=True)
+            restarted.set()
+
+        killer = threading.Thread(target=kill_and_restart)
+        killer.start()
+        v, steps, after = w0, 0, 0
+        while after < 5 and steps < 5000:
+            v = exe(v, batches[steps % 4])
+            np.asarray(v)
+            expected = f(expected, batches[steps % 4])
+            steps += 1
+            after += restarted.is_set()
+        killer.join(60)
+        assert restarted.is_set() and after == 5
+        np.testing.assert_allclose(np.asarray(v), np.asarray(expected), rtol=1e-5, atol=1e-5)
+
+
 def test_a_server_killed_during_a_pause_comes_back_with_the_session(cluster):
     """The server is SIGKILLed while the session pauses: after the
     restart the session is either paused (its arrays in its checkpoint) or
