@@ -698,7 +698,7 @@ class Client:
             return False
         print(f"pw: {cause}; taking session {self.session} back", file=sys.stderr, flush=True)
         deadline = time.monotonic() + self._reconnect_s
-        delay = 0.1
+        delay = 0.02
         while True:
             with self._sending:
                 try:

@@ -636,6 +636,9 @@ async fn attach_loop(
     register: proto::Register,
     mut events: mpsc::UnboundedReceiver<proto::WorkerEvent>,
 ) -> Result<(), Error> {
+    // Between failed registrations: short at first (a restarted server
+    // is back within tens of milliseconds), then longer.
+    let mut pause = Duration::from_millis(20);
     loop {
         let channel = connect(config).await?;
         let mut client = net::registry_client(channel);
@@ -660,7 +663,8 @@ async fn attach_loop(
             }
             Err(status) => {
                 tracing::warn!(error = %status.message(), "registration failed; retrying");
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
                 continue;
             }
         };
@@ -676,10 +680,12 @@ async fn attach_loop(
                     ?other,
                     "the controller did not answer the registration; retrying"
                 );
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
                 continue;
             }
         };
+        pause = Duration::from_millis(20);
         state.id.store(registered.worker, Ordering::SeqCst);
         state.sender.set_id(registered.worker);
         tracing::info!(
