@@ -540,21 +540,7 @@ class Client:
             self._transport = _session.Link(address, open_request, self._link_error, QUEUED)
         self._events = self._transport.events()
         try:
-            granted = None
-            for event in self._events:
-                which = event.WhichOneof("event")
-                if which == "queued":
-                    self.position = event.queued
-                    print(
-                        f"pw: waiting for devices at {address}: place {event.queued} in line",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                elif which == "granted":
-                    granted = event.granted
-                    break
-            if granted is None:
-                raise ServerError(f"the pw-server at {address} ended the session before granting it")
+            granted = self._wait_in_line(open_request)
         except BaseException:
             self._transport.close()
             self._channel.close()
@@ -573,6 +559,48 @@ class Client:
         self._reader.start()
         _OPEN.add(self)
         _OPENED.append(weakref.ref(self))
+
+    def _wait_in_line(self, open_request):
+        """Reads the server's events until the session is granted (printing
+        its place in line); the grant. A client in line when a server with
+        a journal restarts takes its place back with its ticket."""
+        ticket, deadline = None, None
+        while True:
+            try:
+                for event in self._events:
+                    which = event.WhichOneof("event")
+                    if which == "ticket":
+                        ticket = event.ticket
+                    elif which == "queued":
+                        self.position = event.queued
+                        print(
+                            f"pw: waiting for devices at {self.address}: place {event.queued} in line",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                    elif which == "granted":
+                        return event.granted
+                raise ServerError(f"the pw-server at {self.address} ended the session before granting it")
+            except _session.LinkBroken as e:
+                if ticket is None or self._reconnect_s <= 0:
+                    raise
+                if deadline is None:
+                    deadline = time.monotonic() + self._reconnect_s
+                    print(f"pw: {e}; taking the place in line back", file=sys.stderr, flush=True)
+                again = pb.SessionRequest()
+                again.CopyFrom(open_request)
+                again.open.session, again.open.key = ticket.session, ticket.key
+                while True:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+                    try:
+                        link = _session.Link(self.address, again, self._link_error, QUEUED)
+                        break
+                    except _session.LinkBroken:
+                        continue
+                self._transport.close()
+                self._transport, self._events = link, link.events()
 
     def _link_error(self, code: int, kind: str, message: str) -> PwError:
         """The exception for the server ending a session link."""

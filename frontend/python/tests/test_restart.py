@@ -22,6 +22,7 @@ from pw._local import LocalServer
 from pw.tools import find_tool
 
 from test_pause import descent, inputs, jax_steps
+from test_session import overview
 
 
 @pytest.fixture
@@ -161,6 +162,54 @@ def test_a_server_killed_during_a_pause_comes_back_with_the_session(cluster):
         for _ in range(3):
             v = exe(v, x)
         np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 6), rtol=1e-5, atol=1e-6)
+
+
+def test_a_client_waiting_in_line_keeps_its_place_through_a_restart(cluster):
+    """A client waits for devices another holds; the server is SIGKILLed
+    and restarted. Both take their places back (the holder its session,
+    the waiter its place in line, with the ticket it was given), and the
+    waiter is granted when the holder closes."""
+    v0, x = inputs()
+    holder = pw.connect(cluster.address, devices=4)
+    got = {}
+
+    def wait():
+        try:
+            with pw.connect(cluster.address, devices=4, timeout=60) as c:
+                got["session"] = c.session
+                got["value"] = np.asarray(descent(2).compile(c)(v0, x))
+        except Exception as e:  # noqa: BLE001 (reported below)
+            got["error"] = e
+
+    def waiting():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                line = overview(cluster.address)["waiting"]
+            except Exception:  # noqa: BLE001 (the server is starting)
+                line = []
+            if line:
+                return [w["session"] for w in line]
+            time.sleep(0.05)
+        raise AssertionError("nobody waits in line")
+
+    t = threading.Thread(target=wait)
+    t.start()
+    try:
+        before = waiting()
+        cluster.restart_server(kill=True)
+        holder.sync()
+        assert waiting() == before
+        deadline = time.monotonic() + 30
+        while "took its place in line back" not in server_log(cluster):
+            assert time.monotonic() < deadline, server_log(cluster)[-3000:]
+            time.sleep(0.05)
+    finally:
+        holder.close()
+        t.join(90)
+    assert "error" not in got, got.get("error")
+    assert got["session"] == before[0]
+    np.testing.assert_allclose(got["value"], jax_steps(v0, x, 1), rtol=1e-6)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])

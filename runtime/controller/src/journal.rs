@@ -3,7 +3,8 @@
 //! (`DIR/journal.redb`, [redb]).
 //!
 //! It holds each session (name, key, slice, the next handle it mints,
-//! where its pause checkpoint is while it is paused), each executable
+//! where its pause checkpoint is while it is paused), the line of clients
+//! waiting for devices (in order, with their keys), each executable
 //! built from a program (the program and how it was lowered) and the
 //! global id of every device a worker registered, by the worker's address,
 //! so that a worker that registers again after a restart gets its ids
@@ -34,6 +35,8 @@ const EXECUTABLES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("ex
 /// A worker's address -> its worker id, then the global ids of its
 /// devices in local order (little-endian i64s).
 const DEVICES: TableDefinition<&str, &[u8]> = TableDefinition::new("devices");
+/// The line of clients waiting for devices: id -> `JournalWaiter`.
+const LINE: TableDefinition<u64, &[u8]> = TableDefinition::new("line");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 /// Why a database operation failed (redb's error types, boxed).
@@ -66,6 +69,8 @@ pub struct Restored {
     pub sessions: Vec<SessionRecord>,
     /// Worker address -> its worker id and its devices' global ids.
     pub devices: HashMap<String, (u32, Vec<i64>)>,
+    /// The clients waiting for devices, first first.
+    pub line: Vec<(u64, proto::JournalWaiter)>,
 }
 
 /// Opens the database at `path`; a damaged file that makes redb panic
@@ -120,6 +125,7 @@ impl Journal {
                 tx.open_table(SESSIONS)?;
                 tx.open_table(EXECUTABLES)?;
                 tx.open_table(DEVICES)?;
+                tx.open_table(LINE)?;
                 Ok(())
             })?;
         }
@@ -186,7 +192,23 @@ impl Journal {
                 };
                 devices.insert(k.value().to_owned(), (worker, ids.collect()));
             }
-            Ok(Restored { sessions, devices })
+            let mut line = Vec::new();
+            for entry in tx.open_table(LINE)?.iter()? {
+                let (k, v) = entry?;
+                let id = k.value();
+                let waiter = proto::JournalWaiter::decode(v.value())
+                    .map_err(|e| format!("the client {id} in line: {e}"))?;
+                // A session of the journal left the line already.
+                if !sessions.iter().any(|s: &SessionRecord| s.id == id) {
+                    line.push((id, waiter));
+                }
+            }
+            line.sort_by_key(|(_, w)| w.since_unix_ns);
+            Ok(Restored {
+                sessions,
+                devices,
+                line,
+            })
         };
         read().map_err(|e| {
             self.error(format!(
@@ -206,11 +228,30 @@ impl Journal {
         tx.commit().map_err(|e| self.error(e))
     }
 
-    /// Session `id` is as `session` says (opened, resumed, resized, paused).
+    /// Session `id` is as `session` says (opened, resumed, resized,
+    /// paused); it is no longer in line.
     pub fn session(&self, id: u64, session: &proto::JournalSession) -> Result<(), JournalError> {
         let bytes = session.encode_to_vec();
         self.write(|tx| {
             tx.open_table(SESSIONS)?.insert(id, bytes.as_slice())?;
+            tx.open_table(LINE)?.remove(id)?;
+            Ok(())
+        })
+    }
+
+    /// Client `id` waits in line for devices.
+    pub fn waiting(&self, id: u64, waiter: &proto::JournalWaiter) -> Result<(), JournalError> {
+        let bytes = waiter.encode_to_vec();
+        self.write(|tx| {
+            tx.open_table(LINE)?.insert(id, bytes.as_slice())?;
+            Ok(())
+        })
+    }
+
+    /// Client `id` left the line without a session.
+    pub fn left_line(&self, id: u64) -> Result<(), JournalError> {
+        self.write(|tx| {
+            tx.open_table(LINE)?.remove(id)?;
             Ok(())
         })
     }
@@ -219,6 +260,7 @@ impl Journal {
     pub fn session_closed(&self, id: u64) -> Result<(), JournalError> {
         self.write(|tx| {
             tx.open_table(SESSIONS)?.remove(id)?;
+            tx.open_table(LINE)?.remove(id)?;
             let mut exes = tx.open_table(EXECUTABLES)?;
             let handles: Vec<u64> = exes
                 .range((id, 0)..=(id, u64::MAX))?
@@ -309,6 +351,19 @@ mod tests {
             j.executable(8, 1, &program).unwrap();
             j.session_closed(8).unwrap();
             j.devices("127.0.0.1:4000", 2, &[4, 5]).unwrap();
+            let waiter = |name: &str, since| proto::JournalWaiter {
+                name: name.into(),
+                since_unix_ns: since,
+                ..Default::default()
+            };
+            // In line: 11 then 10 (by when they came); 12 left; 7 was
+            // granted (its session is journaled).
+            j.waiting(10, &waiter("second", 2)).unwrap();
+            j.waiting(11, &waiter("first", 1)).unwrap();
+            j.waiting(12, &waiter("gone", 3)).unwrap();
+            j.left_line(12).unwrap();
+            j.waiting(7, &waiter("granted", 0)).unwrap();
+            j.session(7, &session).unwrap();
         }
         let (_, restored) = Journal::open(&dir).unwrap();
         assert_eq!(restored.sessions.len(), 1, "the closed session is gone");
@@ -323,6 +378,12 @@ mod tests {
             (3, "step")
         );
         assert_eq!(restored.devices["127.0.0.1:4000"], (2, vec![4, 5]));
+        let line: Vec<(u64, &str)> = restored
+            .line
+            .iter()
+            .map(|(id, w)| (*id, w.name.as_str()))
+            .collect();
+        assert_eq!(line, [(11, "first"), (10, "second")]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

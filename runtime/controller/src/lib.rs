@@ -249,7 +249,9 @@ impl Controller {
             }),
         };
         controller.inner.workers.lock().remember(restored.devices);
-        controller.sessions().restore_journaled(restored.sessions);
+        controller
+            .sessions()
+            .restore_journaled(restored.sessions, restored.line);
         Ok(controller)
     }
 

@@ -85,6 +85,12 @@ impl Slices {
         Ask::Queued(self.line.len())
     }
 
+    /// Session `session` waits at the end of the line (put back from the
+    /// journal after a restart, in its order).
+    pub fn enqueue(&mut self, session: u64, want: Want) {
+        self.line.push_back((session, want));
+    }
+
     /// Session `session` holds `devices` (taken from the journal after a
     /// restart, whether registered yet or not).
     pub fn hold(&mut self, session: u64, devices: &[i64]) {

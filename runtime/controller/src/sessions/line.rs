@@ -37,7 +37,10 @@ impl Sessions<'_> {
         let send = |event: proto::session_event::Event| {
             let _ = out.send(Ok(proto::SessionEvent { event: Some(event) }));
         };
-        let granted = if open.session != 0 {
+        let in_line = open.session != 0 && self.lock().waiting.contains_key(&open.session);
+        let granted = if in_line {
+            self.rejoin(&open, &mut incoming, &send).await
+        } else if open.session != 0 {
             self.reattach(&open).await.map(Some)
         } else {
             self.grant_new(&open, &mut incoming, &send).await
@@ -78,6 +81,12 @@ impl Sessions<'_> {
         else {
             return Ok(None);
         };
+        self.granted(id, devices).await
+    }
+
+    /// What a client granted `devices` for session `id` is told, once the
+    /// session is journaled (None: it is gone already).
+    async fn granted(&self, id: u64, devices: Vec<i64>) -> Result<Option<proto::SessionGranted>> {
         let lease = self.client_lease();
         let Some(key) = self.lock().live.get(&id).map(|s| s.key.clone()) else {
             return Ok(None);
@@ -196,9 +205,130 @@ impl Sessions<'_> {
         name: &str,
         timeout: Option<Duration>,
         send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
-        mut client: Option<&mut impl Messages<proto::SessionRequest>>,
+        client: Option<&mut impl Messages<proto::SessionRequest>>,
     ) -> Result<Option<Vec<i64>>> {
-        let (asked, mut rx) = self.ask(id, want, name)?;
+        let (asked, rx) = self.ask(id, want, name)?;
+        if matches!(asked, Ask::Queued(_)) {
+            self.ticket(id, want, send)?;
+        }
+        self.wait_in_line(id, want, name, timeout, send, client, asked, rx)
+            .await
+    }
+
+    /// A new client put in line by a server with a journal: its place is
+    /// journaled, and it hears its ticket (the session it will be, and its
+    /// key) to take its place back after a restart.
+    fn ticket(
+        &self,
+        id: u64,
+        want: Want,
+        send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
+    ) -> Result<()> {
+        if self.c.inner.journal.is_none() {
+            return Ok(());
+        }
+        let waiter = {
+            let s = self.lock();
+            if s.live.contains_key(&id) {
+                // A paused session waiting to resume: journaled already.
+                return Ok(());
+            }
+            s.waiting.get(&id).map(|w| (w.name.clone(), w.key.clone()))
+        };
+        let Some((name, key)) = waiter else {
+            return Ok(());
+        };
+        let record = proto::JournalWaiter {
+            name,
+            devices: match want {
+                Want::All => 0,
+                Want::Count(n) => n as u32,
+            },
+            key: key.clone(),
+            since_unix_ns: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+        };
+        if let Err(e) = self.c.journal(|j| j.waiting(id, &record)) {
+            self.leave_line(id);
+            return Err(e);
+        }
+        send(proto::session_event::Event::Ticket(proto::SessionTicket {
+            session: id,
+            key,
+        }));
+        Ok(())
+    }
+
+    /// Client `open.session`, in line when the server restarted, takes its
+    /// place back (with its key) and waits on; what it is told once
+    /// granted (None: it left the line).
+    pub(super) async fn rejoin(
+        &self,
+        open: &proto::SessionOpen,
+        incoming: &mut impl Messages<proto::SessionRequest>,
+        send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
+    ) -> Result<Option<proto::SessionGranted>> {
+        let id = open.session;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (name, position) = {
+            let mut s = self.lock();
+            let position = s.slices.position(id).unwrap_or(1);
+            let w = s
+                .waiting
+                .get_mut(&id)
+                .ok_or(Error::NoSession { session: id })?;
+            if !pw_wire::auth::same(open.key.as_bytes(), w.key.as_bytes()) {
+                return Err(Error::NotYours {
+                    session: id,
+                    key_header: pw_wire::net::SESSION_KEY,
+                });
+            }
+            if !w.detached {
+                return Err(Error::NotReattachable {
+                    session: id,
+                    why: "its client waits in line already".into(),
+                });
+            }
+            w.detached = false;
+            w.tx = tx;
+            (w.name.clone(), position)
+        };
+        tracing::info!("client {id} ({name}) took its place in line back (place {position})");
+        let asked = Ask::Queued(position);
+        let timeout = (open.timeout_ms > 0).then(|| Duration::from_millis(open.timeout_ms));
+        let Some(devices) = self
+            .wait_in_line(
+                id,
+                Want::All,
+                &name,
+                timeout,
+                send,
+                Some(incoming),
+                asked,
+                rx,
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        self.granted(id, devices).await
+    }
+
+    /// Waits in line (after [`Sessions::ask`] said `asked`), as
+    /// [`Sessions::queue`] says.
+    #[allow(clippy::too_many_arguments)]
+    async fn wait_in_line(
+        &self,
+        id: u64,
+        want: Want,
+        name: &str,
+        timeout: Option<Duration>,
+        send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
+        mut client: Option<&mut impl Messages<proto::SessionRequest>>,
+        asked: Ask,
+        mut rx: mpsc::UnboundedReceiver<Wait>,
+    ) -> Result<Option<Vec<i64>>> {
         let granted = match asked {
             Ask::Granted(d) => d,
             Ask::Refused(why) => return Err(Error::Refused { why }),
@@ -285,14 +415,16 @@ impl Sessions<'_> {
             });
         }
         let asked = s.slices.ask(id, want, &registered);
+        let waiter = Waiter {
+            name: name.to_owned(),
+            since: Instant::now(),
+            tx,
+            key: pw_wire::auth::random_key(),
+            detached: false,
+        };
         match &asked {
-            Ask::Granted(d) => s.seat(id, name.to_owned(), d.clone(), lease),
+            Ask::Granted(d) => s.seat(id, waiter, d.clone(), lease),
             Ask::Queued(_) => {
-                let waiter = Waiter {
-                    name: name.to_owned(),
-                    since: Instant::now(),
-                    tx,
-                };
                 s.waiting.insert(id, waiter);
             }
             Ask::Refused(_) => {}
@@ -304,7 +436,10 @@ impl Sessions<'_> {
     /// cancelled): it leaves the line, or, if the line granted it devices
     /// meanwhile, the session it never took is closed (a paused one gives
     /// them back); in one step.
-    fn leave_line(&self, id: u64) {
+    pub(super) fn leave_line(&self, id: u64) {
+        if let Err(e) = self.c.journal(|j| j.left_line(id)) {
+            tracing::error!("client {id}: its leaving the line is not journaled: {e}");
+        }
         let devices = self.registered();
         let lease = self.client_lease();
         let mut s = self.lock();

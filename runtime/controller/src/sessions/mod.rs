@@ -167,6 +167,11 @@ pub(crate) struct Waiter {
     name: String,
     since: Instant,
     tx: mpsc::UnboundedSender<Wait>,
+    /// The key of the session it will be.
+    key: String,
+    /// From the journal, its client not back yet ([`reattach`]): granted,
+    /// its session waits to be taken back.
+    detached: bool,
 }
 
 /// Every session and the line for devices.
@@ -196,20 +201,26 @@ impl Store {
 }
 
 impl State {
-    fn open(&mut self, id: u64, name: String, devices: Vec<i64>, lease: Duration) {
+    fn open(&mut self, id: u64, name: String, devices: Vec<i64>, lease: Duration) -> &mut Session {
         let session = Session::new(name, devices, Lease::new(lease, Instant::now()));
-        self.live.insert(id, session);
+        self.live.entry(id).or_insert(session)
     }
 
-    /// Gives `devices` to session `id`: a new session, or a paused one
-    /// that resumes on them.
-    fn seat(&mut self, id: u64, name: String, devices: Vec<i64>, lease: Duration) {
+    /// Gives `devices` to waiter `w`, session `id`: a new session, or a
+    /// paused one that resumes on them.
+    fn seat(&mut self, id: u64, w: Waiter, devices: Vec<i64>, lease: Duration) {
         match self.live.get_mut(&id) {
             Some(session) => {
                 session.size = devices.len();
                 session.devices = devices;
             }
-            None => self.open(id, name, devices, lease),
+            None => {
+                let session = self.open(id, w.name, devices, lease);
+                session.key = w.key;
+                if w.detached {
+                    session.restored = Some(reattach::Restored::granted());
+                }
+            }
         }
     }
 
@@ -218,8 +229,9 @@ impl State {
     fn grant(&mut self, granted: Vec<(u64, Vec<i64>)>, lease: Duration) {
         for (id, devices) in granted {
             if let Some(w) = self.waiting.remove(&id) {
-                self.seat(id, w.name, devices.clone(), lease);
-                let _ = w.tx.send(Wait::Granted(devices));
+                let tx = w.tx.clone();
+                self.seat(id, w, devices.clone(), lease);
+                let _ = tx.send(Wait::Granted(devices));
             }
         }
         for (id, w) in &self.waiting {

@@ -33,12 +33,12 @@ use super::{
     arrays::{ArrayState, SessionArray},
     executables::{Build, Executable},
     pause::Paused,
-    Session, Sessions,
+    Session, Sessions, Waiter,
 };
 use crate::{
     error::{Error, Kind, Result, DATA_LOSS},
     journal::SessionRecord,
-    resource_manager::Lease,
+    resource_manager::{Lease, Want},
     transfer,
 };
 use pw_wire::proto;
@@ -64,6 +64,18 @@ pub(crate) struct Restored {
     /// Whether its client is taking it back now (workers that register
     /// meanwhile still keep its arrays for it).
     taking: bool,
+}
+
+impl Restored {
+    /// A session granted its devices while its client, in line when the
+    /// server restarted, was not back yet: nothing to rebuild.
+    pub(super) fn granted() -> Restored {
+        Restored {
+            executables: Vec::new(),
+            paused: None,
+            taking: false,
+        }
+    }
 }
 
 impl Session {
@@ -101,7 +113,11 @@ impl Sessions<'_> {
 
     /// Makes the journal's sessions again, each waiting for its client
     /// (see the module doc).
-    pub(crate) fn restore_journaled(&self, records: Vec<SessionRecord>) {
+    pub(crate) fn restore_journaled(
+        &self,
+        records: Vec<SessionRecord>,
+        line: Vec<(u64, proto::JournalWaiter)>,
+    ) {
         let window = self.c.inner.config.reattach_window;
         for r in records {
             let s = r.session;
@@ -140,10 +156,43 @@ impl Sessions<'_> {
             state.slices.hold(r.id, &s.devices);
             state.live.insert(r.id, session);
         }
+        for (id, w) in line {
+            tracing::info!(
+                "client {id} ({}) restored to its place in line from the journal: waiting {window:?} for it",
+                w.name
+            );
+            let want = match w.devices {
+                0 => Want::All,
+                n => Want::Count(n as usize),
+            };
+            let mut state = self.lock();
+            state.slices.enqueue(id, want);
+            state.waiting.insert(
+                id,
+                Waiter {
+                    name: w.name,
+                    since: Instant::now(),
+                    tx: tokio::sync::mpsc::unbounded_channel().0,
+                    key: w.key,
+                    detached: true,
+                },
+            );
+        }
         let c = self.c.clone();
         tokio::spawn(async move {
             tokio::time::sleep(window).await;
             let sessions = c.sessions();
+            let gone: Vec<u64> = sessions
+                .lock()
+                .waiting
+                .iter()
+                .filter(|(_, w)| w.detached)
+                .map(|(id, _)| *id)
+                .collect();
+            for id in gone {
+                tracing::info!("client {id} did not take its place in line back within {window:?}");
+                sessions.leave_line(id);
+            }
             let stale: Vec<u64> = sessions
                 .lock()
                 .live
@@ -232,6 +281,8 @@ impl Sessions<'_> {
                 return Err(e);
             }
         };
+        // A session granted while its client was away is journaled now.
+        self.journal_session(id)?;
         let lease = self.client_lease();
         let mut s = self.lock();
         let session = s.get(id)?;
