@@ -41,6 +41,19 @@ def cluster(tmp_path):
     s.stop()
 
 
+def restart_soon(cluster, after: float = 0.3):
+    """SIGKILLs the cluster's server `after` seconds from now and starts it
+    again (in a thread); the thread, and an event set once it is back."""
+    restarted = threading.Event()
+
+    def kill_and_restart():
+        time.sleep(after)
+        cluster.restart_server(kill=True)
+        restarted.set()
+
+    return threading.Thread(target=kill_and_restart), restarted
+
+
 def server_log(cluster) -> str:
     with open(cluster.server_log) as f:
         return f.read()
@@ -55,14 +68,7 @@ def test_a_training_loop_goes_on_through_a_killed_and_restarted_server(cluster):
     with pw.connect(cluster.address, devices=4) as client:
         exe = descent(2).compile(client, donate_argnums=(0,))
         compiled = client.stats()["executables_compiled"]
-        restarted = threading.Event()
-
-        def kill_and_restart():
-            time.sleep(0.3)
-            cluster.restart_server(kill=True)
-            restarted.set()
-
-        killer = threading.Thread(target=kill_and_restart)
+        killer, restarted = restart_soon(cluster)
         v = exe(v0, x)
         np.asarray(v)
         steps, after = 1, 0
@@ -104,14 +110,7 @@ def test_a_loop_that_uploads_a_large_batch_each_step_goes_on_through_a_restart(c
     expected, f = w0, jax.jit(step)
     with pw.connect(cluster.address, devices=2) as client:
         exe = p.compile(client, donate_argnums=(0,))
-        restarted = threading.Event()
-
-        def kill_and_restart():
-            time.sleep(0.3)
-            cluster.restart_server(kill=True)
-            restarted.set()
-
-        killer = threading.Thread(target=kill_and_restart)
+        killer, restarted = restart_soon(cluster)
         killer.start()
         v, steps, after = w0, 0, 0
         while after < 5 and steps < 5000:

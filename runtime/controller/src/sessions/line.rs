@@ -211,8 +211,13 @@ impl Sessions<'_> {
         if matches!(asked, Ask::Queued(_)) {
             self.ticket(id, want, send)?;
         }
-        self.wait_in_line(id, want, name, timeout, send, client, asked, rx)
-            .await
+        let place = Place {
+            id,
+            want,
+            name,
+            timeout,
+        };
+        self.wait_in_line(place, send, client, asked, rx).await
     }
 
     /// A new client put in line by a server with a journal: its place is
@@ -297,17 +302,14 @@ impl Sessions<'_> {
         tracing::info!("client {id} ({name}) took its place in line back (place {position})");
         let asked = Ask::Queued(position);
         let timeout = (open.timeout_ms > 0).then(|| Duration::from_millis(open.timeout_ms));
+        let place = Place {
+            id,
+            want: Want::All,
+            name: &name,
+            timeout,
+        };
         let Some(devices) = self
-            .wait_in_line(
-                id,
-                Want::All,
-                &name,
-                timeout,
-                send,
-                Some(incoming),
-                asked,
-                rx,
-            )
+            .wait_in_line(place, send, Some(incoming), asked, rx)
             .await?
         else {
             return Ok(None);
@@ -317,18 +319,20 @@ impl Sessions<'_> {
 
     /// Waits in line (after [`Sessions::ask`] said `asked`), as
     /// [`Sessions::queue`] says.
-    #[allow(clippy::too_many_arguments)]
     async fn wait_in_line(
         &self,
-        id: u64,
-        want: Want,
-        name: &str,
-        timeout: Option<Duration>,
+        place: Place<'_>,
         send: &(dyn Fn(proto::session_event::Event) + Send + Sync),
         mut client: Option<&mut impl Messages<proto::SessionRequest>>,
         asked: Ask,
         mut rx: mpsc::UnboundedReceiver<Wait>,
     ) -> Result<Option<Vec<i64>>> {
+        let Place {
+            id,
+            want,
+            name,
+            timeout,
+        } = place;
         let granted = match asked {
             Ask::Granted(d) => d,
             Ask::Refused(why) => return Err(Error::Refused { why }),
@@ -569,6 +573,15 @@ pub async fn reclaim_idle(c: Controller) {
             sessions.close(id, &why).await;
         }
     }
+}
+
+/// Who waits in line, for what, and how long it may.
+struct Place<'a> {
+    id: u64,
+    /// What it asked for (for messages: the book keeps the request).
+    want: Want,
+    name: &'a str,
+    timeout: Option<Duration>,
 }
 
 /// A client's place in line, left when dropped while still `waiting`
