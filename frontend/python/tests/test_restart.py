@@ -129,9 +129,7 @@ def test_a_server_killed_during_a_pause_comes_back_with_the_session(cluster):
     restart the session is either paused (its arrays in its checkpoint) or
     not (they stayed on the workers); either way it resumes and goes on
     with JAX's numbers."""
-    rng = np.random.default_rng(3)
-    v0 = rng.standard_normal((8, 4), dtype=np.float32)
-    x = rng.standard_normal((8, 4), dtype=np.float32) * 0.3
+    v0, x = inputs()
     with pw.connect(cluster.address, devices=4) as client:
         exe = descent(2).compile(client)
         v = v0

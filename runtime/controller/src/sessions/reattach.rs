@@ -317,6 +317,17 @@ impl Sessions<'_> {
         devices: Vec<i64>,
         arrays: &[proto::ClientArray],
     ) -> Result<(Vec<u64>, bool)> {
+        // The client's list is checked against the session's limit before
+        // anything is lowered or looked up.
+        let most = self.c.inner.config.limits.session_arrays;
+        if arrays.len() > most {
+            return Err(Error::OverLimit {
+                what: format!("session {id}'s arrays, as its client lists them to take it back"),
+                asked: arrays.len() as u64,
+                limit: most as u64,
+                flag: "--session-arrays",
+            });
+        }
         // A paused session's executables are lowered onto its old devices
         // only to know its arrays' layouts; a resume lowers them again.
         let slice = match &restored.paused {
