@@ -139,6 +139,13 @@ pub struct Cli {
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     pub reattach_window_s: u64,
 
+    /// How long a session taken from the journal waits for the workers of
+    /// its slice to register again, in seconds; it then goes on without
+    /// the missing ones (topped up from free devices, what they held
+    /// computed again from its lineage).
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    pub reattach_workers_s: u64,
+
     /// Send each session's trace (the spans --trace-sessions writes) to
     /// this OpenTelemetry collector over OTLP/gRPC as they are recorded,
     /// one trace per session. Off unless given.
@@ -347,6 +354,7 @@ fn serve(cli: Cli) -> Result<(), String> {
         otlp_endpoint: cli.otlp_endpoint.clone().filter(|e| !e.is_empty()),
         state_dir: cli.state_dir.clone(),
         reattach_window: Duration::from_secs(cli.reattach_window_s.max(1)),
+        reattach_workers: Duration::from_secs(cli.reattach_workers_s),
         limits: Limits {
             request_bytes: cli.max_request_mb.saturating_mul(1 << 20),
             session_transfer_bytes: cli.session_transfer_mb.saturating_mul(1 << 20),

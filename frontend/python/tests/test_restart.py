@@ -232,3 +232,43 @@ def test_a_journal_that_cannot_be_read_is_refused_naming_it(tmp_path, damage):
     assert done.returncode != 0, done.stdout
     assert str(journal) in done.stderr and "move it aside" in done.stderr, done.stderr
     assert "listening on" not in done.stdout
+
+
+def test_a_session_goes_on_when_one_of_its_workers_dies_while_the_server_is_away(tmp_path):
+    """The server and one of the session's two workers are SIGKILLed
+    together (as when a host is lost), and the server is restarted. It
+    waits --reattach-workers-s for that worker, then goes on without it:
+    the slice is topped up from a spare worker, the executable lowered
+    again there, and the arrays that had shards on the dead worker are
+    computed again from the lineage the journal kept (the uploads, and the
+    donated steps in between). The loop ends with JAX's numbers."""
+    state = tmp_path / "state"
+    s = LocalServer(2, server_args=["--state-dir", str(state), "--reattach-workers-s", "2"])
+    try:
+        s.add_worker()
+        s.add_worker()
+        v0, x = inputs()
+        with pw.connect(s.address, devices=4) as client:
+            exe = descent(2).compile(client, donate_argnums=(0,))
+            v = v0
+            for _ in range(5):
+                v = exe(v, x)
+            np.asarray(v)
+            # The journal writes a call's lineage within milliseconds.
+            time.sleep(0.5)
+            # The server first, so that it never hears of the worker's end.
+            s.server.kill()
+            s.server.wait(10)
+            s.workers[1].kill()
+            s.workers[1].wait(10)
+            s.restart_server(kill=True)
+            for _ in range(5):
+                v = exe(v, x)
+            np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 10), rtol=1e-5, atol=1e-6)
+            assert not client._lost
+            stats = client.stats()
+            assert stats["arrays_recomputed"] >= 1 and stats["calls_replayed"] >= 5, stats
+        log = server_log(s)
+        assert "did not register again" in log and "1 to compute again from their journaled lineage" in log, log[-3000:]
+    finally:
+        s.stop()

@@ -119,6 +119,9 @@ pub struct Config {
     /// How long a session taken from the journal waits for its client to
     /// take it back before it is closed.
     pub reattach_window: Duration,
+    /// How long taking a session back waits for the workers of its slice
+    /// to register again; it goes on without those that do not.
+    pub reattach_workers: Duration,
     /// What one client may ask of the server.
     pub limits: Limits,
 }
@@ -182,6 +185,7 @@ impl Default for Config {
             otlp_endpoint: None,
             state_dir: None,
             reattach_window: Duration::from_secs(120),
+            reattach_workers: Duration::from_secs(10),
             limits: Limits::default(),
         }
     }
@@ -264,6 +268,11 @@ impl Controller {
             Some(j) => write(j).map_err(|source| Error::Journal { source }),
             None => Ok(()),
         }
+    }
+
+    /// The journal's log of calls, when there is a journal.
+    pub(crate) fn call_log(&self) -> Option<&journal::calls::CallLog> {
+        self.inner.journal.as_ref().map(journal::Journal::calls)
     }
 
     pub fn config(&self) -> &Config {

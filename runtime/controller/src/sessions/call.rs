@@ -205,9 +205,12 @@ impl Sessions<'_> {
             session.arrays.remove(a);
         }
         let handles = output_handles(id, session, &exe, &begin.outputs, restoring)?;
+        let log = self.c.call_log().map(|log| (log, id));
         let lineage = match (restoring, args.origins.take()) {
             (Some(l), _) => Some(l.clone()),
-            (None, Some(arguments)) => Lineage::of(begin.executable, arguments, handles.clone()),
+            (None, Some(arguments)) => {
+                Lineage::of(begin.executable, arguments, handles.clone(), log)
+            }
             (None, None) => None,
         };
         let outputs = make_outputs(session, &exe, lineage, handles);

@@ -3,12 +3,19 @@
 //! argument's origin: another array with its own lineage, or a kept host
 //! copy of an upload). A lost array's next use runs the calls of its
 //! lineage again, oldest first, each once, from the arrays that survived.
+//!
+//! With a journal, each node is also in its log of calls
+//! ([`crate::journal::calls`]) while it lives, and a session taken back
+//! after a restart gets its arrays' lineage back from there
+//! ([`Lineage::read_back`]).
 
 use super::Sessions;
 use crate::error::{Error, Result};
+use crate::journal::calls::{Argument, Call, CallLog, Logged};
 use pw_exec::HostArray;
 use pw_wire::proto;
 use std::{
+    collections::HashMap,
     future::Future,
     pin::Pin,
     sync::{
@@ -30,32 +37,117 @@ pub(crate) struct Lineage {
     pub outputs: Vec<u64>,
     /// How many calls deep it is (1: from uploads and surviving arrays).
     pub depth: usize,
+    /// Its entry in the journal's log of calls, while it lives.
+    logged: Option<Logged>,
 }
+
+/// Where a call's lineage is logged: the log, and the session.
+pub(crate) type LogAs<'a> = Option<(&'a CallLog, u64)>;
 
 impl Lineage {
     /// The lineage of a call of `executable` from `arguments` making
-    /// `outputs`; None when it would be too deep to keep.
-    pub fn of(executable: u64, arguments: Vec<Origin>, outputs: Vec<u64>) -> Option<Arc<Lineage>> {
-        let depth = 1 + arguments
-            .iter()
-            .filter_map(|o| match o {
-                Origin::Array {
-                    made_by: Some((l, _)),
-                    ..
-                } => Some(l.depth),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
-        (depth <= MAX_LINEAGE).then(|| {
-            Arc::new(Lineage {
+    /// `outputs` (logged as `log` says); None when it would be too deep to
+    /// keep.
+    pub fn of(
+        executable: u64,
+        arguments: Vec<Origin>,
+        outputs: Vec<u64>,
+        log: LogAs,
+    ) -> Option<Arc<Lineage>> {
+        let depth = depth(&arguments);
+        if depth > MAX_LINEAGE {
+            return None;
+        }
+        let logged = log.and_then(|(log, session)| {
+            log.made(Call {
+                session,
                 executable,
-                arguments,
-                outputs,
-                depth,
+                arguments: arguments.iter().map(Origin::logged).collect(),
+                outputs: outputs.clone(),
             })
-        })
+        });
+        Some(Arc::new(Lineage {
+            executable,
+            arguments,
+            outputs,
+            depth,
+            logged,
+        }))
     }
+
+    /// The lineage of session `session`'s arrays, from its logged `calls`
+    /// (oldest first) as a restarted server reads them back: each array
+    /// named an output by a call, with that call (the latest) and which
+    /// output. Uploads count against `kept` (up to `limit` bytes); a call
+    /// whose upload does not fit or does not decode is left out, and the
+    /// calls no array needs leave the log.
+    pub fn read_back(
+        session: u64,
+        calls: &[(u64, proto::JournalCall)],
+        log: &CallLog,
+        (kept, limit): (&Arc<AtomicU64>, u64),
+    ) -> HashMap<u64, (Arc<Lineage>, usize)> {
+        use proto::journal_argument::Origin as Logged;
+        let mut nodes: HashMap<u64, Arc<Lineage>> = HashMap::new();
+        let mut arrays = HashMap::new();
+        for (entry, call) in calls {
+            let logged = log.adopt(session, *entry);
+            let mut arguments = Vec::with_capacity(call.arguments.len());
+            for a in &call.arguments {
+                let origin = match &a.origin {
+                    Some(Logged::Host(h)) => {
+                        let host = h.r#type.as_ref().and_then(|t| {
+                            let (dtype, dims, _) = t.read(limit).ok()?;
+                            HostArray::new(dtype, &dims, h.bytes.clone()).ok()
+                        });
+                        match host.and_then(|h| KeptHost::keep(&Arc::new(h), kept, limit)) {
+                            Some(k) => Origin::Host(k),
+                            None => break,
+                        }
+                    }
+                    Some(Logged::Array(r)) => Origin::Array {
+                        array: r.array,
+                        made_by: r
+                            .made_by
+                            .and_then(|e| nodes.get(&e))
+                            .map(|l| (l.clone(), r.output as usize)),
+                    },
+                    None => break,
+                };
+                arguments.push(origin);
+            }
+            if arguments.len() != call.arguments.len() {
+                continue;
+            }
+            let node = Arc::new(Lineage {
+                executable: call.executable,
+                depth: depth(&arguments),
+                arguments,
+                outputs: call.outputs.clone(),
+                logged: Some(logged),
+            });
+            for (k, &a) in call.outputs.iter().enumerate() {
+                arrays.insert(a, (node.clone(), k));
+            }
+            nodes.insert(*entry, node);
+        }
+        arrays
+    }
+}
+
+/// How many calls deep the lineage of a call from `arguments` is.
+fn depth(arguments: &[Origin]) -> usize {
+    1 + arguments
+        .iter()
+        .filter_map(|o| match o {
+            Origin::Array {
+                made_by: Some((l, _)),
+                ..
+            } => Some(l.depth),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 impl Drop for Lineage {
@@ -87,6 +179,21 @@ pub(crate) enum Origin {
         array: u64,
         made_by: Option<(Arc<Lineage>, usize)>,
     },
+}
+
+impl Origin {
+    /// How the journal's log of calls keeps it.
+    fn logged(&self) -> Argument {
+        match self {
+            Origin::Host(k) => Argument::Host(k.host.clone()),
+            Origin::Array { array, made_by } => Argument::Array {
+                array: *array,
+                made_by: made_by
+                    .as_ref()
+                    .and_then(|(l, k)| l.logged.as_ref().map(|logged| (logged.entry, *k as u32))),
+            },
+        }
+    }
 }
 
 /// A host array a call uploaded, kept for lineage: its bytes count

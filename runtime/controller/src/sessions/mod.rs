@@ -43,7 +43,10 @@
 //!   and the calls of its lineage run again, from the arrays that survived.
 //!   An array without lineage (its uploads did not fit the budget, or it is
 //!   more than [`lineage::MAX_LINEAGE`] calls deep) raises a data-loss error
-//!   naming it; the session goes on either way.
+//!   naming it; the session goes on either way. With a journal the
+//!   lineage outlives the server too: its log of calls keeps it, and a
+//!   session taken back after a restart computes again what was lost
+//!   meanwhile ([`reattach`]).
 //!
 //! [`Store`] is the state; [`Sessions`] (from [`Controller::sessions`]) the
 //! operations, which use the rest of the controller to run things.

@@ -12,13 +12,19 @@
 //!   know are released at once.
 //! * **Reattach**: the client presents the session's id and key and the
 //!   arrays it holds, each as an input or output of one of its
-//!   executables. Once every device of the slice is registered again,
-//!   each executable is lowered onto the slice again (same devices, same
-//!   plan; its computations come from the caches) under its old handle,
-//!   and each array whose every shard a worker kept is an array of the
-//!   session again, ready; the others are lost (a data-loss error where
-//!   they are used; the reply lists them). Kept shards the client no
-//!   longer holds are released.
+//!   executables. Once every device of the slice is registered again (or
+//!   [`crate::Config::reattach_workers`] has passed: the devices still
+//!   missing leave the slice, which is topped up from free devices as
+//!   after a lost worker), each executable is lowered again under its old
+//!   handle (its computations come from the caches): onto the same
+//!   devices, or onto the slice as it is now when some of those are gone.
+//!   Each array whose every shard a worker kept (as its executable lays
+//!   it out) is an array of the session again, ready. The others get
+//!   their lineage back from the journal's log of calls
+//!   ([`crate::journal::calls`]) and are computed again where they are
+//!   used; without one they are lost (a data-loss error where they are
+//!   used; the reply lists them). Kept shards the client no longer holds,
+//!   and those of arrays computed again, are released.
 //! * **Calls in flight** when the server went away: the client sends its
 //!   recent calls again ([`proto::SessionCall::again`]); a call whose
 //!   outputs are already arrays of the session ran before and is skipped,
@@ -32,6 +38,7 @@
 use super::{
     arrays::{ArrayState, SessionArray},
     executables::{Build, Executable},
+    lineage::Lineage,
     pause::Paused,
     Session, Sessions, Waiter,
 };
@@ -50,10 +57,6 @@ use std::{
 };
 use tokio::sync::watch;
 
-/// How long taking a session back waits for the workers of its slice to
-/// register again.
-const WORKERS_WAIT: Duration = Duration::from_secs(30);
-
 /// A session from the journal that its client has not taken back yet.
 #[derive(Clone)]
 pub(crate) struct Restored {
@@ -61,6 +64,8 @@ pub(crate) struct Restored {
     executables: Vec<(u64, proto::CompileProgramRequest)>,
     /// Its pause checkpoint, when it was paused (and the arrays in it).
     paused: Option<(PathBuf, usize, BTreeSet<u64>)>,
+    /// Its logged calls (the lineage of its arrays), oldest first.
+    calls: Arc<Vec<(u64, proto::JournalCall)>>,
     /// Whether its client is taking it back now (workers that register
     /// meanwhile still keep its arrays for it).
     taking: bool,
@@ -73,6 +78,7 @@ impl Restored {
         Restored {
             executables: Vec::new(),
             paused: None,
+            calls: Arc::default(),
             taking: false,
         }
     }
@@ -150,6 +156,7 @@ impl Sessions<'_> {
             session.restored = Some(Restored {
                 executables: r.executables,
                 paused,
+                calls: Arc::new(r.calls),
                 taking: false,
             });
             let mut state = self.lock();
@@ -287,11 +294,12 @@ impl Sessions<'_> {
         let mut s = self.lock();
         let session = s.get(id)?;
         session.lease = Lease::new(lease, Instant::now());
+        let again = session.arrays.values().filter(|a| a.lost()).count();
         tracing::info!(
-            "session {id} ({}) taken back by its client: {} executables, {} arrays kept, {} not kept (lost, or taken by a call that ran){}",
+            "session {id} ({}) taken back by its client: {} executables, {} arrays kept, {again} to compute again from their journaled lineage, {} not kept (lost, or taken by a call that ran){}",
             session.name,
             session.executables.len(),
-            session.arrays.len(),
+            session.arrays.len() - again,
             lost.len(),
             if paused { " (paused)" } else { "" }
         );
@@ -333,15 +341,23 @@ impl Sessions<'_> {
         let slice = match &restored.paused {
             Some(_) => self.any_devices(id, &restored).await?,
             None => {
-                self.wait_registered(id, &devices).await?;
+                self.devices_back(id, &devices).await?;
                 devices
             }
         };
+        let registered = self.c.inner.workers.addresses();
         let mut executables = HashMap::new();
+        // Those lowered onto other devices than before (some of theirs are
+        // gone): the shards kept are not laid out as they say.
+        let mut moved = HashSet::new();
         for (handle, request) in restored.executables {
             let mut on = slice.clone();
             if request.devices > 0 {
                 on.truncate(request.devices as usize);
+            }
+            if !on.iter().all(|d| registered.contains_key(d)) {
+                on = self.slice_of(id, on.len(), &request.name).await?;
+                moved.insert(handle);
             }
             let build = Build::Program {
                 source: request.program,
@@ -354,6 +370,16 @@ impl Sessions<'_> {
             executables.insert(handle, Arc::new(exe));
         }
         let kept = self.c.inner.workers.take_kept(id);
+        let mut lineage = match self.c.call_log() {
+            Some(log) => {
+                let budget = (
+                    &self.lock().kept.clone(),
+                    self.c.inner.config.lineage_budget,
+                );
+                Lineage::read_back(id, &restored.calls, log, budget)
+            }
+            None => HashMap::new(),
+        };
         let mut made = HashMap::new();
         let mut lost = Vec::new();
         for a in arrays {
@@ -374,38 +400,51 @@ impl Sessions<'_> {
                 .as_ref()
                 .is_some_and(|(_, _, saved)| saved.contains(&a.array));
             let info = &exe.prepared.plan.values[value];
-            let whole = (0..info.devices.len()).all(|p| {
-                exe.prepared
-                    .addr(info.devices[p])
-                    .is_ok_and(|at| kept.contains(&(at.worker, a.array, p as u32)))
-            });
-            if !on_storage && !whole {
+            let whole = !moved.contains(&a.executable)
+                && (0..info.devices.len()).all(|p| {
+                    exe.prepared
+                        .addr(info.devices[p])
+                        .is_ok_and(|at| kept.contains(&(at.worker, a.array, p as u32)))
+                });
+            let made_by = lineage.remove(&a.array);
+            let state = if on_storage || whole {
+                ArrayState::Ready
+            } else if made_by.is_some() {
+                // Computed again from its lineage where it is used.
+                ArrayState::Failed(format!(
+                    "{DATA_LOSS}: array {} was not kept whole when the server restarted",
+                    a.array
+                ))
+            } else {
                 // Not an array of the session: a call sent again may make
                 // it; else using it says it was lost.
                 lost.push(a.array);
                 continue;
-            }
+            };
             made.insert(
                 a.array,
                 SessionArray {
                     exe,
                     value,
-                    state: Arc::new(watch::Sender::new(ArrayState::Ready)),
-                    lineage: None,
+                    state: Arc::new(watch::Sender::new(state)),
+                    lineage: made_by,
                 },
             );
         }
-        // What the workers kept that the client no longer holds goes.
+        // The calls no array needs leave the journal's log.
+        drop(lineage);
+        // What the workers kept that the client no longer holds goes, and
+        // what is left of arrays to compute again.
         let mut unclaimed: HashMap<u32, Vec<u64>> = HashMap::new();
         for &(worker, array, _) in &kept {
-            if !made.contains_key(&array) {
+            if made.get(&array).is_none_or(SessionArray::lost) {
                 unclaimed.entry(worker).or_default().push(array);
             }
         }
         for (worker, mut gone) in unclaimed {
             gone.sort_unstable();
             gone.dedup();
-            let why = "its client no longer holds it (taken back after a restart)";
+            let why = "its client no longer holds it, or it is computed again (taken back after a restart)";
             transfer::release_arrays(self.c, id, &[worker], why, &gone, &[]);
         }
         let paused = restored.paused.is_some();
@@ -416,7 +455,7 @@ impl Sessions<'_> {
         session.arrays = made;
         for &a in &lost {
             let why = format!(
-                "array {a} is lost ({DATA_LOSS}: no worker kept all of it when the server restarted)"
+                "array {a} is lost ({DATA_LOSS}: no worker kept all of it when the server restarted, and its lineage was not journaled)"
             );
             session.refused.insert(a, (Kind::Array, why));
             session.refused_order.push_back(a);
@@ -427,36 +466,47 @@ impl Sessions<'_> {
         Ok((lost, paused))
     }
 
-    /// Waits until every device of `devices` is registered again.
-    async fn wait_registered(&self, id: u64, devices: &[i64]) -> Result<()> {
-        let deadline = Instant::now() + WORKERS_WAIT;
-        loop {
+    /// Waits, for at most [`crate::Config::reattach_workers`], until every
+    /// device of session `id`'s journaled slice `devices` is registered
+    /// again. Those that are not leave its slice, which is topped up from
+    /// free devices as after a lost worker ([`Sessions::lost_worker`]).
+    async fn devices_back(&self, id: u64, devices: &[i64]) -> Result<()> {
+        let wait = self.c.inner.config.reattach_workers;
+        let deadline = Instant::now() + wait;
+        let missing = loop {
             let registered = self.c.inner.workers.addresses();
             let missing: Vec<i64> = devices
                 .iter()
                 .copied()
                 .filter(|d| !registered.contains_key(d))
                 .collect();
-            if missing.is_empty() {
-                return Ok(());
+            if missing.is_empty() || Instant::now() >= deadline {
+                break missing;
             }
-            if Instant::now() >= deadline {
-                return Err(Error::NotReattachable {
-                    session: id,
-                    why: format!(
-                        "devices {missing:?} of its slice did not register again within {WORKERS_WAIT:?}"
-                    ),
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        if missing.is_empty() {
+            return Ok(());
         }
+        tracing::warn!(
+            "session {id}: devices {missing:?} of its slice did not register again within {wait:?}; \
+             it goes on without them, topped up from free devices (its arrays with shards there are \
+             computed again from their lineage)"
+        );
+        {
+            let mut s = self.lock();
+            s.slices.forget_devices(&missing);
+            s.get(id)?.devices.retain(|d| !missing.contains(d));
+        }
+        self.workers_changed();
+        Ok(())
     }
 
     /// As many registered devices as a paused session had (to lay its
     /// executables out until it resumes).
     async fn any_devices(&self, id: u64, restored: &Restored) -> Result<Vec<i64>> {
         let size = restored.paused.as_ref().map_or(0, |(_, size, _)| *size);
-        let deadline = Instant::now() + WORKERS_WAIT;
+        let deadline = Instant::now() + self.c.inner.config.reattach_workers;
         loop {
             let registered: Vec<i64> = self.c.inner.workers.addresses().into_keys().collect();
             if registered.len() >= size {

@@ -9,24 +9,28 @@
 //! global id of every device a worker registered, by the worker's address,
 //! so that a worker that registers again after a restart gets its ids
 //! back and the slices and plans stay valid. It changes when sessions
-//! open, close, pause, resume or resize and when a program is compiled;
-//! never on a call, so no call waits for storage. Arrays are not in it:
-//! the workers keep their shards while their controller is away and say
-//! which they hold when they register again, and the client lists the
-//! arrays it holds when it takes its session back
-//! ([`crate::sessions::reattach`]).
+//! open, close, pause, resume or resize and when a program is compiled.
+//! Arrays' bytes are not in it: the workers keep their shards while their
+//! controller is away and say which they hold when they register again,
+//! and the client lists the arrays it holds when it takes its session back
+//! ([`crate::sessions::reattach`]). Their lineage is, in the log of calls
+//! ([`calls`]), which a call only queues: no call waits for storage.
 //!
 //! Every commit is durable when it returns (written, then synced). A
 //! journal that cannot be read (damaged, truncated, another format, held
 //! by another server) is refused with its path: the server never starts
 //! afresh over state it could not read.
 
+pub mod calls;
+
+use calls::{CallLog, CALLS};
 use prost::Message;
 use pw_wire::proto;
 use redb::{Database, ReadableTable, TableDefinition};
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 const SESSIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("sessions");
@@ -61,6 +65,8 @@ pub struct SessionRecord {
     pub id: u64,
     pub session: proto::JournalSession,
     pub executables: Vec<(u64, proto::CompileProgramRequest)>,
+    /// Its logged calls ([`calls`]), by entry, oldest first.
+    pub calls: Vec<(u64, proto::JournalCall)>,
 }
 
 /// What a journal held when it was opened.
@@ -92,8 +98,16 @@ fn open_quietly(path: &Path) -> Result<Result<Database, redb::DatabaseError>, St
 
 /// See the module doc.
 pub struct Journal {
-    db: Database,
+    db: Arc<Database>,
     path: PathBuf,
+    calls: CallLog,
+}
+
+impl Drop for Journal {
+    /// Writes what the log of calls has queued before the database closes.
+    fn drop(&mut self) {
+        self.calls.flush();
+    }
 }
 
 impl Journal {
@@ -118,7 +132,13 @@ impl Journal {
             Ok(Err(e)) => return Err(refuse(e.to_string())),
             Err(why) => return Err(refuse(format!("the database refused it: {why}"))),
         };
-        let journal = Journal { db, path };
+        let db = Arc::new(db);
+        // Its log of calls starts once it is read (numbering on from it).
+        let mut journal = Journal {
+            calls: CallLog::idle(),
+            db,
+            path,
+        };
         if fresh {
             journal.write(|tx| {
                 tx.open_table(META)?.insert("format", FORMAT)?;
@@ -126,11 +146,28 @@ impl Journal {
                 tx.open_table(EXECUTABLES)?;
                 tx.open_table(DEVICES)?;
                 tx.open_table(LINE)?;
+                tx.open_table(CALLS)?;
                 Ok(())
             })?;
         }
         let restored = journal.read_all()?;
+        let next = restored
+            .sessions
+            .iter()
+            .flat_map(|s| s.calls.last())
+            .map(|(e, _)| e + 1)
+            .max()
+            .unwrap_or(1);
+        let db = Arc::downgrade(&journal.db);
+        journal.calls = CallLog::start(db, journal.path.clone(), next).map_err(|e| {
+            journal.error(format!("cannot start the writer of its log of calls: {e}"))
+        })?;
         Ok((journal, restored))
+    }
+
+    /// The log of calls ([`calls`]).
+    pub fn calls(&self) -> &CallLog {
+        &self.calls
     }
 
     fn error(&self, what: impl std::fmt::Display) -> JournalError {
@@ -162,6 +199,20 @@ impl Journal {
                     .or_default()
                     .push((handle, request));
             }
+            let mut calls: HashMap<u64, Vec<(u64, proto::JournalCall)>> = HashMap::new();
+            // A journal from before the log of calls has none.
+            match tx.open_table(CALLS) {
+                Err(redb::TableError::TableDoesNotExist(_)) => {}
+                table => {
+                    for entry in table?.iter()? {
+                        let (k, v) = entry?;
+                        let (session, e) = k.value();
+                        let call = proto::JournalCall::decode(v.value())
+                            .map_err(|err| format!("call {e} of session {session}: {err}"))?;
+                        calls.entry(session).or_default().push((e, call));
+                    }
+                }
+            }
             let mut sessions = Vec::new();
             for entry in tx.open_table(SESSIONS)?.iter()? {
                 let (k, v) = entry?;
@@ -172,6 +223,7 @@ impl Journal {
                     id,
                     session,
                     executables: executables.remove(&id).unwrap_or_default(),
+                    calls: calls.remove(&id).unwrap_or_default(),
                 });
             }
             let mut devices = HashMap::new();
@@ -256,9 +308,17 @@ impl Journal {
         })
     }
 
-    /// Session `id` closed: it and its executables go.
+    /// Session `id` closed: it, its executables and its calls go.
     pub fn session_closed(&self, id: u64) -> Result<(), JournalError> {
         self.write(|tx| {
+            let mut calls = tx.open_table(CALLS)?;
+            let entries: Vec<u64> = calls
+                .range((id, 0)..=(id, u64::MAX))?
+                .map(|e| e.map(|(k, _)| k.value().1))
+                .collect::<Result<_, _>>()?;
+            for e in entries {
+                calls.remove((id, e))?;
+            }
             tx.open_table(SESSIONS)?.remove(id)?;
             tx.open_table(LINE)?.remove(id)?;
             let mut exes = tx.open_table(EXECUTABLES)?;
@@ -384,6 +444,66 @@ mod tests {
             .map(|(id, w)| (*id, w.name.as_str()))
             .collect();
         assert_eq!(line, [(11, "first"), (10, "second")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_call_stays_in_the_log_while_its_lineage_lives() {
+        use calls::{Argument, Call};
+        use redb::ReadableTableMetadata;
+        let dir = scratch("calls");
+        let (j, _) = Journal::open(&dir).unwrap();
+        j.session(7, &proto::JournalSession::default()).unwrap();
+        let dtype = pw_core::DType::from_name("float32").expect("float32");
+        let host = pw_exec::HostArray::new(dtype, &[2], vec![1; 8]).unwrap();
+        let call = |arguments, outputs| Call {
+            session: 7,
+            executable: 3,
+            arguments,
+            outputs,
+        };
+        let first = j
+            .calls()
+            .made(call(vec![Argument::Host(Arc::new(host))], vec![10]))
+            .unwrap();
+        let from_first = Argument::Array {
+            array: 10,
+            made_by: Some((first.entry, 0)),
+        };
+        let second = j.calls().made(call(vec![from_first], vec![11])).unwrap();
+        let third = j.calls().made(call(Vec::new(), vec![12])).unwrap();
+        drop(third);
+        j.calls().flush();
+        let restored = j.read_all().unwrap();
+        let logged = &restored.sessions[0].calls;
+        let entries: Vec<u64> = logged.iter().map(|(e, _)| *e).collect();
+        assert_eq!(entries, [first.entry, second.entry], "the third dropped");
+        let upload = match &logged[0].1.arguments[0].origin {
+            Some(proto::journal_argument::Origin::Host(h)) => h,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            (
+                upload.bytes.as_slice(),
+                upload.r#type.as_ref().unwrap().dims.as_slice()
+            ),
+            (&[1u8; 8][..], &[2u64][..])
+        );
+        match &logged[1].1.arguments[0].origin {
+            Some(proto::journal_argument::Origin::Array(a)) => {
+                assert_eq!((a.array, a.made_by, a.output), (10, Some(first.entry), 0))
+            }
+            other => panic!("{other:?}"),
+        }
+        // A closed session's calls go with it.
+        j.session_closed(7).unwrap();
+        drop((first, second));
+        j.calls().flush();
+        assert!(j.read_all().unwrap().sessions.is_empty());
+        let tx = j.db.begin_read().unwrap();
+        assert_eq!(tx.open_table(CALLS).unwrap().len().unwrap(), 0);
+        drop(tx);
+        drop(j);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
