@@ -103,6 +103,18 @@ pub struct Journal {
     calls: CallLog,
 }
 
+/// Removes session `id`'s rows from `table` (keyed by session first).
+fn remove_session(table: &mut redb::Table<(u64, u64), &[u8]>, id: u64) -> Result<(), Failure> {
+    let keys: Vec<u64> = table
+        .range((id, 0)..=(id, u64::MAX))?
+        .map(|e| e.map(|(k, _)| k.value().1))
+        .collect::<Result<_, _>>()?;
+    for k in keys {
+        table.remove((id, k))?;
+    }
+    Ok(())
+}
+
 impl Drop for Journal {
     /// Writes what the log of calls has queued before the database closes.
     fn drop(&mut self) {
@@ -311,25 +323,10 @@ impl Journal {
     /// Session `id` closed: it, its executables and its calls go.
     pub fn session_closed(&self, id: u64) -> Result<(), JournalError> {
         self.write(|tx| {
-            let mut calls = tx.open_table(CALLS)?;
-            let entries: Vec<u64> = calls
-                .range((id, 0)..=(id, u64::MAX))?
-                .map(|e| e.map(|(k, _)| k.value().1))
-                .collect::<Result<_, _>>()?;
-            for e in entries {
-                calls.remove((id, e))?;
-            }
             tx.open_table(SESSIONS)?.remove(id)?;
             tx.open_table(LINE)?.remove(id)?;
-            let mut exes = tx.open_table(EXECUTABLES)?;
-            let handles: Vec<u64> = exes
-                .range((id, 0)..=(id, u64::MAX))?
-                .map(|e| e.map(|(k, _)| k.value().1))
-                .collect::<Result<_, _>>()?;
-            for h in handles {
-                exes.remove((id, h))?;
-            }
-            Ok(())
+            remove_session(&mut tx.open_table(EXECUTABLES)?, id)?;
+            remove_session(&mut tx.open_table(CALLS)?, id)
         })
     }
 
