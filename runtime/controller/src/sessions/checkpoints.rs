@@ -203,7 +203,9 @@ impl Sessions<'_> {
     }
 
     /// Sends every command of `shards` (a worker, what it does, the
-    /// command) at once and waits for all of them; the first failure.
+    /// command) at once and waits for all of them to end (so that none
+    /// writes into a partial checkpoint after a failure removed it); the
+    /// first failure.
     async fn stored(
         &self,
         path: &str,
@@ -229,7 +231,8 @@ impl Sessions<'_> {
                 why,
             })
         });
-        futures::future::try_join_all(asks).await.map(|_| ())
+        let ended = futures::future::join_all(asks).await;
+        ended.into_iter().collect()
     }
 
     /// Loads array `l.name` of checkpoint `l.path` as array `l.array` of
