@@ -15,6 +15,15 @@ again at its address:
   to the first step done after it (the call and the read of its sum), and
   from the new server listening to that step; the arrays kept and lost,
   and the compiles it cost, are counted.
+* pw, the server and one of the session's workers killed together (as when
+  a host is lost; a third, spare worker is there): the restarted server
+  waits --reattach-workers-s (1 s here) for the lost worker, tops the slice
+  up from the spare one, and computes the lost half of the state again from
+  the lineage its journal kept. Here the state is made on the devices by an
+  `init` program from a seed, as a training job makes its parameters (an
+  upload larger than 4 MiB goes straight to the workers and has no lineage,
+  docs/cluster.md); the calls replayed and the arrays recomputed are
+  counted.
 * the peer, a job that restarts (the server without a journal): the
   client's session is gone; a new client opens a session, compiles, puts
   the state back from a copy in host memory (the best a restarted job can
@@ -56,6 +65,23 @@ def program(rows: int):
     return p
 
 
+def init_program(rows: int):
+    """The state's two halves made on their meshes from a seed."""
+    seed = jax.ShapeDtypeStruct((), jnp.float32)
+    ramp = jax.jit(
+        lambda s: s + jnp.arange(rows // 2 * 1024, dtype=jnp.float32).reshape(rows // 2, 1024) * 1e-7,
+        out_shardings=P("x"),
+    )
+    with pw.program("init") as p:
+        s = p.input(seed)
+        outs = []
+        for name in "ab":
+            with pw.mesh(name, devices=2):
+                outs.append(ramp(s))
+        p.outputs(tuple(outs))
+    return p
+
+
 def loop(exe, state, steps):
     for _ in range(steps):
         a, b, la, lb = exe(*state)
@@ -64,20 +90,39 @@ def loop(exe, state, steps):
     return state
 
 
-def one(rows: int, host: np.ndarray, journal: bool) -> dict:
-    """One kill and restart; its figures."""
-    state = tempfile.mkdtemp(prefix="pw-bench-state-")
-    server = LocalServer(2, server_args=["--state-dir", state] if journal else [])
+def one(rows: int, host: np.ndarray, mode: str) -> dict:
+    """One kill and restart; its figures. `mode`: "pw" (the server killed),
+    "pw-host" (the server and a worker killed) or "peer"."""
+    journal = mode != "peer"
+    args = ["--state-dir", tempfile.mkdtemp(prefix="pw-bench-state-")] if journal else []
+    if mode == "pw-host":
+        args += ["--reattach-workers-s", "1"]
+    server = LocalServer(2, server_args=args)
     try:
         server.add_worker()
+        if mode == "pw-host":
+            server.add_worker()
         p = program(rows)
         client = pw.connect(server.address, devices=4)
         exe = p.compile(client, donate_argnums=(0, 1))
-        v = loop(exe, host, 3)
+        if mode == "pw-host":
+            v = init_program(rows).compile(client)(np.float32(0.25))
+        else:
+            v = host
+        v = loop(exe, v, 3)
         started = time.perf_counter()
         v = loop(exe, v, 3)
         step = (time.perf_counter() - started) / 3
+        if mode == "pw-host":
+            # The journal writes a call's lineage within milliseconds of it.
+            time.sleep(0.2)
         killed = time.perf_counter()
+        if mode == "pw-host":
+            # The server first, so that it never hears of the worker's end.
+            server.server.kill()
+            server.server.wait(10)
+            server.workers[1].kill()
+            server.workers[1].wait(10)
         server.restart_server(kill=True)
         listening = time.perf_counter()
         if journal:
@@ -85,7 +130,13 @@ def one(rows: int, host: np.ndarray, journal: bool) -> dict:
             done = time.perf_counter()
             stats = client.stats()
             # The counters of a restored session count from the restart.
-            out = {"kept": len(client._origins), "lost": len(client._lost), "compiles": stats["executables_compiled"]}
+            out = {
+                "kept": len(client._origins),
+                "lost": len(client._lost),
+                "compiles": stats["executables_compiled"],
+                "recomputed": stats["arrays_recomputed"],
+                "replayed": stats["calls_replayed"],
+            }
             client.close()
         else:
             try:
@@ -105,7 +156,7 @@ def one(rows: int, host: np.ndarray, journal: bool) -> dict:
             exe = p.compile(fresh, donate_argnums=(0, 1))
             loop(exe, host, 1)
             done = time.perf_counter()
-            out = {"kept": 0, "lost": 2, "compiles": fresh.stats()["executables_compiled"]}
+            out = {"kept": 0, "lost": 2, "compiles": fresh.stats()["executables_compiled"], "recomputed": 0, "replayed": 0}
             fresh.close()
         out.update(step=step, kill_to_step=done - killed, listening_to_step=done - listening, restart=listening - killed)
         return out
@@ -122,22 +173,33 @@ def main():
     rows -= rows % 8
     rng = np.random.default_rng(0)
     host = tuple(rng.standard_normal((rows // 2, 1024), dtype=np.float32) for _ in range(2))
-    runs = {name: [one(rows, host, journal) for _ in range(args.repeats)] for name, journal in (("pw", True), ("peer", False))}
+    modes = ("pw", "pw-host", "peer")
+    runs = {mode: [one(rows, host, mode) for _ in range(args.repeats)] for mode in modes}
 
-    def med(name, key):
-        return statistics.median(r[key] for r in runs[name])
+    def row(label, cell):
+        print(f"| {label} | " + " | ".join(cell(mode) for mode in modes) + " |")
+
+    def ms(key):
+        return lambda mode: f"{statistics.median(r[key] for r in runs[mode]) * 1e3:.0f} ms"
+
+    def each(fmt):
+        return lambda mode: ", ".join(fmt(r) for r in runs[mode])
 
     print(f"state: {rows * 1024 * 4 / 2**20:.0f} MiB of float32 over 4 devices (2 workers); median of {args.repeats} kills")
     print()
-    print("| after a SIGKILL of pw-server | pw, `--state-dir` (the session taken back) | peer: the job restarts (new session, compile, state put back from host memory) |")
-    print("| --- | ---: | ---: |")
-    print(f"| a step without a fault (the call and the read of its sums) | {med('pw', 'step') * 1e3:.0f} ms | {med('peer', 'step') * 1e3:.0f} ms |")
-    print(f"| kill to the first step done after it | {med('pw', 'kill_to_step') * 1e3:.0f} ms | {med('peer', 'kill_to_step') * 1e3:.0f} ms |")
-    print(f"| new server listening to that step | {med('pw', 'listening_to_step') * 1e3:.0f} ms | {med('peer', 'listening_to_step') * 1e3:.0f} ms |")
-    print(f"| of which: the server's start (kill to listening) | {med('pw', 'restart') * 1e3:.0f} ms | {med('peer', 'restart') * 1e3:.0f} ms |")
-    kept = ", ".join(f"{r['kept']} kept / {r['lost']} lost" for r in runs["pw"])
-    print(f"| arrays the client held, kept / lost | {kept} | all lost (put back from the host) |")
-    print(f"| executables compiled after the kill | {', '.join(str(r['compiles']) for r in runs['pw'])} | {', '.join(str(r['compiles']) for r in runs['peer'])} (from the compile cache when 0) |")
+    print(
+        "| after a SIGKILL of pw-server | pw, `--state-dir` (the session taken back) "
+        "| pw, the server and one of the session's workers killed (state made on the devices, computed again) "
+        "| peer: the job restarts (new session, compile, state put back from host memory) |"
+    )
+    print("| --- | ---: | ---: | ---: |")
+    row("a step without a fault (the call and the read of its sums)", ms("step"))
+    row("kill to the first step done after it", ms("kill_to_step"))
+    row("new server listening to that step", ms("listening_to_step"))
+    row("of which: the server's start (kill to listening)", ms("restart"))
+    row("arrays the client held: kept / lost", each(lambda r: f"{r['kept']} / {r['lost']}"))
+    row("arrays computed again from their lineage (calls replayed)", each(lambda r: f"{r['recomputed']} ({r['replayed']})"))
+    row("executables compiled after the kill", each(lambda r: str(r["compiles"])))
     return 0
 
 
