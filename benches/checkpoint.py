@@ -18,6 +18,12 @@ checkpoint directory in a fresh temporary directory. Each row is the best of --r
   workers), then TensorStore writing it as zarr v3 with the same chunks
   and syncing every file; and back: TensorStore reading it, then a call
   taking it as a numpy argument (a direct put to the workers);
+* Orbax through the proxy (the issue's peer): a fresh process of
+  unmodified JAX (`JAX_PLATFORMS=proxy`) against the same cluster puts the
+  same two arrays on the same devices, then `ocp.StandardCheckpointer`
+  saves them (every file synced after, as above) and restores them onto
+  the same shardings; Orbax fetches and puts every shard through the
+  client, and the proxy's bulk bytes through pw-server;
 * the floor: this process writing the same bytes to one file and syncing
   it, and reading them back.
 
@@ -36,6 +42,7 @@ the state as a numpy argument.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -70,6 +77,59 @@ def sync_tree(path):
         fd = os.open(dirpath, os.O_RDONLY)
         os.fsync(fd)
         os.close(fd)
+
+
+ORBAX = r"""
+import json, os, sys, time
+import numpy as np, jax, jax.numpy as jnp
+import orbax.checkpoint as ocp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+sys.path.insert(0, sys.argv[4])
+from checkpoint import sync_tree
+rows, root, repeats = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+devices = jax.devices()
+on = [NamedSharding(Mesh(np.array(devices[2 * i : 2 * i + 2]), ("x",)), P("x")) for i in range(2)]
+rng = np.random.default_rng(0)
+tree = {name: jax.device_put(rng.standard_normal((rows // 2, 1024), dtype=np.float32), s) for name, s in zip("ab", on)}
+jax.block_until_ready(tree)
+target = {name: jax.ShapeDtypeStruct((rows // 2, 1024), jnp.float32, sharding=s) for name, s in zip("ab", on)}
+checkpointer = ocp.StandardCheckpointer()
+save, load = [], []
+for i in range(repeats):
+    path = os.path.join(root, f"orbax{i}")
+    t = time.perf_counter()
+    checkpointer.save(path, tree)
+    checkpointer.wait_until_finished()
+    sync_tree(path)
+    save.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    got = checkpointer.restore(path, target)
+    jax.block_until_ready(got)
+    load.append(time.perf_counter() - t)
+    assert np.array_equal(np.asarray(got["b"][:2]), np.asarray(tree["b"][:2]))
+    del got
+print(json.dumps({"save": min(save), "load": min(load)}))
+"""
+
+
+def orbax_through_proxy(address, rows, root, repeats):
+    """Orbax's save and restore, best of `repeats`, in a fresh process of
+    unmodified JAX through pw's proxy (see the module doc)."""
+    env = _env()
+    env.pop("XLA_FLAGS", None)
+    env.update(JAX_PLATFORMS="proxy", JAX_BACKEND_TARGET=f"grpc://{address}")
+    here = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run(
+        [sys.executable, "-c", ORBAX, str(rows), root, str(repeats), here],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"Orbax through the proxy failed:\n{done.stderr[-4000:]}")
+    times = json.loads(done.stdout.strip().splitlines()[-1])
+    return times["save"], times["load"]
 
 
 def main():
@@ -161,17 +221,18 @@ def main():
             write_floor = best(floor_write, args.repeats)
             read_floor = best(floor_read, args.repeats)
 
+        orbax_save, orbax_load = orbax_through_proxy(server.address, rows, root, args.repeats)
         resize_rows = resize(server.address, args.resize_mib, args.repeats)
         gb = nbytes / 1e9
         rows_out = [
-            ("save", save, client_save, write_floor),
-            ("load", load_s, client_load, read_floor),
+            ("save", save, client_save, orbax_save, write_floor),
+            ("load", load_s, client_load, orbax_load, read_floor),
         ]
         print(f"checkpoint of 2 x float32{list(half)} ({nbytes / (1 << 20):.0f} MiB), one array on each of 2 workers x 2 devices, best of {args.repeats}")
-        print("| measure | pw (workers) | through the client | one file in this process |")
-        print("| --- | ---: | ---: | ---: |")
-        for name, ours, theirs, floor in rows_out:
-            print(f"| {name} | {gb / ours:.2f} GB/s ({ours:.2f} s) | {gb / theirs:.2f} GB/s ({theirs:.2f} s) | {gb / floor:.2f} GB/s ({floor:.2f} s) |")
+        print("| measure | pw (workers) | through the client (TensorStore) | Orbax through the proxy | one file in this process |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for name, *times in rows_out:
+            print(f"| {name} | " + " | ".join(f"{gb / t:.2f} GB/s ({t:.2f} s)" for t in times) + " |")
         print()
         print(f"resize of a session holding float32 state of {args.resize_mib} MiB (rows over a 2-device mesh), best of {args.repeats}")
         print("| resize | pw: `client.resize`, device to device (compiles) | pw: pause + resume, through storage | by hand: fetch, reconnect, compile, upload |")

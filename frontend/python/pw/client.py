@@ -66,8 +66,8 @@ QUEUED = 1024
 # from a pw-server restarted with --state-dir (seconds; 0: never).
 RECONNECT_ENV = "PW_RECONNECT_TIMEOUT"
 RECONNECT_S = 60.0
-# The most calls kept to send again after a reconnect (those the server
-# may not have taken before it went away).
+# The most calls kept to send again after a reconnect (those the server's
+# journal may not hold yet: `SessionReply.calls_logged`).
 WINDOW = 4096
 # Ask the server for a CRC-32 of every fetched array (TCP, and TLS when on,
 # already check every segment).
@@ -413,6 +413,16 @@ class Input:
         return self.executable._inputs[self.index]
 
 
+def _again(request):
+    """A copy of `request` to send again after the session was taken back
+    (a call marked so)."""
+    if not request.HasField("call"):
+        return request
+    copy = pb.SessionRequest.FromString(request.SerializeToString())
+    copy.call.again = True
+    return copy
+
+
 class _TakenBack(ServerError):
     """A request cut by a restart of the server (the session was taken
     back): whether it took effect is unknown."""
@@ -508,6 +518,9 @@ class Client:
         # taken yet (with the arrays they donated), the arrays lost.
         self._origins: dict[int, tuple[int, bool, int]] = {}
         self._window: collections.deque = collections.deque(maxlen=WINDOW)
+        # Calls sent on the current link (a window entry's last field is its
+        # number, which `calls_logged` counts in).
+        self._link_calls = 0
         self._lost: set[int] = set()
         self._generation = 0
         # How many times the link broke (a put on its way then is redone).
@@ -638,11 +651,13 @@ class Client:
                 p._set(error=self._end_error())
 
     def _answer(self, reply):
-        # The server took every request sent before this one: those calls
-        # are on their way (their outputs are kept on the workers even if
-        # the server goes away now).
-        while self._window and self._window[0][0] < reply.id:
-            self._window.popleft()
+        # The server took every request sent before this one, and its
+        # journal holds the first `calls_logged` calls of the link: those
+        # are safe even if the server and a worker go away now (their
+        # outputs kept on the workers, or computed again from the journal).
+        window = self._window
+        while window and window[0][0] < reply.id and window[0][3] <= reply.calls_logged:
+            window.popleft()
         with self._pending_lock:
             p = self._pending.get(reply.id)
         if p is None:
@@ -697,7 +712,8 @@ class Client:
         with self._sending:
             generation = self._generation
             if call is not None:
-                self._window.append((next(self._next), requests, call[1]))
+                self._link_calls += 1
+                self._window.append((next(self._next), requests, call[1], self._link_calls))
             try:
                 self._transport.send_all(requests)
                 return
@@ -759,7 +775,7 @@ class Client:
         held = dict(self._origins)
         for r in list(self._released):
             held.pop(r, None)
-        for _, _, taken in self._window:
+        for _, _, taken, _ in self._window:
             held.update({a: o for a, o in taken.items() if o is not None})
         open_request = pb.SessionRequest(
             open=pb.SessionOpen(
@@ -789,17 +805,27 @@ class Client:
         """After the session was taken back: marks the arrays lost, sends
         again the calls in the window (the server skips those that ran) and
         the fetches and waits under way; fails the rest under way."""
-        remade = {o for _, requests, _ in self._window for r in requests if r.HasField("call") for o in r.call.outputs}
+        remade = {o for _, requests, _, _ in self._window for r in requests if r.HasField("call") for o in r.call.outputs}
         self.devices = tuple(granted.devices)
         # Arrays the program still holds (not those it donated to a call).
         self._lost.update(a for a in granted.lost if a in self._origins and a not in remade)
-        again = []
-        for _, requests, _ in self._window:
+        window = [(i, [_again(r) for r in requests], taken) for i, requests, taken, _ in self._window]
+        # The outputs a call made that the client dropped since: released
+        # by a later call, or still to be.
+        released = set(self._released)
+        for _, requests, _ in reversed(window):
             for r in requests:
                 if r.HasField("call"):
-                    r = pb.SessionRequest.FromString(r.SerializeToString())
-                    r.call.again = True
-                again.append(r)
+                    dropped = [o for o in r.call.outputs if o in released and o not in r.call.release]
+                    released.update(r.call.release)
+                    r.call.release.extend(dropped)
+        self._window.clear()
+        again = []
+        for n, (i, requests, taken) in enumerate(window, 1):
+            again.extend(requests)
+            # Numbered as the new link counts them.
+            self._window.append((i, requests, taken, n))
+        self._link_calls = len(window)
         with self._pending_lock:
             pending = list(self._pending.items())
         for i, p in pending:
@@ -814,7 +840,7 @@ class Client:
         if again:
             self._transport.send_all(again)
         print(
-            f"pw: session {self.session} taken back ({len(self._window)} calls sent again, {len(self._lost)} arrays lost)",
+            f"pw: session {self.session} taken back ({len(window)} calls sent again, {len(self._lost)} arrays lost)",
             file=sys.stderr,
             flush=True,
         )

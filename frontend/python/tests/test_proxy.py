@@ -12,8 +12,11 @@ and the results must agree: exactly for integers, booleans and strings
 (exception class names, device positions), to rtol 1e-6 for float32 unless
 the snippet says otherwise, loosely for bfloat16 (keys ending in `_bf16`).
 
-Nothing here is skipped: a server that does not speak the proxy protocol, or
-missing binaries, fail these tests. Once the first snippet (`devices`, which
+Nothing here is skipped but a snippet that needs a library beyond JAX
+(`proxy_snippets.LIBRARIES`: Orbax) where it is not installed; where
+scripts/test.sh installed it (PW_REQUIRE_CHECKPOINT_LIBS) it fails instead. A
+server that does not speak the proxy protocol, or missing binaries, fail
+these tests. Once the first snippet (`devices`, which
 only asks for jax.devices()) fails under the proxy, the other proxy tests
 fail at once with its message instead of waiting out each their own.
 
@@ -320,15 +323,25 @@ def _get(fetch, prefix: str = "") -> dict:
 # -- the tests ----------------------------------------------------------------
 
 
+def _library(name: str) -> None:
+    """Skips a snippet whose library is missing, unless the test command
+    installed it (PW_REQUIRE_CHECKPOINT_LIBS)."""
+    module = proxy_snippets.LIBRARIES.get(name)
+    if module and not os.environ.get("PW_REQUIRE_CHECKPOINT_LIBS"):
+        pytest.importorskip(module)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_in_process(name, results_dir):
     """The snippet itself runs in-process (the reference exists)."""
+    _library(name)
     assert _get(lambda: reference(name, results_dir))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_proxy(name, proxy_server, results_dir):
     """The snippet under the proxy gives the in-process result."""
+    _library(name)
     want = _get(lambda: reference(name, results_dir), "no in-process reference: ")
     _require_working_proxy(name)
     got = _get(lambda: under_proxy(name, proxy_server, results_dir))

@@ -5,11 +5,13 @@
 //! compute again the arrays lost while it was away.
 //!
 //! A call never waits for storage: it queues its entry, and a thread of
-//! the log's own writes the queue in batches, one durable commit each
-//! (a few milliseconds behind the calls: the arrays of calls made in that
-//! time before the server dies are not computed again after its restart).
-//! When more than [`QUEUED_MAX`] bytes of uploads wait to be written, a
-//! call is not logged: its outputs' lineage then ends at a restart.
+//! the log's own writes the queue in batches, one durable commit each, a
+//! few milliseconds behind the calls. A session's link tells its client
+//! how many of its calls the log holds ([`CallLog::mark`],
+//! `SessionReply.calls_logged`): the client keeps the later ones, to send
+//! again if the server dies before it wrote them. When more than
+//! [`QUEUED_MAX`] bytes of uploads wait to be written, a call is not
+//! logged: its outputs' lineage then ends at a restart.
 
 use super::{Failure, JournalError};
 use prost::Message;
@@ -22,6 +24,7 @@ use std::{
         atomic::{AtomicU64, Ordering},
         mpsc, Arc, Weak,
     },
+    time::Duration,
 };
 
 /// (session, entry) -> the `JournalCall`.
@@ -62,6 +65,12 @@ enum Entry {
     },
     /// Answered once what was queued before it is written.
     Flush(mpsc::Sender<()>),
+    /// A link's first `calls` calls are written once what was queued
+    /// before it is: `logged` becomes at least `calls` then.
+    Mark {
+        logged: Arc<AtomicU64>,
+        calls: u64,
+    },
     Gone {
         session: u64,
         entry: u64,
@@ -98,6 +107,7 @@ impl CallLog {
     /// closes when its owner drops it: the writer then stops); entries are
     /// numbered from `next`.
     pub(super) fn start(db: Weak<Database>, path: PathBuf, next: u64) -> std::io::Result<CallLog> {
+        let lag = lag_fault(std::env::var(FAULTS_ENV).ok().as_deref())?;
         let (tx, rx) = mpsc::channel();
         let log = CallLog {
             tx,
@@ -108,6 +118,7 @@ impl CallLog {
             db,
             path,
             queued: log.queued.clone(),
+            lag,
         };
         std::thread::Builder::new()
             .name("pw-journal".into())
@@ -162,6 +173,16 @@ impl CallLog {
         }
     }
 
+    /// Raises `logged` to `calls` once every call queued so far is written
+    /// (a link's count of calls whose lineage is in the log, or was never
+    /// to be: see the module doc).
+    pub fn mark(&self, logged: &Arc<AtomicU64>, calls: u64) {
+        let _ = self.tx.send(Entry::Mark {
+            logged: logged.clone(),
+            calls,
+        });
+    }
+
     /// Entry `entry` of `session`, read back from the journal: dropping it
     /// takes it out.
     pub fn adopt(&self, session: u64, entry: u64) -> Logged {
@@ -173,11 +194,34 @@ impl CallLog {
     }
 }
 
+/// Fault injection for tests: `PW_SERVER_FAULTS=journal-lag=MS` makes the
+/// writer wait MS milliseconds before each commit (calls stay out of the
+/// log that long; the double-fault test). Anything else there is an error
+/// at start-up.
+pub const FAULTS_ENV: &str = "PW_SERVER_FAULTS";
+
+pub(super) fn lag_fault(faults: Option<&str>) -> std::io::Result<Duration> {
+    let Some(faults) = faults.filter(|f| !f.is_empty()) else {
+        return Ok(Duration::ZERO);
+    };
+    faults
+        .strip_prefix("journal-lag=")
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis)
+        .ok_or_else(|| {
+            std::io::Error::other(format!(
+                "{FAULTS_ENV}={faults}: the only fault is journal-lag=MS"
+            ))
+        })
+}
+
 /// The log's writer thread.
 struct Writer {
     db: Weak<Database>,
     path: PathBuf,
     queued: Arc<AtomicU64>,
+    /// Before each commit ([`FAULTS_ENV`]).
+    lag: Duration,
 }
 
 impl Writer {
@@ -201,7 +245,14 @@ impl Writer {
             let Some(db) = self.db.upgrade() else {
                 return;
             };
-            if let Err(e) = write(&db, &batch) {
+            if !self.lag.is_zero() {
+                std::thread::sleep(self.lag);
+            }
+            // A batch of marks and flushes only has nothing to write.
+            let writes = batch
+                .iter()
+                .any(|e| matches!(e, Entry::Made { .. } | Entry::Gone { .. }));
+            if let Err(e) = writes.then(|| write(&db, &batch)).transpose() {
                 tracing::error!(
                     "{}: {} calls' lineage is not journaled (arrays they made are not computed again after a restart)",
                     JournalError {
@@ -214,8 +265,14 @@ impl Writer {
             drop(db);
             self.queued.fetch_sub(bytes, Ordering::Relaxed);
             for e in batch {
-                if let Entry::Flush(done) = e {
-                    let _ = done.send(());
+                match e {
+                    Entry::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                    Entry::Mark { logged, calls } => {
+                        logged.fetch_max(calls, Ordering::Relaxed);
+                    }
+                    Entry::Made { .. } | Entry::Gone { .. } => {}
                 }
             }
         }
@@ -235,7 +292,7 @@ fn write(db: &Database, batch: &[Entry]) -> Result<(), Failure> {
                 Entry::Gone { session, entry } => {
                     table.remove((*session, *entry))?;
                 }
-                Entry::Flush(_) => {}
+                Entry::Flush(_) | Entry::Mark { .. } => {}
             }
         }
     }

@@ -445,6 +445,46 @@ mod tests {
     }
 
     #[test]
+    fn a_link_hears_how_many_of_its_calls_are_logged_once_they_are() {
+        use redb::ReadableTableMetadata;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let dir = scratch("marks");
+        let (j, _) = Journal::open(&dir).unwrap();
+        let call = calls::Call {
+            session: 7,
+            executable: 3,
+            arguments: Vec::new(),
+            outputs: vec![10],
+        };
+        let logged = Arc::new(AtomicU64::new(0));
+        let entry = j.calls().made(call);
+        j.calls().mark(&logged, 1);
+        // A call with nothing to log (no lineage) counts too.
+        j.calls().mark(&logged, 2);
+        j.calls().flush();
+        assert_eq!(logged.load(Ordering::Relaxed), 2);
+        assert_eq!(j.read_all().unwrap().sessions.len(), 0, "no session row");
+        let tx = j.db.begin_read().unwrap();
+        assert_eq!(tx.open_table(calls::CALLS).unwrap().len().unwrap(), 1);
+        drop((tx, entry));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_only_server_fault_is_a_lagging_journal() {
+        use std::time::Duration;
+        assert_eq!(calls::lag_fault(None).unwrap(), Duration::ZERO);
+        assert_eq!(
+            calls::lag_fault(Some("journal-lag=250")).unwrap(),
+            Duration::from_millis(250)
+        );
+        for bad in ["journal-lag=", "journal-lag=x", "exit-at-step=1"] {
+            let e = calls::lag_fault(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("PW_SERVER_FAULTS") && e.contains(bad), "{e}");
+        }
+    }
+
+    #[test]
     fn a_call_stays_in_the_log_while_its_lineage_lives() {
         use calls::{Argument, Call};
         use redb::ReadableTableMetadata;

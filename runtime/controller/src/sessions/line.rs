@@ -21,7 +21,7 @@ use tonic::Status;
 /// How long closing a traced session waits for its calls in flight.
 const TRACE_WAIT: Duration = Duration::from_secs(5);
 
-use super::stream::{Next, Out};
+use super::stream::{Next, Out, Sender};
 use crate::service::Messages;
 
 impl Sessions<'_> {
@@ -32,10 +32,11 @@ impl Sessions<'_> {
         self,
         open: proto::SessionOpen,
         mut incoming: impl Messages<proto::SessionRequest>,
-        out: Out,
+        out: Sender,
     ) {
+        let out = Out::new(out, self.c.call_log().is_some());
         let send = |event: proto::session_event::Event| {
-            let _ = out.send(Ok(proto::SessionEvent { event: Some(event) }));
+            out.send(Ok(proto::SessionEvent { event: Some(event) }));
         };
         let in_line = open.session != 0 && self.lock().waiting.contains_key(&open.session);
         let granted = if in_line {
@@ -49,7 +50,7 @@ impl Sessions<'_> {
             Ok(Some(g)) => g,
             Ok(None) => return,
             Err(e) => {
-                let _ = out.send(Err(Status::from(e)));
+                out.send(Err(Status::from(e)));
                 return;
             }
         };
@@ -119,6 +120,9 @@ impl Sessions<'_> {
         // After a call refused before its host arguments were read: their
         // `input`s are dropped.
         let mut skipping = false;
+        // The calls read on this link (each queued for the journal, when it
+        // logs it, before the next is read).
+        let mut calls = 0;
         loop {
             let Some(deadline) = self.lock().live.get(&id).map(|s| s.lease.deadline()) else {
                 return "it was closed".to_owned();
@@ -131,13 +135,19 @@ impl Sessions<'_> {
                     if skipping && input {
                         continue;
                     }
-                    match self.on_request(id, request, incoming, out).await {
+                    let call = matches!(request, proto::session_request::Request::Call(_));
+                    let next = self.on_request(id, request, incoming, out).await;
+                    if let (true, Some(log)) = (call, self.c.call_log()) {
+                        calls += 1;
+                        log.mark(&out.logged, calls);
+                    }
+                    match next {
                         Ok(Next::Go) => skipping = false,
                         Ok(Next::SkipInputs) => skipping = true,
                         Err(status) => {
                             let why =
                                 format!("its client broke the protocol: {}", status.message());
-                            let _ = out.send(Err(status));
+                            out.send(Err(status));
                             return why;
                         }
                     }
@@ -152,7 +162,7 @@ impl Sessions<'_> {
                         session: id,
                         why: why.clone(),
                     };
-                    let _ = out.send(Err(Status::from(closed)));
+                    out.send(Err(Status::from(closed)));
                     return why;
                 }
             }

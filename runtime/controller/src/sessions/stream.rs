@@ -34,12 +34,42 @@ use crate::service::Messages;
 use crate::{error::Error, sessions::arrays::Fetched};
 use pw_exec::HostArray;
 use pw_wire::proto;
+use std::sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc,
+};
 use std::time::Instant;
 use tokio::sync::mpsc;
 use tonic::Status;
 
 /// The client's end of a session stream.
-pub(crate) type Out = mpsc::UnboundedSender<std::result::Result<proto::SessionEvent, Status>>;
+pub(crate) type Sender = mpsc::UnboundedSender<std::result::Result<proto::SessionEvent, Status>>;
+
+/// A session link's way to its client: the stream, and how many of the
+/// link's calls the journal holds (`SessionReply.calls_logged`, on every
+/// reply; [`crate::journal::calls::CallLog::mark`]).
+#[derive(Clone)]
+pub(crate) struct Out {
+    tx: Sender,
+    pub(crate) logged: Arc<AtomicU64>,
+}
+
+impl Out {
+    /// Without a journal, every call is as logged as it will ever be.
+    pub(crate) fn new(tx: Sender, journaled: bool) -> Out {
+        let logged = if journaled { 0 } else { u64::MAX };
+        Out {
+            tx,
+            logged: Arc::new(AtomicU64::new(logged)),
+        }
+    }
+
+    /// Sends `event` to the client; one gone is noticed where its stream
+    /// is read.
+    pub(crate) fn send(&self, event: std::result::Result<proto::SessionEvent, Status>) {
+        let _ = self.tx.send(event);
+    }
+}
 
 /// The most bytes of host arguments one call carries inline.
 pub const MAX_INLINE_ARGUMENTS: u64 = 1 << 20;
@@ -179,15 +209,59 @@ impl Sessions<'_> {
         }
     }
 
-    /// A call read from the stream (see the module doc).
-    /// Whether every one of `outputs` is already an array of session `id`.
-    fn ran_before(&self, id: u64, outputs: &[u64]) -> bool {
-        let mut s = self.lock();
-        s.get(id).is_ok_and(|session| {
-            !outputs.is_empty() && outputs.iter().all(|o| session.arrays.contains_key(o))
-        })
+    /// `call`, sent again after session `id` was taken back
+    /// (`super::reattach`; the client lists in its `release` the outputs it
+    /// no longer holds). None when it had run: every output it still holds
+    /// is an array of the session; then what it gave up (the arrays it
+    /// donated or released) goes, should the restore have kept or made
+    /// them again. Otherwise the outputs that survived go, and it runs
+    /// again whole: the outputs to drop once it has.
+    fn again(&self, id: u64, call: &proto::SessionCall) -> Option<Vec<u64>> {
+        use proto::call_argument::Argument;
+        let (ran, gone) = {
+            let mut s = self.lock();
+            let session = s.get(id).ok()?;
+            let present = |o: &u64| session.arrays.contains_key(o) || call.release.contains(o);
+            if call.outputs.is_empty() || !call.outputs.iter().all(present) {
+                let survived = call.outputs.iter().copied();
+                (
+                    false,
+                    survived
+                        .filter(|o| session.arrays.contains_key(o))
+                        .collect(),
+                )
+            } else {
+                // By argument: the array of the session it is, if one.
+                let arrays: Vec<Option<u64>> = call
+                    .arguments
+                    .iter()
+                    .map(|a| match &a.argument {
+                        Some(Argument::Array(r)) if r.session == id => Some(r.array),
+                        _ => None,
+                    })
+                    .collect();
+                let donate = session
+                    .executables
+                    .get(&call.executable)
+                    .map(|e| e.donate.clone())
+                    .unwrap_or_default();
+                // As `settle` takes them: donated, and passed once.
+                let donated = arrays.iter().enumerate().filter_map(|(i, a)| {
+                    let once = arrays.iter().filter(|&x| x == a).count() == 1;
+                    a.filter(|_| donate.contains(&i) && once)
+                });
+                (true, donated.chain(call.release.iter().copied()).collect())
+            }
+        };
+        let _ = self.delete(&proto::ArrayRefs {
+            session: id,
+            arrays: gone,
+        });
+        let dropped = call.outputs.iter().filter(|o| call.release.contains(o));
+        (!ran).then(|| dropped.copied().collect())
     }
 
+    /// A call read from the stream (see the module doc).
     async fn stream_call(
         &self,
         id: u64,
@@ -195,11 +269,13 @@ impl Sessions<'_> {
         incoming: &mut impl Messages<proto::SessionRequest>,
     ) -> std::result::Result<Next, Status> {
         let received = Instant::now();
-        if call.again && self.ran_before(id, &call.outputs) {
-            // Sent again after the session was taken back, and it had run
-            // (`super::reattach`).
-            return Ok(Next::SkipInputs);
-        }
+        let dropped = match call.again {
+            true => match self.again(id, &call) {
+                Some(dropped) => dropped,
+                None => return Ok(Next::SkipInputs),
+            },
+            false => Vec::new(),
+        };
         let outputs = call.outputs.clone();
         let client = (call.client_start_unix_ns, call.client_enqueue_ns);
         let begin = proto::CallBegin {
@@ -223,6 +299,12 @@ impl Sessions<'_> {
         let executable = begin.executable;
         if let Err(e) = self.call(begin, hosts).await {
             self.update(id, |s| s.refuse(&outputs, &e));
+        }
+        if !dropped.is_empty() {
+            let _ = self.delete(&proto::ArrayRefs {
+                session: id,
+                arrays: dropped,
+            });
         }
         let dispatched = Instant::now();
         let mut n = 0;
@@ -549,8 +631,9 @@ fn placed(id: u64, placed: crate::error::Result<proto::SessionResumed>) -> proto
     }
 }
 
-fn reply(out: &Out, reply: proto::SessionReply) {
-    let _ = out.send(Ok(proto::SessionEvent {
+fn reply(out: &Out, mut reply: proto::SessionReply) {
+    reply.calls_logged = out.logged.load(Ordering::Relaxed);
+    out.send(Ok(proto::SessionEvent {
         event: Some(proto::session_event::Event::Reply(reply)),
     }));
 }
