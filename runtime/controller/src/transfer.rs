@@ -274,8 +274,12 @@ pub(crate) fn release_arrays(
 }
 
 /// Tells `workers` to drop everything of owner `owner`, which lives on
-/// (a paused session: what it sends later is taken).
+/// (a paused session: what it sends later is taken). In gang order, on the
+/// command link: a resume's loads, sent later on that link, must come
+/// after it (on the worker's session it could overtake them and drop what
+/// they loaded); the session has no calls running to hold it up.
 pub(crate) fn drop_held(c: &Controller, owner: u64, workers: &[u32], why: &str) {
+    let _order = c.inner.runs.in_order();
     for &w in workers {
         let request = proto::ReleaseRequest {
             run: owner,
@@ -286,7 +290,7 @@ pub(crate) fn drop_held(c: &Controller, owner: u64, workers: &[u32], why: &str) 
         let _ = c
             .inner
             .workers
-            .tell(w, proto::controller_event::Event::Release(request));
+            .command(w, proto::controller_event::Event::Release(request));
     }
 }
 
