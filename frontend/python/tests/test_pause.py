@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jax.sharding import PartitionSpec as P
+
 import pw
 from pw._local import LocalServer
 from pw.tools import find_tool
@@ -171,6 +173,46 @@ def test_resize_4_to_2_to_4_moves_the_state_device_to_device(cluster):
         assert log.count(f"session {client.session} resized from") == 2, log[-3000:]
         assert f"session {client.session} paused" not in log
         assert paused_checkpoints(cluster.root) == []
+
+
+def test_resizes_and_pauses_back_to_back_keep_the_state(cluster):
+    """Rounds of resize(2), resize(4), pause, resume(2), pause, resume(4),
+    each at once after the one before, of a session whose state (64 MiB,
+    split by rows) lies on the second worker's mesh and a small array on
+    the first's, three sessions in turn with another client's in between:
+    what a step drops on the workers (the shards a shrink or a pause
+    leaves behind) never overtakes what the next step brings (a move back,
+    a resume's loads), so every array is there for every step and the last
+    gives JAX's numbers. (When a pause's drop could overtake a resume's
+    loads, the pause after it waited 600 s for a shard that was gone.)"""
+    rows = 16384
+    with pw.program("state") as p:
+        big = p.input(jax.ShapeDtypeStruct((rows, 1024), jnp.float32))
+        small = p.input(jax.ShapeDtypeStruct((8,), jnp.float32))
+        with pw.mesh("a", devices=2):
+            small = jax.jit(lambda t: t + 1)(small)
+        with pw.mesh("b", devices=2):
+            big = jax.jit(lambda v: v * 0.5 + 1, in_shardings=P("x"), out_shardings=P("x"))(big)
+        p.outputs((big, small))
+    host = np.arange(rows * 1024, dtype=np.float32).reshape(rows, 1024) / rows
+    for size in (4, 2, 4):
+        # Another client's session in between.
+        with pw.connect(cluster.address, devices=size) as other:
+            np.asarray(p.compile(other)(host, np.zeros(8, np.float32))[1])
+        with pw.connect(cluster.address, devices=4) as client:
+            exe = p.compile(client)
+            big, small = exe(host, np.zeros(8, np.float32))
+            for _ in range(3):
+                for n in (2, 4):
+                    client.resize(n)
+                    big.block_until_ready()
+                for n in (2, 4):
+                    client.pause()
+                    client.resume(n)
+                    big.block_until_ready()
+            big, small = exe(big, small)
+            np.testing.assert_array_equal(np.asarray(small), np.full(8, 2, np.float32))
+            np.testing.assert_allclose(np.asarray(big), (host * 0.5 + 1) * 0.5 + 1, rtol=1e-6)
 
 
 def test_a_resize_that_cannot_grow_now_goes_through_storage(cluster):
