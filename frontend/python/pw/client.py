@@ -376,15 +376,16 @@ class Executable:
         # the arrays it takes (those it donates, JAX's donation, and those
         # put for it) with it, to take them back after a restart.
         taken = {a.array.array: client._origins.get(a.array.array) for a in arguments if a.HasField("array")}
-        for i, leaf in enumerate(leaves):
-            if i in self._donate and isinstance(leaf, Array):
-                client._origins.pop(leaf._id, None)
-        client._send_all(messages(), call=(call, taken))
+        donated = [leaf._id for i, leaf in enumerate(leaves) if i in self._donate and isinstance(leaf, Array)]
+        # The outputs are the client's as soon as the call is on its way (a
+        # call sent again after a restart tells which it dropped since).
+        origins = [(self._id, False, k) for k in range(len(outputs))]
+        client._send_all(messages(), call=_Sent(taken, donated, dict(zip(outputs, origins))))
         for i, leaf in enumerate(leaves):
             if i in self._donate and isinstance(leaf, Array):
                 leaf._deleted = True
                 leaf._value = None
-        arrays = [Array(client, a, layout, (self._id, False, k)) for k, (a, layout) in enumerate(zip(outputs, self._outputs))]
+        arrays = [Array(client, a, layout, origin) for a, layout, origin in zip(outputs, self._outputs, origins)]
         client._submitted(time.perf_counter_ns() - started)
         return self._program.unflatten_outputs(arrays)
 
@@ -411,6 +412,16 @@ class Input:
     @property
     def layout(self) -> "_Layout":
         return self.executable._inputs[self.index]
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """A call on its way: the arrays it takes (to present them again after
+    a restart), those it donates, and those it makes (id -> origin)."""
+
+    taken: dict
+    donated: list
+    made: dict
 
 
 def _again(request):
@@ -700,20 +711,25 @@ class Client:
     def _send(self, request):
         self._send_all((request,))
 
-    def _send_all(self, requests, call=None, pending=None):
+    def _send_all(self, requests, call: "_Sent | None" = None, pending=None):
         """Sends `requests` to the server, together and in order; waits
         while the server holds the session back (its calls in flight).
-        A `call` (the SessionCall, and the arrays it donates) is kept to be
-        sent again if the server restarts before it surely took it. When
-        the connection breaks, waits for the session to be taken back
-        (which sends again what the server may have missed)."""
+        A `call` is kept to be sent again if the server restarts before its
+        journal surely holds it; what it donates and makes changes hands
+        here, under the send lock, so that taking the session back sees
+        the call and its arrays together. When the connection breaks, waits
+        for the session to be taken back (which sends again what the
+        server may have missed)."""
         self._check_open()
         requests = list(requests)
         with self._sending:
             generation = self._generation
             if call is not None:
+                for a in call.donated:
+                    self._origins.pop(a, None)
+                self._origins.update(call.made)
                 self._link_calls += 1
-                self._window.append((next(self._next), requests, call[1], self._link_calls))
+                self._window.append((next(self._next), requests, call.taken, self._link_calls))
             try:
                 self._transport.send_all(requests)
                 return
@@ -803,25 +819,44 @@ class Client:
 
     def _resend(self, granted):
         """After the session was taken back: marks the arrays lost, sends
-        again the calls in the window (the server skips those that ran) and
-        the fetches and waits under way; fails the rest under way."""
-        remade = {o for _, requests, _, _ in self._window for r in requests if r.HasField("call") for o in r.call.outputs}
+        again the calls of the window that make what the server lost (the
+        server skips those that ran) and the fetches and waits under way;
+        fails the rest under way."""
         self.devices = tuple(granted.devices)
-        # Arrays the program still holds (not those it donated to a call).
-        self._lost.update(a for a in granted.lost if a in self._origins and a not in remade)
-        window = [(i, [_again(r) for r in requests], taken) for i, requests, taken, _ in self._window]
-        # The outputs a call made that the client dropped since: released
-        # by a later call, or still to be.
+        lost = set(granted.lost)
         released = set(self._released)
-        for _, requests, _ in reversed(window):
+
+        def dropped(a):
+            return a not in self._origins or a in released
+
+        # From the last call back: a call is sent again when an array the
+        # client holds, or one a call sent again takes, is lost and it
+        # makes it (the calls that ran and made nothing lost are not).
+        needed = {a for a in lost if not dropped(a)}
+        window, given_up = [], []
+        for entry in reversed(self._window):
+            call = next(r.call for r in entry[1] if r.HasField("call"))
+            if needed.intersection(call.outputs):
+                window.append(entry)
+                needed.update(a.array.array for a in call.arguments if a.HasField("array") and a.array.array in lost)
+            else:
+                # What it took and the client gave up (donated, put for it):
+                # still there if it never ran.
+                given_up.extend(a for a in entry[2] if dropped(a))
+        window.reverse()
+        remade = {o for _, requests, _, _ in window for r in requests if r.HasField("call") for o in r.call.outputs}
+        # Arrays the program still holds (not those it donated to a call).
+        self._lost.update(a for a in lost if a in self._origins and a not in remade)
+        again = [pb.SessionRequest(delete=pb.SessionDelete(arrays=given_up))] if given_up else []
+        self._window.clear()
+        for n, (i, requests, taken, _) in enumerate(window, 1):
+            requests = [_again(r) for r in requests]
             for r in requests:
                 if r.HasField("call"):
-                    dropped = [o for o in r.call.outputs if o in released and o not in r.call.release]
-                    released.update(r.call.release)
-                    r.call.release.extend(dropped)
-        self._window.clear()
-        again = []
-        for n, (i, requests, taken) in enumerate(window, 1):
+                    # The outputs the client dropped since (not those a
+                    # call sent again takes).
+                    gone = (o for o in r.call.outputs if dropped(o) and o not in needed)
+                    r.call.release.extend(o for o in gone if o not in r.call.release)
             again.extend(requests)
             # Numbered as the new link counts them.
             self._window.append((i, requests, taken, n))
@@ -906,7 +941,7 @@ class Client:
             except (OSError, ServerError) as e:
                 # A worker this client cannot reach (or one lost since):
                 # through the server instead, which also recovers.
-                print(f"pw: fetching array {array} from its workers failed ({e}); through the server", file=sys.stderr)
+                print(f"pw: fetching array {array} from its workers failed ({e}); through the server", file=open("/tmp/dbg.txt", "a"))
         got = self._fetch_once(array, nbytes, checksum, direct=False)
         return np.frombuffer(got, dtype=dtype).reshape(shape)
 
@@ -948,7 +983,7 @@ class Client:
             except (OSError, ServerError) as e:
                 if self._breaks != breaks and attempt < 2:
                     continue
-                print(f"pw: giving an argument to its workers failed ({e}); through the server", file=sys.stderr)
+                print(f"pw: giving an argument to its workers failed ({e}); through the server", file=open("/tmp/dbg.txt", "a"))
                 return None
             if self._breaks == breaks:
                 return array

@@ -235,6 +235,41 @@ def test_a_journal_that_cannot_be_read_is_refused_naming_it(tmp_path, damage):
     assert "listening on" not in done.stdout
 
 
+def test_calls_that_ran_are_not_run_again_when_what_they_made_was_kept(tmp_path, capfd, monkeypatch):
+    """The journal writes 3 s behind the calls (PW_SERVER_FAULTS), so at
+    the server's SIGKILL it holds none of the loop's 5 donated steps, and
+    the client kept them all. The workers kept the state whole, so after
+    the restart the client sends none of them again (running them again
+    would recompute every step since the upload), frees what they took,
+    and the loop goes on with JAX's numbers."""
+    monkeypatch.setenv("PW_SERVER_FAULTS", "journal-lag=3000")
+    s = LocalServer(2, server_args=["--state-dir", str(tmp_path / "state")])
+    try:
+        s.add_worker()
+        v0, x = inputs()
+        with pw.connect(s.address, devices=4) as client:
+            exe = descent(2).compile(client, donate_argnums=(0,))
+            v = v0
+            for _ in range(5):
+                v = exe(v, x)
+            np.asarray(v)
+            generation = client._generation
+            s.restart_server(kill=True)
+            # No call in flight while the client takes its session back.
+            deadline = time.monotonic() + 60
+            while client._generation == generation and time.monotonic() < deadline:
+                time.sleep(0.01)
+            for _ in range(5):
+                v = exe(v, x)
+            np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 10), rtol=1e-5, atol=1e-6)
+            assert not client._lost
+            stats = client.stats()
+            assert stats["arrays_live"] == 1, stats
+        assert "taken back (0 calls sent again, 0 arrays lost)" in capfd.readouterr().err
+    finally:
+        s.stop()
+
+
 @pytest.mark.parametrize("lag", [0, 3000], ids=["logged", "not_yet_logged"])
 def test_a_session_goes_on_when_one_of_its_workers_dies_while_the_server_is_away(tmp_path, capfd, monkeypatch, lag):
     """The server and one of the session's two workers are SIGKILLed
