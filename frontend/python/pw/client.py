@@ -941,7 +941,7 @@ class Client:
             except (OSError, ServerError) as e:
                 # A worker this client cannot reach (or one lost since):
                 # through the server instead, which also recovers.
-                print(f"pw: fetching array {array} from its workers failed ({e}); through the server", file=open("/tmp/dbg.txt", "a"))
+                print(f"pw: fetching array {array} from its workers failed ({e}); through the server", file=sys.stderr)
         got = self._fetch_once(array, nbytes, checksum, direct=False)
         return np.frombuffer(got, dtype=dtype).reshape(shape)
 
@@ -983,7 +983,7 @@ class Client:
             except (OSError, ServerError) as e:
                 if self._breaks != breaks and attempt < 2:
                     continue
-                print(f"pw: giving an argument to its workers failed ({e}); through the server", file=open("/tmp/dbg.txt", "a"))
+                print(f"pw: giving an argument to its workers failed ({e}); through the server", file=sys.stderr)
                 return None
             if self._breaks == breaks:
                 return array
