@@ -235,6 +235,25 @@ def test_a_journal_that_cannot_be_read_is_refused_naming_it(tmp_path, damage):
     assert "listening on" not in done.stdout
 
 
+def five_donated_steps(client):
+    """Five donated steps of the loop on 4 devices, the state read back:
+    the executable, the inputs and the state."""
+    v0, x = inputs()
+    exe = descent(2).compile(client, donate_argnums=(0,))
+    v = v0
+    for _ in range(5):
+        v = exe(v, x)
+    np.asarray(v)
+    return exe, v0, x, v
+
+
+def five_more_steps(exe, v0, x, v):
+    """Five more steps from `v`, ending with JAX's numbers after 10."""
+    for _ in range(5):
+        v = exe(v, x)
+    np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 10), rtol=1e-5, atol=1e-6)
+
+
 def test_calls_that_ran_are_not_run_again_when_what_they_made_was_kept(tmp_path, capfd, monkeypatch):
     """The journal writes 3 s behind the calls (PW_SERVER_FAULTS), so at
     the server's SIGKILL it holds none of the loop's 5 donated steps, and
@@ -246,22 +265,15 @@ def test_calls_that_ran_are_not_run_again_when_what_they_made_was_kept(tmp_path,
     s = LocalServer(2, server_args=["--state-dir", str(tmp_path / "state")])
     try:
         s.add_worker()
-        v0, x = inputs()
         with pw.connect(s.address, devices=4) as client:
-            exe = descent(2).compile(client, donate_argnums=(0,))
-            v = v0
-            for _ in range(5):
-                v = exe(v, x)
-            np.asarray(v)
+            exe, v0, x, v = five_donated_steps(client)
             generation = client._generation
             s.restart_server(kill=True)
             # No call in flight while the client takes its session back.
             deadline = time.monotonic() + 60
             while client._generation == generation and time.monotonic() < deadline:
                 time.sleep(0.01)
-            for _ in range(5):
-                v = exe(v, x)
-            np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 10), rtol=1e-5, atol=1e-6)
+            five_more_steps(exe, v0, x, v)
             assert not client._lost
             stats = client.stats()
             assert stats["arrays_live"] == 1, stats
@@ -293,13 +305,8 @@ def test_a_session_goes_on_when_one_of_its_workers_dies_while_the_server_is_away
     try:
         s.add_worker()
         s.add_worker()
-        v0, x = inputs()
         with pw.connect(s.address, devices=4) as client:
-            exe = descent(2).compile(client, donate_argnums=(0,))
-            v = v0
-            for _ in range(5):
-                v = exe(v, x)
-            np.asarray(v)
+            exe, v0, x, v = five_donated_steps(client)
             if not lag:
                 # The journal writes a call's lineage within milliseconds.
                 time.sleep(0.5)
@@ -309,9 +316,7 @@ def test_a_session_goes_on_when_one_of_its_workers_dies_while_the_server_is_away
             s.workers[1].kill()
             s.workers[1].wait(10)
             s.restart_server(kill=True)
-            for _ in range(5):
-                v = exe(v, x)
-            np.testing.assert_allclose(np.asarray(v), jax_steps(v0, x, 10), rtol=1e-5, atol=1e-6)
+            five_more_steps(exe, v0, x, v)
             assert not client._lost
             stats = client.stats()
             if lag:
