@@ -25,7 +25,7 @@ use pw_core::{
 use pw_exec::HostArray;
 use pw_wire::proto;
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     sync::{atomic::Ordering, Arc},
     time::Instant,
 };
@@ -168,12 +168,12 @@ impl Sessions<'_> {
                 .then(|| Vec::with_capacity(plan.inputs.len())),
             ..Arguments::default()
         };
-        let uses = array_uses(begin);
+        let taken = donated(&exe.donate, &begin.arguments);
         let mut hosts = hosts.into_iter();
         for (i, (a, &value)) in begin.arguments.iter().zip(&plan.inputs).enumerate() {
             match &a.argument {
                 Some(proto::call_argument::Argument::Array(r)) => {
-                    let take = exe.donate.contains(&i) && uses[&r.array] == 1;
+                    let take = taken.contains(&r.array);
                     args.array((session, id), (i, value), r, &exe, take)?;
                 }
                 Some(proto::call_argument::Argument::Host(t)) => {
@@ -530,15 +530,23 @@ impl Arguments {
     }
 }
 
-/// How many arguments name each array.
-fn array_uses(begin: &proto::CallBegin) -> HashMap<u64, usize> {
+/// The arrays a call takes: those it passes as an input the executable
+/// donates, and passes once.
+pub(super) fn donated(donate: &BTreeSet<usize>, arguments: &[proto::CallArgument]) -> HashSet<u64> {
     let mut uses: HashMap<u64, usize> = HashMap::new();
-    for a in &begin.arguments {
+    for a in arguments {
         if let Some(proto::call_argument::Argument::Array(r)) = &a.argument {
             *uses.entry(r.array).or_default() += 1;
         }
     }
-    uses
+    let passed = arguments
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match &a.argument {
+            Some(proto::call_argument::Argument::Array(r)) if donate.contains(&i) => Some(r.array),
+            _ => None,
+        });
+    passed.filter(|a| uses[a] == 1).collect()
 }
 
 /// The arrays a call's outputs become: those the client chose (each at

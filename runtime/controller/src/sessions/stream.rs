@@ -217,7 +217,6 @@ impl Sessions<'_> {
     /// them again. Otherwise the outputs that survived go, and it runs
     /// again whole: the outputs to drop once it has.
     fn again(&self, id: u64, call: &proto::SessionCall) -> Option<Vec<u64>> {
-        use proto::call_argument::Argument;
         let (ran, gone) = {
             let mut s = self.lock();
             let session = s.get(id).ok()?;
@@ -231,26 +230,18 @@ impl Sessions<'_> {
                         .collect(),
                 )
             } else {
-                // By argument: the array of the session it is, if one.
-                let arrays: Vec<Option<u64>> = call
-                    .arguments
-                    .iter()
-                    .map(|a| match &a.argument {
-                        Some(Argument::Array(r)) if r.session == id => Some(r.array),
-                        _ => None,
-                    })
-                    .collect();
-                let donate = session
+                let donated = session
                     .executables
                     .get(&call.executable)
-                    .map(|e| e.donate.clone())
+                    .map(|e| super::call::donated(&e.donate, &call.arguments))
                     .unwrap_or_default();
-                // As `settle` takes them: donated, and passed once.
-                let donated = arrays.iter().enumerate().filter_map(|(i, a)| {
-                    let once = arrays.iter().filter(|&x| x == a).count() == 1;
-                    a.filter(|_| donate.contains(&i) && once)
-                });
-                (true, donated.chain(call.release.iter().copied()).collect())
+                (
+                    true,
+                    donated
+                        .into_iter()
+                        .chain(call.release.iter().copied())
+                        .collect(),
+                )
             }
         };
         let _ = self.delete(&proto::ArrayRefs {
